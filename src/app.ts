@@ -1,0 +1,125 @@
+// buildApp(config, db) → the Fastify instance with every plugin and route registered. Never listens.
+import Fastify, { type FastifyInstance } from 'fastify';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import type { Config } from './config.ts';
+import type { Db } from './db/db.ts';
+import { listPublishedKeys } from './auth/keys.store.ts';
+import { bearerAuthentication, createTokenVerifier, SCOPES, type TokenVerifier } from './http/authenticate.ts';
+import { createRouteTable, registerErrorHandling } from './http/error-handler.ts';
+import { registerMetrics } from './http/metrics.ts';
+import { generateRequestId } from './http/request-id.ts';
+import { Problem } from './http/schemas.ts';
+import { createValidatorCompiler } from './http/validation.ts';
+import { API_VERSIONS, resolveApiVersion } from './http/versioning.ts';
+import { registerOperationalRoutes } from './http/operational.routes.ts';
+import { ordersRoutes } from './orders/orders.routes.ts';
+import { Order, OrderItem } from './orders/orders.schemas.ts';
+import { productsRoutes } from './products/products.routes.ts';
+import { Product } from './products/products.schemas.ts';
+
+export interface AppOptions {
+  /** Clock for token expiry checks (tests inject one). */
+  now?: () => Date;
+  /** Pino logger options; false silences logging (tests). */
+  logger?: boolean | object;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    config: Config;
+    db: Db;
+    tokenVerifier: TokenVerifier;
+  }
+}
+
+export const BODY_LIMIT = 64 * 1024;
+
+export async function buildApp(config: Config, db: Db, options: AppOptions = {}): Promise<FastifyInstance> {
+  const app = Fastify({
+    logger: options.logger ?? { level: config.logLevel },
+    genReqId: generateRequestId,
+    bodyLimit: BODY_LIMIT,
+    return503OnClosing: true,
+    routerOptions: { maxParamLength: 200 },
+  });
+  app.decorate('config', config);
+  app.decorate('db', db);
+  app.decorate('tokenVerifier', createTokenVerifier({
+    issuer: config.issuer,
+    audience: config.audience,
+    jwksUrl: config.jwksUrl,
+    loadKeys: () => listPublishedKeys(db),
+    now: options.now,
+  }));
+  app.setValidatorCompiler(createValidatorCompiler());
+  // Only JSON bodies: Fastify's built-in text/plain parser would let other media types through.
+  app.removeContentTypeParser('text/plain');
+
+  const routeTable = createRouteTable();
+  app.addHook('onRoute', function recordRoute(route) {
+    routeTable.add(route.url ?? route.path, route.method);
+  });
+  registerErrorHandling(app, routeTable.methodsFor);
+  app.addHook('onSend', async function sendRequestId(request, reply) {
+    reply.header('x-request-id', request.id);
+  });
+
+  for (const schema of [Problem, Order, OrderItem, Product]) app.addSchema(schema);
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'orderpay',
+        version: '1',
+        description: 'Orders & Payments API. Paths answer with and without the /v1 prefix; unversioned paths choose the version through `Accept: application/vnd.orderpay.v1+json` (default v1). Money is an integer count of minor units beside an ISO 4217 currency. Errors are RFC 9457 problem details (docs/errors.md).',
+      },
+      servers: [{ url: config.publicUrl, description: 'Unversioned paths; the /v1 prefix serves the same operations.' }],
+      components: {
+        securitySchemes: {
+          bearer: {
+            type: 'oauth2',
+            description: 'RFC 9068 JWT access token from the authorization server, sent as Authorization: Bearer <token>.',
+            flows: {
+              authorizationCode: {
+                authorizationUrl: `${config.issuer}/authorize`,
+                tokenUrl: `${config.issuer}/token`,
+                scopes: Object.fromEntries(SCOPES.map((s) => [s, s])),
+              },
+              clientCredentials: { tokenUrl: `${config.issuer}/token`, scopes: Object.fromEntries(SCOPES.map((s) => [s, s])) },
+            },
+          },
+        },
+      },
+    },
+    refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
+  });
+  await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { deepLinking: false } });
+
+  app.get('/openapi.json', { schema: { hide: true } }, async function sendOpenApiDocument(_request, reply) {
+    reply.header('cache-control', 'public, max-age=300');
+    return app.swagger();
+  });
+
+  registerMetrics(app);
+  registerOperationalRoutes(app);
+
+  // Resource routes: once per version under /v<N>, and once unversioned (negotiated by Accept).
+  const authenticate = bearerAuthentication(app.tokenVerifier);
+  const resourceRoutes = async (scope: FastifyInstance, opts: { pathVersion?: number }) => {
+    if (opts.pathVersion !== undefined) {
+      // The OpenAPI document describes the unversioned paths once; /v<N> mirrors them.
+      scope.addHook('onRoute', function hideVersionedMirror(route) {
+        route.schema = { ...route.schema, hide: true };
+      });
+    }
+    scope.addHook('onRequest', resolveApiVersion(opts.pathVersion));
+    scope.addHook('onRequest', authenticate);
+    await scope.register(ordersRoutes);
+    await scope.register(productsRoutes);
+  };
+  for (const { version } of API_VERSIONS) await app.register(resourceRoutes, { prefix: `/v${version}`, pathVersion: version });
+  await app.register(resourceRoutes, {});
+
+  return app;
+}

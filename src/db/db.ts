@@ -1,0 +1,47 @@
+// The one storage interface: PGlite (embedded) and node-postgres implement it identically.
+
+export interface QueryResult<T> {
+  rows: T[];
+  rowCount: number;
+}
+
+export interface Queryable {
+  query<T = Record<string, unknown>>(sql: string, params?: readonly unknown[]): Promise<QueryResult<T>>;
+  /** Runs a script of several statements without parameters (migrations). */
+  exec(sql: string): Promise<void>;
+}
+
+export interface Db extends Queryable {
+  readonly kind: 'pglite' | 'postgres';
+  /** Runs fn in one transaction: COMMIT when it resolves, ROLLBACK when it throws. */
+  transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
+  close(): Promise<void>;
+}
+
+/** A database error with its SQLSTATE, whichever driver raised it. */
+export interface DatabaseError extends Error {
+  code: string;
+  constraint?: string;
+}
+
+export function isDatabaseError(error: unknown): error is DatabaseError {
+  const code = (error as { code?: unknown } | null)?.code;
+  return error instanceof Error && typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code);
+}
+
+// Both drivers parse values the same way (OIDs from pg_type):
+// int8 → number (ids, money in minor units and counts stay far below 2^53),
+// timestamptz → RFC 3339 string in UTC with microseconds (no Date round trip, which costs
+// time and drops precision). Sessions run with TimeZone=UTC, so the text form ends in "+00".
+export const OID = { INT8: 20, TIMESTAMPTZ: 1184 } as const;
+
+export function parseInt8(value: string): number {
+  const n = Number(value);
+  if (!Number.isSafeInteger(n)) throw new RangeError(`int8 value ${value} exceeds the safe integer range`);
+  return n;
+}
+
+export function parseTimestamptz(value: string): string {
+  // "2026-11-22 13:25:04.123456+00" → "2026-11-22T13:25:04.123456Z"
+  return value.replace(' ', 'T').replace(/\+00(?::00)?$/, 'Z');
+}

@@ -1,0 +1,51 @@
+// Embedded PostgreSQL (PGlite). It is one connection: every query and transaction is serialised
+// through one queue, so a statement can never land inside another caller's open transaction.
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import { PGlite } from '@electric-sql/pglite';
+import { OID, parseInt8, parseTimestamptz, type Db, type Queryable, type QueryResult } from './db.ts';
+
+export async function openPglite(dataDir: string): Promise<Db> {
+  const inMemory = dataDir.startsWith('memory://');
+  // PGlite creates the data directory itself but not its parents.
+  if (!inMemory) mkdirSync(path.dirname(dataDir), { recursive: true });
+  const pg = await PGlite.create({
+    dataDir: inMemory ? undefined : dataDir,
+    parsers: { [OID.INT8]: parseInt8, [OID.TIMESTAMPTZ]: parseTimestamptz },
+  });
+  await pg.exec("SET TIME ZONE 'UTC'");
+
+  let tail: Promise<unknown> = Promise.resolve();
+  function exclusive<T>(fn: () => Promise<T>): Promise<T> {
+    const run = tail.then(fn, fn);
+    tail = run.catch(() => undefined);
+    return run;
+  }
+
+  const runQuery = async <T>(target: Queryable | PGlite, sql: string, params?: readonly unknown[]) => {
+    const result = await (target as PGlite).query<T>(sql, params as unknown[] | undefined);
+    return { rows: result.rows, rowCount: result.affectedRows ?? result.rows.length } satisfies QueryResult<T>;
+  };
+
+  return {
+    kind: 'pglite',
+    query: <T>(sql: string, params?: readonly unknown[]) => exclusive(() => runQuery<T>(pg, sql, params)),
+    exec: (sql: string) => exclusive(async () => void (await pg.exec(sql))),
+    transaction: <T>(fn: (tx: Queryable) => Promise<T>) =>
+      exclusive(async () => {
+        await pg.exec('BEGIN');
+        try {
+          const result = await fn({
+            query: (sql, params) => runQuery(pg, sql, params),
+            exec: async (sql) => void (await pg.exec(sql)),
+          });
+          await pg.exec('COMMIT');
+          return result;
+        } catch (error) {
+          await pg.exec('ROLLBACK');
+          throw error;
+        }
+      }),
+    close: () => exclusive(() => pg.close()),
+  };
+}

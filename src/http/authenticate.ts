@@ -1,0 +1,157 @@
+// Bearer authentication at the resource server (RFC 6750) with RFC 9068 JWT access tokens,
+// verified with jose against the issuer's JWKS: iss, aud, exp, typ "at+jwt", an algorithm
+// allow-list. Scope and object-level checks happen per route.
+import { createLocalJWKSet, createRemoteJWKSet, errors as joseErrors, jwtVerify, type JWK, type JWTVerifyGetKey } from 'jose';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { ProblemError } from './problem.ts';
+
+export const SCOPES = ['orders:read', 'orders:write', 'products:write', 'payments:read', 'payments:write'] as const;
+export type Scope = (typeof SCOPES)[number];
+
+// RFC 8725 §3.1: never let the token choose the algorithm; "none" and HMAC are not accepted.
+const ALGORITHMS = ['RS256', 'PS256', 'ES256', 'EdDSA'];
+const REALM = 'orderpay';
+
+export type Principal =
+  | { kind: 'user'; userId: number; role: 'customer' | 'staff'; clientId: string; scopes: ReadonlySet<string>; subject: string }
+  | { kind: 'service'; clientId: string; scopes: ReadonlySet<string>; subject: string };
+
+export interface TokenVerifierOptions {
+  issuer: string;
+  audience: string;
+  /** Public keys of our own issuer, read again when a token names an unknown key id. */
+  loadKeys?: () => Promise<JWK[]>;
+  /** JWKS URL of an external issuer. */
+  jwksUrl?: string;
+  now?: () => Date;
+}
+
+/** JWKS from a loader, reloaded on an unknown kid (key rotation) at most once per second. */
+function reloadingJwks(loadKeys: () => Promise<JWK[]>): JWTVerifyGetKey {
+  let current: JWTVerifyGetKey | undefined;
+  let loadedAt = 0;
+  const load = async () => {
+    current = createLocalJWKSet({ keys: await loadKeys() });
+    loadedAt = Date.now();
+    return current;
+  };
+  return async (header, token) => {
+    const jwks = current ?? (await load());
+    try {
+      return await jwks(header, token);
+    } catch (error) {
+      if (error instanceof joseErrors.JWKSNoMatchingKey && Date.now() - loadedAt > 1000) return (await load())(header, token);
+      throw error;
+    }
+  };
+}
+
+function principalFrom(payload: Record<string, unknown>): Principal {
+  const sub = payload.sub;
+  const clientId = payload.client_id;
+  if (typeof sub !== 'string' || typeof clientId !== 'string') throw new joseErrors.JWTClaimValidationFailed('sub and client_id are required', payload as never);
+  const scopes = new Set(typeof payload.scope === 'string' ? payload.scope.split(' ').filter(Boolean) : []);
+  // RFC 9068 §2.2: without a resource owner (client credentials) sub is the client's identifier.
+  if (sub === clientId) return { kind: 'service', clientId, scopes, subject: sub };
+  if (!/^[1-9]\d{0,15}$/.test(sub)) throw new joseErrors.JWTClaimValidationFailed('sub is not a user id', payload as never);
+  const roles = Array.isArray(payload.roles) ? payload.roles : [];
+  return { kind: 'user', userId: Number(sub), role: roles.includes('staff') ? 'staff' : 'customer', clientId, scopes, subject: sub };
+}
+
+export interface TokenVerifier {
+  verify(token: string): Promise<Principal>;
+}
+
+/**
+ * Verified tokens are remembered until they expire (bounded), so a client reusing its token pays
+ * for the signature check once. This memoises a pure function of the token: a second instance
+ * without the entry simply verifies again.
+ */
+export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifier {
+  const keys = options.jwksUrl
+    ? createRemoteJWKSet(new URL(options.jwksUrl))
+    : reloadingJwks(options.loadKeys ?? (async () => []));
+  const now = options.now ?? (() => new Date());
+  const cache = new Map<string, { principal: Principal; exp: number }>();
+  const MAX_CACHED = 10_000;
+
+  return {
+    async verify(token) {
+      const nowSeconds = now().getTime() / 1000;
+      const hit = cache.get(token);
+      if (hit && hit.exp > nowSeconds) return hit.principal;
+      const { payload } = await jwtVerify(token, keys, {
+        issuer: options.issuer,
+        audience: options.audience,
+        typ: 'at+jwt',
+        algorithms: ALGORITHMS,
+        requiredClaims: ['exp', 'iat', 'sub', 'client_id'],
+        currentDate: now(),
+      });
+      const principal = principalFrom(payload);
+      if (cache.size >= MAX_CACHED) cache.delete(cache.keys().next().value!);
+      cache.set(token, { principal, exp: payload.exp! });
+      return principal;
+    },
+  };
+}
+
+const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;
+
+function challenge(params: Record<string, string> = {}): string {
+  const extra = Object.entries(params).map(([k, v]) => `, ${k}="${v.replace(/["\\]/g, '')}"`).join('');
+  return `Bearer realm="${REALM}"${extra}`;
+}
+
+/** onRequest hook: authenticates the caller, or answers 401/400 before any other work. */
+export function bearerAuthentication(verifier: TokenVerifier) {
+  return async function authenticateBearer(request: FastifyRequest, _reply: FastifyReply): Promise<void> {
+    // RFC 9700 §2.5: tokens in the URI leak into logs and Referer; we accept only the header.
+    const query = request.url.includes('?') ? new URLSearchParams(request.url.slice(request.url.indexOf('?') + 1)) : undefined;
+    if (query?.has('access_token')) {
+      throw new ProblemError('AUTH_TOKEN_NOT_IN_HEADER', 'Send the access token in the Authorization header, not in the query string.', {
+        headers: { 'www-authenticate': challenge({ error: 'invalid_request', error_description: 'token in query string' }) },
+      });
+    }
+    const header = request.headers.authorization;
+    if (!header) {
+      throw new ProblemError('AUTH_TOKEN_MISSING', 'This endpoint requires an access token: Authorization: Bearer <token>.', {
+        headers: { 'www-authenticate': challenge() },
+      });
+    }
+    const match = BEARER.exec(header);
+    const invalid = (description: string) => new ProblemError('AUTH_TOKEN_INVALID', `The access token is invalid: ${description}.`, {
+      headers: { 'www-authenticate': challenge({ error: 'invalid_token', error_description: description }) },
+    });
+    if (!match) throw invalid('the Authorization header is not a Bearer token');
+    try {
+      request.principal = await verifier.verify(match[1]!);
+    } catch (error) {
+      if (error instanceof joseErrors.JWTExpired) throw invalid('the token has expired');
+      if (error instanceof joseErrors.JOSEError || error instanceof TypeError) throw invalid('it failed verification');
+      throw error;
+    }
+  };
+}
+
+/** Route-level scope check: 403 insufficient_scope naming the scope needed (RFC 6750 §3.1). */
+export function requireScope(request: FastifyRequest, scope: Scope): Principal {
+  const principal = request.principal;
+  if (!principal) throw new Error('requireScope called on an unauthenticated route');
+  if (!principal.scopes.has(scope)) {
+    throw new ProblemError('AUTH_INSUFFICIENT_SCOPE', `This operation requires the scope "${scope}".`, {
+      headers: { 'www-authenticate': challenge({ error: 'insufficient_scope', scope }) },
+    });
+  }
+  return principal;
+}
+
+export function isStaffOrService(principal: Principal): boolean {
+  return principal.kind === 'service' || principal.role === 'staff';
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    principal?: Principal;
+  }
+}

@@ -1,0 +1,57 @@
+// The error catalogue: every problem body orderpay sends has one of these codes. docs/errors.md
+// documents each one and a test keeps the two in step. A retired code is never reused.
+
+export interface ErrorDefinition {
+  status: number;
+  title: string;
+  /** What the code means and what the client can do about it (docs/errors.md). */
+  description: string;
+}
+
+export const ERRORS = {
+  // Requests in general
+  REQUEST_BODY_INVALID: { status: 400, title: 'Request body is invalid', description: 'The JSON body does not match the schema of the operation: a field is missing, has the wrong type or range, or is not a field of the resource (unknown fields are refused, never dropped). `errors[].pointer` names each field (RFC 6901).' },
+  REQUEST_BODY_MALFORMED: { status: 400, title: 'Request body is not valid JSON', description: 'The body could not be parsed as JSON, or is empty where a body is required.' },
+  REQUEST_PARAMETER_INVALID: { status: 400, title: 'Request parameter is invalid', description: 'A path or query parameter has a malformed or out-of-range value, or appears more than once. `errors[].parameter` names it.' },
+  REQUEST_HEADER_INVALID: { status: 400, title: 'Request header is invalid', description: 'A header the operation reads (for example `If-Match`) is malformed.' },
+  REQUEST_BODY_TOO_LARGE: { status: 413, title: 'Request body is too large', description: 'Request bodies are limited to 64 KiB.' },
+  REQUEST_UNSUPPORTED_MEDIA_TYPE: { status: 415, title: 'Unsupported media type', description: 'Bodies must be sent as `Content-Type: application/json`.' },
+  REQUEST_PRECONDITION_FAILED: { status: 412, title: 'Precondition failed', description: '`If-Match` does not match the current entity tag of the resource (strong comparison, RFC 9110 §13.1.1): it changed since you read it. Read it again, then retry.' },
+  ROUTE_NOT_FOUND: { status: 404, title: 'Not found', description: 'No resource lives at this path (including an unknown `/v<N>` version prefix).' },
+  METHOD_NOT_ALLOWED: { status: 405, title: 'Method not allowed', description: 'The path exists but does not support this method; the `Allow` header lists the methods it does support.' },
+  VERSION_NOT_ACCEPTABLE: { status: 406, title: 'API version not available', description: 'The `Accept` header names an API version (`application/vnd.orderpay.v<N>+json`) that this server does not serve, or one that contradicts the `/v<N>` path prefix.' },
+  // Collections
+  QUERY_UNKNOWN_PARAMETER: { status: 400, title: 'Unknown query parameter', description: 'The query names a parameter (for example a filter field) that this collection does not document. Parameters are never ignored.' },
+  QUERY_UNKNOWN_SORT_KEY: { status: 400, title: 'Unknown sort key', description: '`sort` names a field that is not sortable on this collection.' },
+  QUERY_DUPLICATE_SORT_KEY: { status: 400, title: 'Duplicate sort key', description: '`sort` names the same field twice.' },
+  // Authentication and authorization (RFC 6750)
+  AUTH_TOKEN_MISSING: { status: 401, title: 'Authentication required', description: 'Send an access token as `Authorization: Bearer <token>`.' },
+  AUTH_TOKEN_INVALID: { status: 401, title: 'Access token is invalid', description: 'The access token is malformed, expired, not issued for this API, or its signature does not verify. Obtain a new one.' },
+  AUTH_TOKEN_NOT_IN_HEADER: { status: 400, title: 'Access token must be sent in the Authorization header', description: 'Access tokens in the query string or the body are refused (RFC 9700 §2.5 / RFC 6750 §2.3).' },
+  AUTH_INSUFFICIENT_SCOPE: { status: 403, title: 'Insufficient scope', description: 'The access token lacks the scope this operation needs; `WWW-Authenticate` names it.' },
+  AUTH_FORBIDDEN: { status: 403, title: 'Forbidden', description: "The caller may not act on this resource (for example another user's order collection, or a staff-only operation)." },
+  AUTH_SUBJECT_UNKNOWN: { status: 403, title: 'Unknown user', description: 'The access token names a user that does not exist (any more).' },
+  // Orders
+  ORDER_NOT_FOUND: { status: 404, title: 'Order not found', description: "No order with this id exists, it was deleted, or it belongs to another customer (the answer is the same, so ids reveal nothing)." },
+  ORDER_TRANSITION_NOT_ALLOWED: { status: 409, title: 'Order status change not allowed', description: 'The order state machine (docs/api.md) does not allow this caller to move the order from its current status to the requested one. `currentStatus` and `allowedStatuses` say what is possible.' },
+  ORDER_NOT_DELETABLE: { status: 409, title: 'Order cannot be deleted', description: 'Only `pending` or `cancelled` orders can be deleted; a paid, shipped or delivered order is kept.' },
+  ORDER_READ_ONLY_FIELD: { status: 422, title: 'Read-only field changed', description: 'A PUT body may repeat the read-only fields of the order, but only with their current values.' },
+  ORDER_CUSTOMER_REQUIRED: { status: 403, title: 'Orders are placed by users', description: 'Orders are created on behalf of the signed-in user; a service (client credentials) token has no customer.' },
+  ORDER_PRODUCT_NOT_FOUND: { status: 422, title: 'Product does not exist', description: '`productId` names no product.' },
+  ORDER_PRODUCT_INACTIVE: { status: 422, title: 'Product is not for sale', description: '`productId` names a product that is not active.' },
+  // Products
+  PRODUCT_NOT_FOUND: { status: 404, title: 'Product not found', description: 'No product with this id exists.' },
+  // Users
+  USER_NOT_FOUND: { status: 404, title: 'User not found', description: 'No user with this id exists.' },
+  // Server side
+  RESOURCE_CONFLICT: { status: 409, title: 'Conflict', description: 'The change conflicts with the current state of another resource (a unique value already taken, or a concurrent change). Read the resource again and retry.' },
+  SERVICE_UNAVAILABLE: { status: 503, title: 'Service unavailable', description: 'The database is unreachable or overloaded, or the server is shutting down. Retry after the `Retry-After` delay.' },
+  INTERNAL_ERROR: { status: 500, title: 'Internal server error', description: 'An unexpected failure on our side. The body carries no details; quote `requestId` when you report it.' },
+} as const satisfies Record<string, ErrorDefinition>;
+
+export type ErrorCode = keyof typeof ERRORS;
+
+/** The problem `type` URI of a code: a page this service serves (GET /problems/{slug}). */
+export function problemSlug(code: ErrorCode): string {
+  return code.toLowerCase().replaceAll('_', '-');
+}

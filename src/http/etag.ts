@@ -1,0 +1,40 @@
+// Entity tags (RFC 9110 §8.8.3) and the conditional requests that use them (§13.1).
+import { ProblemError } from './problem.ts';
+
+/** A strong tag for one representation: resource kind, id, row version and API version. */
+export function entityTag(kind: string, id: number, version: number, apiVersion: number): string {
+  return `"${kind}${id}.${version}.v${apiVersion}"`;
+}
+
+const TAG_LIST = /^\s*(\*|(?:W\/)?"[\x21\x23-\x7e\x80-\xff]*"(?:\s*,\s*(?:W\/)?"[\x21\x23-\x7e\x80-\xff]*")*)\s*,?\s*$/;
+
+function parseTagList(header: string, name: string): string[] {
+  if (!TAG_LIST.test(header)) {
+    throw new ProblemError('REQUEST_HEADER_INVALID', `${name} must be "*" or a list of entity tags.`, {
+      errors: [{ parameter: name, detail: `${name} must be "*" or a comma-separated list of quoted entity tags` }],
+    });
+  }
+  return header.split(',').map((t) => t.trim()).filter(Boolean);
+}
+
+/** If-None-Match uses the weak comparison (§13.1.2): W/ prefixes are ignored. */
+export function noneMatch(header: string | undefined, current: string): boolean {
+  if (header === undefined) return false;
+  const strip = (tag: string) => tag.replace(/^W\//, '');
+  return parseTagList(header, 'If-None-Match').some((tag) => tag === '*' || strip(tag) === strip(current));
+}
+
+/**
+ * If-Match uses the strong comparison (§13.1.1): a weak tag never matches. current is undefined
+ * when the resource has no current representation, which makes every If-Match fail.
+ */
+export function checkIfMatch(header: string | undefined, current: string | undefined): void {
+  if (header === undefined) return;
+  const tags = parseTagList(header, 'If-Match');
+  const matches = current !== undefined && tags.some((tag) => tag === '*' || (!tag.startsWith('W/') && tag === current));
+  if (!matches) {
+    throw new ProblemError('REQUEST_PRECONDITION_FAILED', 'If-Match does not match the current entity tag; read the resource again.', {
+      extensions: current ? { currentEtag: current } : {},
+    });
+  }
+}

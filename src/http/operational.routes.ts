@@ -1,0 +1,43 @@
+// Operational endpoints: liveness, readiness, the JWKS path, and the pages behind problem types.
+import type { FastifyInstance } from 'fastify';
+import { listPublishedKeys } from '../auth/keys.store.ts';
+import { ERRORS, problemSlug, type ErrorCode } from './errors.ts';
+import { ProblemError, sendProblem } from './problem.ts';
+
+export function registerOperationalRoutes(app: FastifyInstance): void {
+  app.get('/livez', { schema: { hide: true } }, async function reportLive(_request, reply) {
+    reply.header('cache-control', 'no-store');
+    return { status: 'ok' };
+  });
+
+  app.get('/readyz', { schema: { hide: true } }, async function reportReady(request, reply) {
+    reply.header('cache-control', 'no-store');
+    try {
+      await app.db.query('SELECT 1');
+      return { status: 'ok' };
+    } catch (error) {
+      request.log.warn({ err: error }, 'readiness check failed');
+      return sendProblem(request, reply, new ProblemError('SERVICE_UNAVAILABLE', 'The database is not reachable.', { headers: { 'retry-after': '1' } }));
+    }
+  });
+
+  // The JWKS of our own issuer (keys in the database). The authorization server serves the same
+  // keys at this path once mounted; until then the resource server's tests sign with them.
+  if (!app.config.jwksUrl) {
+    app.get('/oauth/jwks', { schema: { hide: true } }, async function sendJwks(_request, reply) {
+      reply.header('cache-control', 'public, max-age=60').type('application/jwk-set+json');
+      return { keys: await listPublishedKeys(app.db) };
+    });
+  }
+
+  const bySlug = new Map(Object.keys(ERRORS).map((code) => [problemSlug(code as ErrorCode), code as ErrorCode]));
+  app.get<{ Params: { slug: string } }>('/problems/:slug', { schema: { hide: true } }, async function describeProblemType(request, reply) {
+    const code = bySlug.get(request.params.slug);
+    if (!code) throw new ProblemError('ROUTE_NOT_FOUND', `No problem type ${request.params.slug}.`);
+    const { status, title, description } = ERRORS[code];
+    const escape = (s: string) => s.replace(/[&<>"]/g, (c) => `&#${c.charCodeAt(0)};`);
+    reply.header('cache-control', 'public, max-age=86400').type('text/html; charset=utf-8');
+    return `<!doctype html><html lang="en"><meta charset="utf-8"><title>${escape(code)}</title>` +
+      `<h1>${escape(title)}</h1><p><code>${escape(code)}</code> — HTTP ${status}</p><p>${escape(description)}</p></html>`;
+  });
+}

@@ -1,0 +1,117 @@
+// Routes of orders, a user's orders and order items: validate, check scope, call the service.
+import type { FastifyInstance } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { requireScope } from '../http/authenticate.ts';
+import { setPageLinks } from '../http/collection.ts';
+import { noneMatch } from '../http/etag.ts';
+import { resourceUrl, sendNotModified, sendRepresentation } from '../http/representation.ts';
+import { Envelope, problems } from '../http/schemas.ts';
+import {
+  CreateOrderBody, IfMatchHeaders, IfNoneMatchHeaders, ListOrderItemsQuery, ListOrdersQuery, ListUserOrdersQuery,
+  OrderIdParams, ReplaceOrderBody, UserIdParams,
+} from './orders.schemas.ts';
+import { createOrder, deleteOrder, getOrder, listOrderItems, listOrders, replaceOrder } from './orders.service.ts';
+
+const OrderRef = Type.Ref('Order');
+const OrderItemRef = Type.Ref('OrderItem');
+const security = [{ bearer: ['orders:read'] }];
+const writeSecurity = [{ bearer: ['orders:write'] }];
+
+export async function ordersRoutes(parent: FastifyInstance): Promise<void> {
+  const app = parent.withTypeProvider<TypeBoxTypeProvider>();
+
+  app.get('/orders', {
+    schema: {
+      tags: ['orders'], summary: 'List orders', security,
+      description: 'Customers see their own orders; staff and service clients see all. Filters combine; every unknown parameter is a 400.',
+      querystring: ListOrdersQuery,
+      response: { 200: Envelope(OrderRef, 'A page of orders.'), ...problems(400, 401, 403, 406) },
+    },
+  }, async function listOrdersRoute(request, reply) {
+    const principal = requireScope(request, 'orders:read');
+    const collection = await listOrders(app.db, principal, request.query);
+    setPageLinks(request, reply, collection);
+    return sendRepresentation(request, reply, 200, collection);
+  });
+
+  app.get('/users/:userId/orders', {
+    schema: {
+      tags: ['orders'], summary: "List one user's orders", security,
+      description: 'A customer may list only their own (403 otherwise).',
+      params: UserIdParams, querystring: ListUserOrdersQuery,
+      response: { 200: Envelope(OrderRef, "A page of the user's orders."), ...problems(400, 401, 403, 404, 406) },
+    },
+  }, async function listUserOrdersRoute(request, reply) {
+    const principal = requireScope(request, 'orders:read');
+    const collection = await listOrders(app.db, principal, request.query, request.params.userId);
+    setPageLinks(request, reply, collection);
+    return sendRepresentation(request, reply, 200, collection);
+  });
+
+  app.get('/orders/:orderId', {
+    schema: {
+      tags: ['orders'], summary: 'Get an order', security,
+      description: 'Carries a strong ETag; with a matching If-None-Match the answer is 304 without a body.',
+      params: OrderIdParams, headers: IfNoneMatchHeaders,
+      response: { 200: OrderRef, 304: Type.Null({ description: 'Not modified.' }), ...problems(400, 401, 403, 404, 406) },
+    },
+  }, async function getOrderRoute(request, reply) {
+    const principal = requireScope(request, 'orders:read');
+    const { order, etag } = await getOrder(app.db, principal, request.params.orderId, request.apiVersion);
+    if (noneMatch(request.headers['if-none-match'], etag)) return sendNotModified(reply, etag);
+    return sendRepresentation(request, reply, 200, order, { etag });
+  });
+
+  app.post('/orders', {
+    schema: {
+      tags: ['orders'], summary: 'Place an order', security: writeSecurity,
+      description: 'The signed-in user orders qty units of one product; the total is the product price × qty, in its currency.',
+      body: CreateOrderBody,
+      response: { 201: OrderRef, ...problems(400, 401, 403, 406, 413, 415, 422) },
+    },
+  }, async function createOrderRoute(request, reply) {
+    const principal = requireScope(request, 'orders:write');
+    const { order, etag } = await createOrder(app.db, principal, request.body, request.apiVersion);
+    return sendRepresentation(request, reply, 201, order, { etag, location: resourceUrl(request, `/orders/${order.id}`) });
+  });
+
+  app.put('/orders/:orderId', {
+    schema: {
+      tags: ['orders'], summary: 'Replace an order (change its status)', security: writeSecurity,
+      description: 'Complete replacement of the writable representation. Status changes follow the state machine; the same PUT repeated changes nothing. If-Match is honoured (strong comparison).',
+      params: OrderIdParams, headers: IfMatchHeaders, body: ReplaceOrderBody,
+      response: { 200: OrderRef, ...problems(400, 401, 403, 404, 406, 409, 412, 413, 415, 422) },
+    },
+  }, async function replaceOrderRoute(request, reply) {
+    const principal = requireScope(request, 'orders:write');
+    const { order, etag } = await replaceOrder(app.db, principal, request.params.orderId, request.body, request.headers['if-match'], request.apiVersion);
+    return sendRepresentation(request, reply, 200, order, { etag });
+  });
+
+  app.delete('/orders/:orderId', {
+    schema: {
+      tags: ['orders'], summary: 'Delete an order', security: writeSecurity,
+      description: 'Only pending or cancelled orders. The order disappears from reads; deleting it again answers 204 again.',
+      params: OrderIdParams, headers: IfMatchHeaders,
+      response: { 204: Type.Null({ description: 'Deleted.' }), ...problems(400, 401, 403, 404, 406, 409, 412) },
+    },
+  }, async function deleteOrderRoute(request, reply) {
+    const principal = requireScope(request, 'orders:write');
+    await deleteOrder(app.db, principal, request.params.orderId, request.headers['if-match'], request.apiVersion);
+    return reply.code(204).header('cache-control', 'no-store').send(null);
+  });
+
+  app.get('/order-items', {
+    schema: {
+      tags: ['orders'], summary: "List an order's items", security,
+      querystring: ListOrderItemsQuery,
+      response: { 200: Envelope(OrderItemRef, 'A page of order items.'), ...problems(400, 401, 403, 404, 406) },
+    },
+  }, async function listOrderItemsRoute(request, reply) {
+    const principal = requireScope(request, 'orders:read');
+    const collection = await listOrderItems(app.db, principal, request.query);
+    setPageLinks(request, reply, collection);
+    return sendRepresentation(request, reply, 200, collection);
+  });
+}

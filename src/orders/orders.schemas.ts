@@ -1,0 +1,96 @@
+// Order and order item representations and the request schemas of their routes.
+import { Type, type Static } from 'typebox';
+import { Currency, Id, Money, PageParams, Timestamp } from '../http/schemas.ts';
+import { ORDER_STATUSES, type OrderStatus } from './orders.rules.ts';
+
+export const OrderStatusSchema = Type.Unsafe<OrderStatus>({
+  type: 'string',
+  enum: [...ORDER_STATUSES],
+  description: 'pending → paid (by a payment) → shipped → delivered; pending or paid → cancelled. See docs/api.md.',
+});
+
+export const Order = Type.Object(
+  {
+    id: Id('Identifier of the order.'),
+    status: OrderStatusSchema,
+    customerId: Id('The user who placed the order.'),
+    total: Money('Order total.'),
+    currency: Currency,
+    createdAt: Timestamp('When the order was placed.'),
+    updatedAt: Timestamp('When the order last changed.'),
+  },
+  { $id: 'Order', additionalProperties: false },
+);
+export type Order = Static<typeof Order>;
+
+export const OrderItem = Type.Object(
+  {
+    id: Id('Identifier of the order item.'),
+    orderId: Id('The order this item belongs to.'),
+    productId: Id('The product ordered.'),
+    qty: Type.Integer({ minimum: 1, maximum: 1000 }),
+    unitPrice: Money('Price of one unit when the order was placed.'),
+    lineTotal: Money('unitPrice × qty.'),
+    currency: Currency,
+  },
+  { $id: 'OrderItem', additionalProperties: false },
+);
+export type OrderItem = Static<typeof OrderItem>;
+
+export const CreateOrderBody = Type.Object(
+  {
+    productId: Id('The product to order.'),
+    qty: Type.Integer({ minimum: 1, maximum: 1000, description: 'Quantity, 1–1000.' }),
+  },
+  { additionalProperties: false },
+);
+export type CreateOrderBody = Static<typeof CreateOrderBody>;
+
+export const ReplaceOrderBody = Type.Object(
+  {
+    status: OrderStatusSchema,
+    id: Type.Optional(Type.Integer({ description: 'Read-only: may be repeated with its current value.' })),
+    customerId: Type.Optional(Type.Integer({ description: 'Read-only.' })),
+    total: Type.Optional(Type.Integer({ description: 'Read-only.' })),
+    currency: Type.Optional(Type.String({ description: 'Read-only.' })),
+    createdAt: Type.Optional(Type.String({ description: 'Read-only.' })),
+    updatedAt: Type.Optional(Type.String({ description: 'Read-only.' })),
+  },
+  {
+    additionalProperties: false,
+    description: 'The complete writable representation of an order: its status. The read-only fields of a GET answer may be sent back unchanged.',
+  },
+);
+export type ReplaceOrderBody = Static<typeof ReplaceOrderBody>;
+
+export const OrderFilterParams = {
+  status: Type.Optional(OrderStatusSchema),
+  minTotal: Type.Optional(Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, description: 'Only orders whose total (minor units) is at least this.' })),
+  sort: Type.Optional(Type.String({ description: 'Comma-separated keys from createdAt, status, total, id; "-" prefix for descending. Default createdAt. id is always the last tie-breaker.', examples: ['-createdAt,status'] })),
+  ...PageParams,
+};
+
+export const ListOrdersQuery = Type.Object(
+  { ...OrderFilterParams, customerId: Type.Optional(Id('Only orders of this customer.')) },
+  { additionalProperties: false },
+);
+export type ListOrdersQuery = Static<typeof ListOrdersQuery>;
+
+export const ListUserOrdersQuery = Type.Object(OrderFilterParams, { additionalProperties: false });
+export type ListUserOrdersQuery = Static<typeof ListUserOrdersQuery>;
+
+export const ListOrderItemsQuery = Type.Object(
+  { orderId: Id('The order whose items to list (required).'), ...PageParams },
+  { additionalProperties: false },
+);
+export type ListOrderItemsQuery = Static<typeof ListOrderItemsQuery>;
+
+export const OrderIdParams = Type.Object({ orderId: Id('Identifier of the order.') }, { additionalProperties: false });
+export const UserIdParams = Type.Object({ userId: Id('Identifier of the user.') }, { additionalProperties: false });
+
+export const IfMatchHeaders = Type.Object({
+  'if-match': Type.Optional(Type.String({ description: 'Entity tag from a GET; the change is made only if it still matches (strong comparison).' })),
+});
+export const IfNoneMatchHeaders = Type.Object({
+  'if-none-match': Type.Optional(Type.String({ description: 'Entity tags; 304 when one matches the current representation (weak comparison).' })),
+});

@@ -1,0 +1,69 @@
+// Routes of the product catalogue.
+import type { FastifyInstance } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { requireScope } from '../http/authenticate.ts';
+import { setPageLinks } from '../http/collection.ts';
+import { noneMatch } from '../http/etag.ts';
+import { resourceUrl, sendNotModified, sendRepresentation } from '../http/representation.ts';
+import { Envelope, problems } from '../http/schemas.ts';
+import { IfMatchHeaders, IfNoneMatchHeaders } from '../orders/orders.schemas.ts';
+import { CreateProductBody, ListProductsQuery, ProductBody, ProductIdParams } from './products.schemas.ts';
+import { createProduct, getProduct, listProducts, replaceProduct } from './products.service.ts';
+
+const ProductRef = Type.Ref('Product');
+const readSecurity = [{ bearer: [] }];
+const writeSecurity = [{ bearer: ['products:write'] }];
+
+export async function productsRoutes(parent: FastifyInstance): Promise<void> {
+  const app = parent.withTypeProvider<TypeBoxTypeProvider>();
+
+  app.get('/products', {
+    schema: {
+      tags: ['products'], summary: 'List products', security: readSecurity,
+      querystring: ListProductsQuery,
+      response: { 200: Envelope(ProductRef, 'A page of products.'), ...problems(400, 401, 406) },
+    },
+  }, async function listProductsRoute(request, reply) {
+    const collection = await listProducts(app.db, request.query);
+    setPageLinks(request, reply, collection);
+    return sendRepresentation(request, reply, 200, collection);
+  });
+
+  app.get('/products/:productId', {
+    schema: {
+      tags: ['products'], summary: 'Get a product', security: readSecurity,
+      params: ProductIdParams, headers: IfNoneMatchHeaders,
+      response: { 200: ProductRef, 304: Type.Null({ description: 'Not modified.' }), ...problems(400, 401, 404, 406) },
+    },
+  }, async function getProductRoute(request, reply) {
+    const { product, etag } = await getProduct(app.db, request.params.productId, request.apiVersion);
+    if (noneMatch(request.headers['if-none-match'], etag)) return sendNotModified(reply, etag);
+    return sendRepresentation(request, reply, 200, product, { etag });
+  });
+
+  app.post('/products', {
+    schema: {
+      tags: ['products'], summary: 'Create a product (staff)', security: writeSecurity,
+      body: CreateProductBody,
+      response: { 201: ProductRef, ...problems(400, 401, 403, 406, 413, 415) },
+    },
+  }, async function createProductRoute(request, reply) {
+    const principal = requireScope(request, 'products:write');
+    const { product, etag } = await createProduct(app.db, principal, request.body, request.apiVersion);
+    return sendRepresentation(request, reply, 201, product, { etag, location: resourceUrl(request, `/products/${product.id}`) });
+  });
+
+  app.put('/products/:productId', {
+    schema: {
+      tags: ['products'], summary: 'Replace a product (staff)', security: writeSecurity,
+      description: 'Complete replacement; If-Match honoured. Orders already placed keep the price they were placed at.',
+      params: ProductIdParams, headers: IfMatchHeaders, body: ProductBody,
+      response: { 200: ProductRef, ...problems(400, 401, 403, 404, 406, 412, 413, 415) },
+    },
+  }, async function replaceProductRoute(request, reply) {
+    const principal = requireScope(request, 'products:write');
+    const { product, etag } = await replaceProduct(app.db, principal, request.params.productId, request.body, request.headers['if-match'], request.apiVersion);
+    return sendRepresentation(request, reply, 200, product, { etag });
+  });
+}

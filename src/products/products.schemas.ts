@@ -1,0 +1,50 @@
+// Product representation and the request schemas of the product routes.
+import { Type, type Static } from 'typebox';
+import { Currency, Id, Money, PageParams, Timestamp } from '../http/schemas.ts';
+
+export const MAX_PRICE = 1_000_000_000_000;
+
+export const Product = Type.Object(
+  {
+    id: Id('Identifier of the product.'),
+    name: Type.String({ minLength: 1, maxLength: 200 }),
+    price: Money('Unit price.'),
+    currency: Currency,
+    active: Type.Boolean({ description: 'Only active products can be ordered.' }),
+    createdAt: Timestamp('When the product was created.'),
+    updatedAt: Timestamp('When the product last changed.'),
+  },
+  { $id: 'Product', additionalProperties: false },
+);
+export type Product = Static<typeof Product>;
+
+export const ProductBody = Type.Object(
+  {
+    name: Type.String({ minLength: 1, maxLength: 200 }),
+    price: Type.Integer({ minimum: 0, maximum: MAX_PRICE, description: 'Unit price in minor units of currency.' }),
+    currency: Currency,
+    active: Type.Boolean(),
+  },
+  { additionalProperties: false, description: 'The complete writable representation of a product.' },
+);
+export type ProductBody = Static<typeof ProductBody>;
+
+export const CreateProductBody = Type.Object(
+  { ...ProductBody.properties, active: Type.Optional(Type.Boolean({ default: true, description: 'Defaults to true.' })) },
+  { additionalProperties: false },
+);
+export type CreateProductBody = Static<typeof CreateProductBody>;
+
+export const PRODUCT_SORT_KEYS = ['name', 'price', 'createdAt', 'id'] as const;
+
+export const ListProductsQuery = Type.Object(
+  {
+    active: Type.Optional(Type.Boolean({ description: 'Only active (true) or inactive (false) products.' })),
+    sort: Type.Optional(Type.String({ description: 'Comma-separated keys from name, price, createdAt, id; "-" for descending. Default id.' })),
+    ...PageParams,
+  },
+  { additionalProperties: false },
+);
+export type ListProductsQuery = Static<typeof ListProductsQuery>;
+
+export const ProductIdParams = Type.Object({ productId: Id('Identifier of the product.') }, { additionalProperties: false });

@@ -1,0 +1,34 @@
+// Users in SQL.
+import type { Queryable } from '../db/db.ts';
+
+export type Role = 'customer' | 'staff';
+
+export interface User {
+  id: number;
+  email: string;
+  name: string;
+  role: Role;
+}
+
+export async function userExists(db: Queryable, id: number): Promise<boolean> {
+  const { rows } = await db.query('SELECT 1 FROM users WHERE id = $1', [id]);
+  return rows.length > 0;
+}
+
+export async function findUserByEmail(db: Queryable, email: string): Promise<User | undefined> {
+  const { rows } = await db.query<User>('SELECT id, email, name, role FROM users WHERE lower(email) = lower($1)', [email]);
+  return rows[0];
+}
+
+export async function insertUser(db: Queryable, user: { email: string; name: string; role: Role; passwordHash?: string }): Promise<User> {
+  const { rows } = await db.query<User>(
+    'INSERT INTO users (email, name, role, password_hash) VALUES ($1, $2, $3, $4) RETURNING id, email, name, role',
+    [user.email, user.name, user.role, user.passwordHash ?? null],
+  );
+  return rows[0]!;
+}
+
+export async function countUsers(db: Queryable): Promise<number> {
+  const { rows } = await db.query<{ n: number }>('SELECT count(*) AS n FROM users');
+  return rows[0]?.n ?? 0;
+}

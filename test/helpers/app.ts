@@ -1,0 +1,54 @@
+// The real application over a real test database, with tokens signed by a key in that database.
+import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
+import { buildApp } from '../../src/app.ts';
+import { signAccessToken } from '../../src/auth/access-token.ts';
+import { ensureActiveSigningKey } from '../../src/auth/keys.store.ts';
+import { loadConfig, type Config } from '../../src/config.ts';
+import type { Db } from '../../src/db/db.ts';
+import type { Scope } from '../../src/http/authenticate.ts';
+import { createTestDatabase } from './db.ts';
+
+export const PUBLIC_URL = 'http://orderpay.test';
+
+export interface TestApp {
+  app: FastifyInstance;
+  db: Db;
+  config: Config;
+  /** A token for a user (customer or staff) or, with service: true, for a service client. */
+  token(options: { userId?: number; staff?: boolean; service?: boolean; scopes?: Scope[] | string[]; expiresIn?: number; clientId?: string }): Promise<string>;
+  /** app.inject with a bearer token. */
+  request(token: string | undefined, options: InjectOptions): Promise<LightMyRequestResponse>;
+  close(): Promise<void>;
+}
+
+export const ALL_SCOPES: Scope[] = ['orders:read', 'orders:write', 'products:write', 'payments:read', 'payments:write'];
+
+export async function startTestApp(overrides: Partial<Config> = {}, now?: () => Date): Promise<TestApp> {
+  const { db, drop } = await createTestDatabase();
+  const config = loadConfig({ NODE_ENV: 'test', PUBLIC_URL, LOG_LEVEL: 'silent' }, overrides);
+  const app = await buildApp(config, db, { logger: false, now });
+  await app.ready();
+  const key = await ensureActiveSigningKey(db);
+  return {
+    app,
+    db,
+    config,
+    token: ({ userId, staff, service, scopes = ALL_SCOPES, expiresIn, clientId = 'test-client' }) =>
+      signAccessToken(key, {
+        issuer: config.issuer,
+        audience: config.audience,
+        subject: service ? clientId : String(userId),
+        clientId,
+        scope: scopes.join(' '),
+        roles: staff ? ['staff'] : undefined,
+        expiresIn,
+        now: now?.(),
+      }),
+    request: (token, options) =>
+      app.inject({ ...options, headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...options.headers } }),
+    async close() {
+      await app.close();
+      await drop();
+    },
+  };
+}

@@ -1,0 +1,56 @@
+// A fresh, migrated database per test file: in-memory PGlite by default, or a new database on the
+// PostgreSQL server named by TEST_DATABASE_URL (or DATABASE_URL), dropped afterwards.
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { createDatabase } from '../../src/db/create-database.ts';
+import type { Db } from '../../src/db/db.ts';
+import { migrate } from '../../src/db/migrate.ts';
+
+export const serverUrl = process.env.TEST_DATABASE_URL || process.env.DATABASE_URL || undefined;
+
+export const DB_OPTIONS = { poolMax: 5, connectTimeoutMs: 5000, statementTimeoutMs: 15_000, idleInTransactionTimeoutMs: 15_000 };
+
+export interface TestDatabase {
+  db: Db;
+  /** Connection string of the test database (PostgreSQL only). */
+  url: string | undefined;
+  drop(): Promise<void>;
+}
+
+async function adminQuery(sql: string): Promise<void> {
+  const client = new pg.Client({ connectionString: serverUrl });
+  await client.connect();
+  try {
+    await client.query(sql);
+  } finally {
+    await client.end();
+  }
+}
+
+/** An empty PostgreSQL database (not migrated), for tests of migrations themselves. */
+export async function createEmptyServerDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
+  const name = `orderpay_test_${randomBytes(6).toString('hex')}`;
+  await adminQuery(`CREATE DATABASE ${name}`);
+  const url = new URL(serverUrl!);
+  url.pathname = `/${name}`;
+  return { url: url.toString(), drop: () => adminQuery(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
+}
+
+export async function createTestDatabase(): Promise<TestDatabase> {
+  if (!serverUrl) {
+    const db = await createDatabase({ databaseUrl: undefined, dataDir: 'memory://', db: DB_OPTIONS });
+    await migrate(db);
+    return { db, url: undefined, drop: () => db.close() };
+  }
+  const empty = await createEmptyServerDatabase();
+  const db = await createDatabase({ databaseUrl: empty.url, dataDir: '', db: DB_OPTIONS });
+  await migrate(db);
+  return {
+    db,
+    url: empty.url,
+    async drop() {
+      await db.close();
+      await empty.drop();
+    },
+  };
+}
