@@ -1,8 +1,11 @@
 // Signs RFC 9068 access tokens with the active signing key. Used by `orderpay tokens issue`
-// (operators, benchmarks, local development) until the authorization server issues them.
+// (operators, benchmarks, local development) beside the tokens the authorization server issues.
 import { randomUUID } from 'node:crypto';
 import { importJWK, SignJWT } from 'jose';
-import type { SigningKey } from './keys.store.ts';
+import type { Queryable } from '../db/db.ts';
+import { SCOPES } from '../http/authenticate.ts';
+import { findUserByEmail } from '../users/users.store.ts';
+import { ensureActiveSigningKey, type SigningKey } from './keys.store.ts';
 
 export interface AccessTokenClaims {
   issuer: string;
@@ -28,4 +31,39 @@ export async function signAccessToken(key: SigningKey, claims: AccessTokenClaims
     .setIssuedAt(iat)
     .setExpirationTime(iat + (claims.expiresIn ?? 600))
     .sign(await importJWK(key.privateJwk, key.alg));
+}
+
+/** Thrown when a token is asked for a subject or scope that cannot have it. */
+export class TokenRequestError extends Error {}
+
+/**
+ * A token for a user (by email; role and allowed scopes from the database) or a service client.
+ * Empty scopes means every API scope the subject may hold; customers never get staff-only ones.
+ */
+export async function issueTokenFor(
+  db: Queryable,
+  settings: { issuer: string; audience: string },
+  subject: { email: string } | { clientId: string },
+  scopes: string[] = [],
+  expiresIn = 600,
+): Promise<string> {
+  const unknown = scopes.filter((s) => !(SCOPES as readonly string[]).includes(s));
+  if (unknown.length) throw new TokenRequestError(`unknown scope ${unknown.join(', ')}; known: ${SCOPES.join(' ')}`);
+  const key = await ensureActiveSigningKey(db);
+  const base = { ...settings, expiresIn };
+  if ('clientId' in subject) {
+    return signAccessToken(key, { ...base, subject: subject.clientId, clientId: subject.clientId, scope: (scopes.length ? scopes : [...SCOPES]).join(' ') });
+  }
+  const user = await findUserByEmail(db, subject.email);
+  if (!user) throw new TokenRequestError(`no user with email ${subject.email}`);
+  const allowed: string[] = user.role === 'staff' ? [...SCOPES] : SCOPES.filter((s) => s !== 'products:write');
+  const refused = scopes.filter((s) => !allowed.includes(s));
+  if (refused.length) throw new TokenRequestError(`a ${user.role} cannot hold ${refused.join(', ')}`);
+  return signAccessToken(key, {
+    ...base,
+    subject: String(user.id),
+    clientId: 'orderpay-cli',
+    scope: (scopes.length ? scopes : allowed).join(' '),
+    roles: user.role === 'staff' ? ['staff'] : undefined,
+  });
 }

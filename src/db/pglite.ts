@@ -3,16 +3,24 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
+import { lockDataDir } from './data-dir-lock.ts';
 import { OID, parseInt8, parseTimestamptz, type Db, type Queryable, type QueryResult } from './db.ts';
 
 export async function openPglite(dataDir: string): Promise<Db> {
   const inMemory = dataDir.startsWith('memory://');
   // PGlite creates the data directory itself but not its parents.
   if (!inMemory) mkdirSync(path.dirname(dataDir), { recursive: true });
-  const pg = await PGlite.create({
-    dataDir: inMemory ? undefined : dataDir,
-    parsers: { [OID.INT8]: parseInt8, [OID.TIMESTAMPTZ]: parseTimestamptz },
-  });
+  const unlock = inMemory ? () => undefined : lockDataDir(dataDir);
+  let pg: PGlite;
+  try {
+    pg = await PGlite.create({
+      dataDir: inMemory ? undefined : dataDir,
+      parsers: { [OID.INT8]: parseInt8, [OID.TIMESTAMPTZ]: parseTimestamptz },
+    });
+  } catch (error) {
+    unlock();
+    throw error;
+  }
   await pg.exec("SET TIME ZONE 'UTC'");
 
   let tail: Promise<unknown> = Promise.resolve();
@@ -46,6 +54,6 @@ export async function openPglite(dataDir: string): Promise<Db> {
           throw error;
         }
       }),
-    close: () => exclusive(() => pg.close()),
+    close: () => exclusive(() => pg.close()).finally(unlock),
   };
 }

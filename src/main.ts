@@ -1,0 +1,60 @@
+// Process entry: load configuration → open and migrate the database → build the app → listen.
+// The only module that listens; SIGTERM/SIGINT drain in-flight requests, then close the database.
+import type { FastifyInstance } from 'fastify';
+import { buildApp } from './app.ts';
+import { ensureActiveSigningKey } from './auth/keys.store.ts';
+import type { Config } from './config.ts';
+import { createDatabase } from './db/create-database.ts';
+import type { Db } from './db/db.ts';
+import { migrate } from './db/migrate.ts';
+import { seedDemoData } from './seed.ts';
+import { countUsers } from './users/users.store.ts';
+
+export interface RunningServer {
+  app: FastifyInstance;
+  db: Db;
+  url: string;
+  stop(): Promise<void>;
+}
+
+export async function startServer(config: Config): Promise<RunningServer> {
+  const db = await createDatabase(config);
+  try {
+    await migrate(db);
+    if (config.seedOnEmpty && (await countUsers(db)) === 0) await seedDemoData(db);
+    await ensureActiveSigningKey(db);
+    const app = await buildApp(config, db);
+    await app.listen({ host: config.host, port: config.port });
+    const address = app.server.address();
+    const port = typeof address === 'object' && address ? address.port : config.port;
+    const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
+    let stopping: Promise<void> | undefined;
+    return {
+      app,
+      db,
+      url,
+      stop: () => (stopping ??= app.close().finally(() => db.close())),
+    };
+  } catch (error) {
+    await db.close().catch(() => undefined);
+    throw error;
+  }
+}
+
+/** Stops the server on SIGTERM/SIGINT: stop accepting, finish in-flight requests, close the pool. */
+export function stopOnSignals(server: RunningServer): void {
+  const shutdown = (signal: NodeJS.Signals) => {
+    server.app.log.info({ signal }, 'shutting down');
+    const force = setTimeout(() => process.exit(1), 15_000);
+    force.unref();
+    server.stop().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        server.app.log.error({ err: error }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.once('SIGTERM', shutdown);
+  process.once('SIGINT', shutdown);
+}

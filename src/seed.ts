@@ -1,0 +1,55 @@
+// Demo data: a staff user, customers, products and orders in every status. Runs once: a database
+// that already has the demo staff user is left as it is.
+import type { Db } from './db/db.ts';
+import { insertOrder, insertOrderItem, updateOrderStatus } from './orders/orders.store.ts';
+import { ORDER_STATUSES } from './orders/orders.rules.ts';
+import { insertProduct } from './products/products.store.ts';
+import { findUserByEmail, insertUser } from './users/users.store.ts';
+
+export const DEMO_STAFF_EMAIL = 'staff@example.com';
+export const DEMO_CUSTOMER_EMAILS = ['alice@example.com', 'bob@example.com', 'carol@example.com'];
+
+const PRODUCTS = [
+  { name: 'Espresso beans, 1 kg', price: 2490, currency: 'EUR' },
+  { name: 'Pour-over kettle', price: 5900, currency: 'EUR' },
+  { name: 'Ceramic mug', price: 1200, currency: 'EUR' },
+  { name: 'Burr grinder', price: 14900, currency: 'EUR' },
+  { name: 'Paper filters (100)', price: 450, currency: 'EUR' },
+  { name: 'Cold brew bottle', price: 2600, currency: 'USD' },
+];
+
+export interface SeedResult {
+  seeded: boolean;
+  users: number;
+  products: number;
+  orders: number;
+}
+
+export async function seedDemoData(db: Db): Promise<SeedResult> {
+  return db.transaction(async (tx) => {
+    if (await findUserByEmail(tx, DEMO_STAFF_EMAIL)) return { seeded: false, users: 0, products: 0, orders: 0 };
+    await insertUser(tx, { email: DEMO_STAFF_EMAIL, name: 'Sam Staff', role: 'staff' });
+    const customers = [];
+    for (const email of DEMO_CUSTOMER_EMAILS) {
+      const name = email.split('@')[0]!;
+      customers.push(await insertUser(tx, { email, name: name[0]!.toUpperCase() + name.slice(1), role: 'customer' }));
+    }
+    const products = [];
+    for (const p of PRODUCTS) products.push(await insertProduct(tx, { ...p, active: true }));
+    products.push(await insertProduct(tx, { name: 'Discontinued grinder', price: 9900, currency: 'EUR', active: false }));
+
+    let orders = 0;
+    // Every customer gets an order in every status, with varied products and quantities.
+    for (const [c, customer] of customers.entries()) {
+      for (const [s, status] of ORDER_STATUSES.entries()) {
+        const product = products[(c + s) % PRODUCTS.length]!;
+        const qty = 1 + ((c * 5 + s) % 4);
+        const order = await insertOrder(tx, { customerId: customer.id, total: product.price * qty, currency: product.currency });
+        await insertOrderItem(tx, { orderId: order.id, productId: product.id, qty, unitPrice: product.price, lineTotal: product.price * qty });
+        if (status !== 'pending') await updateOrderStatus(tx, order.id, status);
+        orders++;
+      }
+    }
+    return { seeded: true, users: customers.length + 1, products: products.length, orders };
+  });
+}
