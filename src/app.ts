@@ -1,13 +1,12 @@
 // buildApp(config, db) → the Fastify instance with every plugin and route registered. Never listens.
 import Fastify, { type FastifyInstance } from 'fastify';
-import swagger from '@fastify/swagger';
-import swaggerUi from '@fastify/swagger-ui';
 import type { Config } from './config.ts';
 import type { Db } from './db/db.ts';
 import { listPublishedKeys } from './auth/keys.store.ts';
-import { bearerAuthentication, createTokenVerifier, SCOPES, type TokenVerifier } from './http/authenticate.ts';
-import { createRouteTable, registerErrorHandling } from './http/error-handler.ts';
+import { bearerAuthentication, createTokenVerifier, type TokenVerifier } from './http/authenticate.ts';
+import { createRouteTable, registerErrorHandling, sendFrameworkError } from './http/error-handler.ts';
 import { registerMetrics } from './http/metrics.ts';
+import { registerOpenApi } from './http/openapi.ts';
 import { generateRequestId } from './http/request-id.ts';
 import { Problem } from './http/schemas.ts';
 import { createValidatorCompiler } from './http/validation.ts';
@@ -42,6 +41,7 @@ export async function buildApp(config: Config, db: Db, options: AppOptions = {})
     bodyLimit: BODY_LIMIT,
     return503OnClosing: true,
     routerOptions: { maxParamLength: 200 },
+    frameworkErrors: sendFrameworkError,
   });
   app.decorate('config', config);
   app.decorate('db', db);
@@ -66,40 +66,7 @@ export async function buildApp(config: Config, db: Db, options: AppOptions = {})
   });
 
   for (const schema of [Problem, Order, OrderItem, Product]) app.addSchema(schema);
-  await app.register(swagger, {
-    openapi: {
-      openapi: '3.1.0',
-      info: {
-        title: 'orderpay',
-        version: '1',
-        description: 'Orders & Payments API. Paths answer with and without the /v1 prefix; unversioned paths choose the version through `Accept: application/vnd.orderpay.v1+json` (default v1). Money is an integer count of minor units beside an ISO 4217 currency. Errors are RFC 9457 problem details (docs/errors.md).',
-      },
-      servers: [{ url: config.publicUrl, description: 'Unversioned paths; the /v1 prefix serves the same operations.' }],
-      components: {
-        securitySchemes: {
-          bearer: {
-            type: 'oauth2',
-            description: 'RFC 9068 JWT access token from the authorization server, sent as Authorization: Bearer <token>.',
-            flows: {
-              authorizationCode: {
-                authorizationUrl: `${config.issuer}/authorize`,
-                tokenUrl: `${config.issuer}/token`,
-                scopes: Object.fromEntries(SCOPES.map((s) => [s, s])),
-              },
-              clientCredentials: { tokenUrl: `${config.issuer}/token`, scopes: Object.fromEntries(SCOPES.map((s) => [s, s])) },
-            },
-          },
-        },
-      },
-    },
-    refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
-  });
-  await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { deepLinking: false } });
-
-  app.get('/openapi.json', { schema: { hide: true } }, async function sendOpenApiDocument(_request, reply) {
-    reply.header('cache-control', 'public, max-age=300');
-    return app.swagger();
-  });
+  await registerOpenApi(app, config);
 
   registerMetrics(app);
   registerOperationalRoutes(app);

@@ -108,25 +108,37 @@ async function issueToken(config: Config, out: Output, args: { email?: string; c
   out.print(token, { access_token: token, token_type: 'Bearer', expires_in: expiresIn });
 }
 
-export async function runCli(argv: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args: argv,
-    allowPositionals: true,
-    options: {
-      json: { type: 'boolean', default: false },
-      help: { type: 'boolean', default: false },
-      email: { type: 'string' },
-      'client-id': { type: 'string' },
-      scope: { type: 'string' },
-      'expires-in': { type: 'string' },
-    },
-  });
-  const out = output(values.json ?? false);
-  const [command, sub] = positionals;
+const OPTIONS = {
+  json: { type: 'boolean', default: false },
+  help: { type: 'boolean', default: false },
+  email: { type: 'string' },
+  'client-id': { type: 'string' },
+  scope: { type: 'string' },
+  'expires-in': { type: 'string' },
+} as const;
+
+function parseCommandLine(argv: string[]) {
   try {
-    if (values.help || !command || command === 'help') {
+    return parseArgs({ args: argv, allowPositionals: true, options: OPTIONS });
+  } catch (error) {
+    // An unknown option or a missing value is a usage error (exit 2), not a crash.
+    if (error instanceof TypeError && 'code' in error && String(error.code).startsWith('ERR_PARSE_ARGS_')) throw new UsageError(error.message);
+    throw error;
+  }
+}
+
+export async function runCli(argv: string[]): Promise<number> {
+  const out = output(argv.includes('--json'));
+  try {
+    const { values, positionals } = parseCommandLine(argv);
+    const [command, sub] = positionals;
+    if (values.help || command === 'help') {
       console.log(USAGE);
-      return command || values.help ? 0 : 2;
+      return 0;
+    }
+    if (!command) {
+      console.error(USAGE);
+      return 2;
     }
     const config = loadConfig();
     switch (command) {

@@ -33,7 +33,7 @@ export function isDatabaseError(error: unknown): error is DatabaseError {
 // int8 → number (ids, money in minor units and counts stay far below 2^53),
 // timestamptz → RFC 3339 string in UTC with microseconds (no Date round trip, which costs
 // time and drops precision). Sessions run with TimeZone=UTC, so the text form ends in "+00".
-export const OID = { INT8: 20, TIMESTAMPTZ: 1184 } as const;
+export const OID = { INT8: 20, TIMESTAMPTZ: 1184, TEXT_ARRAY: 1009, INT8_ARRAY: 1016, TIMESTAMPTZ_ARRAY: 1185 } as const;
 
 export function parseInt8(value: string): number {
   const n = Number(value);

@@ -1,16 +1,46 @@
 // PostgreSQL over node-postgres, with explicit timeouts: pg waits forever by default.
+import { createHash } from 'node:crypto';
 import pg from 'pg';
 import type { Config } from '../config.ts';
 import { OID, parseInt8, parseTimestamptz, type Db, type Queryable } from './db.ts';
+
+// Arrays of those types parse element by element like PGlite does (pg's defaults would give
+// strings for int8[] and Dates for timestamptz[]).
+const parseTextArray: (value: string) => unknown = pg.types.getTypeParser(OID.TEXT_ARRAY as number, 'text');
+function arrayOf(parse: (value: string) => unknown): (value: string) => unknown {
+  const each = (item: unknown): unknown => (Array.isArray(item) ? item.map(each) : item === null ? null : parse(item as string));
+  return (value) => each(parseTextArray(value));
+}
+const parseInt8Array = arrayOf(parseInt8);
+const parseTimestamptzArray = arrayOf(parseTimestamptz);
 
 // Parsers are per pool (not the global pg.types) so nothing else in the process is affected.
 const types = {
   getTypeParser(oid: number, format?: string) {
     if (oid === OID.INT8) return parseInt8;
     if (oid === OID.TIMESTAMPTZ) return parseTimestamptz;
+    if (oid === OID.INT8_ARRAY) return parseInt8Array;
+    if (oid === OID.TIMESTAMPTZ_ARRAY) return parseTimestamptzArray;
     return pg.types.getTypeParser(oid, format as 'text');
   },
 };
+
+// Parameterised statements are prepared once per connection under a name derived from their text:
+// PostgreSQL then skips parsing and planning them on every call (about half the server's cost of
+// a short query). The set of distinct statements is bounded by the code (filter × sort shapes);
+// past MAX_PREPARED texts, new ones simply run unnamed.
+const MAX_PREPARED = 5_000;
+const statementNames = new Map<string, string>();
+
+function queryConfig(sql: string, params: readonly unknown[] | undefined): pg.QueryConfig {
+  if (!params) return { text: sql };
+  let name = statementNames.get(sql);
+  if (name === undefined && statementNames.size < MAX_PREPARED) {
+    name = `op_${createHash('sha256').update(sql).digest('base64url').slice(0, 24)}`;
+    statementNames.set(sql, name);
+  }
+  return { name, text: sql, values: params as unknown[] };
+}
 
 export async function openPostgres(url: string, options: Config['db']): Promise<Db> {
   const pool = new pg.Pool({
@@ -28,7 +58,7 @@ export async function openPostgres(url: string, options: Config['db']): Promise<
   pool.on('error', () => undefined);
 
   const query: Queryable['query'] = async <T>(sql: string, params?: readonly unknown[]) => {
-    const result = await pool.query(sql, params as unknown[] | undefined);
+    const result = await pool.query(queryConfig(sql, params));
     return { rows: result.rows as T[], rowCount: result.rowCount ?? 0 };
   };
 
@@ -43,7 +73,7 @@ export async function openPostgres(url: string, options: Config['db']): Promise<
         await client.query('BEGIN');
         const tx: Queryable = {
           async query<R>(sql: string, params?: readonly unknown[]) {
-            const result = await client.query(sql, params as unknown[] | undefined);
+            const result = await client.query(queryConfig(sql, params));
             return { rows: result.rows as R[], rowCount: result.rowCount ?? 0 };
           },
           exec: async (sql: string) => void (await client.query(sql)),

@@ -26,13 +26,16 @@ export interface TokenVerifierOptions {
   now?: () => Date;
 }
 
-/** JWKS from a loader, reloaded on an unknown kid (key rotation) at most once per second. */
-function reloadingJwks(loadKeys: () => Promise<JWK[]>): JWTVerifyGetKey {
+/**
+ * JWKS from a loader, reloaded on an unknown kid (key rotation) at most once per second of the
+ * injected clock, so tests can step past the cooldown without sleeping.
+ */
+function reloadingJwks(loadKeys: () => Promise<JWK[]>, now: () => Date): JWTVerifyGetKey {
   let current: JWTVerifyGetKey | undefined;
   let loadedAt = 0;
   const load = async () => {
     current = createLocalJWKSet({ keys: await loadKeys() });
-    loadedAt = Date.now();
+    loadedAt = now().getTime();
     return current;
   };
   return async (header, token) => {
@@ -40,7 +43,7 @@ function reloadingJwks(loadKeys: () => Promise<JWK[]>): JWTVerifyGetKey {
     try {
       return await jwks(header, token);
     } catch (error) {
-      if (error instanceof joseErrors.JWKSNoMatchingKey && Date.now() - loadedAt > 1000) return (await load())(header, token);
+      if (error instanceof joseErrors.JWKSNoMatchingKey && now().getTime() - loadedAt > 1000) return (await load())(header, token);
       throw error;
     }
   };
@@ -68,10 +71,10 @@ export interface TokenVerifier {
  * without the entry simply verifies again.
  */
 export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifier {
+  const now = options.now ?? (() => new Date());
   const keys = options.jwksUrl
     ? createRemoteJWKSet(new URL(options.jwksUrl))
-    : reloadingJwks(options.loadKeys ?? (async () => []));
-  const now = options.now ?? (() => new Date());
+    : reloadingJwks(options.loadKeys ?? (async () => []), now);
   const cache = new Map<string, { principal: Principal; exp: number }>();
   const MAX_CACHED = 10_000;
 
@@ -96,6 +99,7 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
   };
 }
 
+const SCHEME = /^([A-Za-z][A-Za-z0-9!#$%&'*+.^_`|~-]*)(?: |$)/;
 const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;
 
 function challenge(params: Record<string, string> = {}): string {
@@ -107,14 +111,15 @@ function challenge(params: Record<string, string> = {}): string {
 export function bearerAuthentication(verifier: TokenVerifier) {
   return async function authenticateBearer(request: FastifyRequest, _reply: FastifyReply): Promise<void> {
     // RFC 9700 §2.5: tokens in the URI leak into logs and Referer; we accept only the header.
-    const query = request.url.includes('?') ? new URLSearchParams(request.url.slice(request.url.indexOf('?') + 1)) : undefined;
-    if (query?.has('access_token')) {
+    const queryStart = request.url.indexOf('?');
+    if (queryStart >= 0 && request.url.includes('access_token') && new URLSearchParams(request.url.slice(queryStart + 1)).has('access_token')) {
       throw new ProblemError('AUTH_TOKEN_NOT_IN_HEADER', 'Send the access token in the Authorization header, not in the query string.', {
         headers: { 'www-authenticate': challenge({ error: 'invalid_request', error_description: 'token in query string' }) },
       });
     }
     const header = request.headers.authorization;
-    if (!header) {
+    // RFC 6750 §3.1: no credentials, or another scheme (Basic…), is a challenge without an error code.
+    if (!header || SCHEME.exec(header)?.[1]?.toLowerCase() !== 'bearer') {
       throw new ProblemError('AUTH_TOKEN_MISSING', 'This endpoint requires an access token: Authorization: Bearer <token>.', {
         headers: { 'www-authenticate': challenge() },
       });
@@ -123,7 +128,7 @@ export function bearerAuthentication(verifier: TokenVerifier) {
     const invalid = (description: string) => new ProblemError('AUTH_TOKEN_INVALID', `The access token is invalid: ${description}.`, {
       headers: { 'www-authenticate': challenge({ error: 'invalid_token', error_description: description }) },
     });
-    if (!match) throw invalid('the Authorization header is not a Bearer token');
+    if (!match) throw invalid('the Bearer credentials are malformed');
     try {
       request.principal = await verifier.verify(match[1]!);
     } catch (error) {

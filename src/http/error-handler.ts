@@ -10,6 +10,8 @@ interface AjvError {
   instancePath: string;
   message?: string;
   params: Record<string, unknown>;
+  /** The offending value (validators compiled with verbose: true). */
+  data?: unknown;
 }
 
 function pointerOf(error: AjvError): string {
@@ -42,14 +44,14 @@ export function validationProblem(context: string, errors: AjvError[]): ProblemE
     });
     return new ProblemError('QUERY_UNKNOWN_PARAMETER', fieldErrors.map((e) => e.detail).join('; '), { errors: fieldErrors });
   }
-  // A repeated parameter fails its scalar type; its other errors would only repeat that.
+  // A repeated or malformed parameter fails its type; its other errors would only repeat that.
   const repeated = new Set(errors.filter((e) => e.keyword === 'type').map((e) => pointerOf(e)));
   const relevant = errors.filter((e) => e.keyword === 'type' || !repeated.has(pointerOf(e)));
   const fieldErrors = relevant.map((e) => {
     const name = pointerOf(e).slice(1).split('/')[0] ?? '';
     const where = context === 'params' ? 'path parameter' : 'query parameter';
-    const detail = e.keyword === 'type' && e.params.type !== 'array' && context === 'querystring'
-      ? `${where} "${name}" ${e.message ?? 'is invalid'} (a parameter may appear only once)`
+    const detail = e.keyword === 'type' && Array.isArray(e.data)
+      ? `${where} "${name}" may appear only once`
       : `${where} "${name}" ${describe(e)}`;
     return { parameter: name, detail };
   });
@@ -70,8 +72,10 @@ const FASTIFY_ERRORS: Record<string, [ErrorCode, string]> = {
 function databaseProblem(code: string): ProblemError | undefined {
   if (code === '23505') return new ProblemError('RESOURCE_CONFLICT', 'A resource with this unique value already exists.');
   if (code === '40001' || code === '40P01') return new ProblemError('RESOURCE_CONFLICT', 'A concurrent change conflicted with this one; retry the request.');
+  // NUL and invalid byte sequences can only arrive inside JSON strings: schemas check the rest.
+  if (code === '22021' || code === '22P05') return new ProblemError('REQUEST_BODY_INVALID', 'A text value contains a character that cannot be stored (such as U+0000).');
   if (code.startsWith('22')) return new ProblemError('REQUEST_PARAMETER_INVALID', 'A value is out of the range the server can store.');
-  if (code === '57014' || code === '55P03' || code.startsWith('08') || code.startsWith('53') || code === '57P01' || code === '57P03') {
+  if (code === '57014' || code === '55P03' || code.startsWith('08') || code.startsWith('53') || code === '57P01' || code === '57P03' || code === '55000') {
     return new ProblemError('SERVICE_UNAVAILABLE', 'The database is busy or unreachable; retry shortly.', { headers: { 'retry-after': '1' } });
   }
   return undefined;
@@ -104,22 +108,25 @@ export function toProblem(error: FastifyError | Error): { problem: ProblemError;
 
 export function registerErrorHandling(app: FastifyInstance, routeMethods: (path: string) => string[]): void {
   app.setErrorHandler(function sendErrorAsProblem(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
+    // No route matched: that answer (404/405) comes first, whatever is wrong with the body.
+    if (request.is404) return sendRouteNotFound(request, reply);
     const { problem, internal } = toProblem(error);
     // The cause (SQL, parameters, stack) goes to the log only.
     if (internal || problem.status >= 500) request.log.error({ err: error }, 'request failed');
     return sendProblem(request, reply, problem);
   });
 
-  app.setNotFoundHandler(function sendRouteNotFound(request, reply) {
+  function sendRouteNotFound(request: FastifyRequest, reply: FastifyReply): FastifyReply {
     const path = request.url.split('?', 1)[0] ?? '/';
     const allowed = routeMethods(path);
-    if (allowed.length > 0) {
+    if (allowed.length > 0 && !allowed.includes(request.method)) {
       return sendProblem(request, reply, new ProblemError('METHOD_NOT_ALLOWED', `${request.method} is not supported on ${path}; use ${allowed.join(', ')}.`, {
         headers: { allow: allowed.join(', ') },
       }));
     }
     return sendProblem(request, reply, new ProblemError('ROUTE_NOT_FOUND', `No resource at ${path}.`));
-  });
+  }
+  app.setNotFoundHandler(sendRouteNotFound);
 }
 
 /** Collects route patterns as they are registered, to answer 405 with Allow for known paths. */
@@ -133,7 +140,7 @@ export function createRouteTable() {
         set = new Set();
         byUrl.set(url, set);
         const source = url.split('/').map((seg) => (seg.startsWith(':') ? '[^/]+' : seg.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))).join('/');
-        routes.push({ pattern: new RegExp(`^${source}/?$`), methods: set });
+        routes.push({ pattern: new RegExp(`^${source}$`), methods: set });
       }
       for (const m of Array.isArray(methods) ? methods : [methods]) set.add(m);
     },
@@ -143,4 +150,16 @@ export function createRouteTable() {
       return [...methods].sort();
     },
   };
+}
+
+/** Errors Fastify raises while routing, before any hook runs (bad percent-encoding, huge params). */
+export function sendFrameworkError(error: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  const problem = error.code === 'FST_ERR_BAD_URL'
+    ? new ProblemError('REQUEST_PARAMETER_INVALID', 'The request path is not valid percent-encoding.')
+    : error.code === 'FST_ERR_MAX_PARAM_LENGTH'
+      ? new ProblemError('REQUEST_PARAMETER_INVALID', 'A path parameter is too long.')
+      : toProblem(error).problem;
+  // Raised before routing, so the onSend hook that sets it does not run.
+  reply.header('x-request-id', request.id);
+  return sendProblem(request, reply, problem);
 }

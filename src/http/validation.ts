@@ -1,7 +1,7 @@
 // Schema validators: bodies are validated as sent (no type coercion, unknown fields refused,
 // never stripped); path and query strings are coerced to the declared types, and a parameter
 // that appears twice arrives as an array and fails its scalar type.
-import { Ajv, type Options } from 'ajv';
+import { Ajv, type ErrorObject, type Options, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import type { FastifySchemaCompiler } from 'fastify';
 
@@ -13,8 +13,36 @@ function createAjv(options: Options): Ajv {
   return ajv;
 }
 
+// Ajv coerces every string Number() reads ("0x10", "1e3", " 7", "+7") to a number; an integer
+// parameter must be written in decimal digits, anything else is malformed.
+const DECIMAL_INTEGER = /^-?[0-9]+$/;
+
+function integerParameters(schema: unknown): string[] {
+  const properties = (schema as { properties?: Record<string, { type?: unknown }> }).properties ?? {};
+  return Object.keys(properties).filter((name) => properties[name]?.type === 'integer');
+}
+
+function refuseNonDecimalIntegers(validate: ValidateFunction, names: string[]): ValidateFunction {
+  if (names.length === 0) return validate;
+  const validateParameters = function validateDecimalIntegers(data: Record<string, unknown>) {
+    const malformed = names.filter((name) => typeof data?.[name] === 'string' && !DECIMAL_INTEGER.test(data[name] as string));
+    const raw = malformed.map((name) => data[name]);
+    const valid = validate(data);
+    const others = (validate.errors ?? []).filter((e) => !malformed.some((name) => e.instancePath === `/${name}`));
+    const own: ErrorObject[] = malformed.map((name, i) => ({
+      keyword: 'type', instancePath: `/${name}`, schemaPath: `#/properties/${name}/type`, params: { type: 'integer' }, message: 'must be integer', data: raw[i],
+    }));
+    validateParameters.errors = [...others, ...own];
+    return valid && own.length === 0;
+  } as ValidateFunction;
+  return validateParameters;
+}
+
 export function createValidatorCompiler(): FastifySchemaCompiler<unknown> {
   const bodyAjv = createAjv({ coerceTypes: false, useDefaults: false });
-  const paramAjv = createAjv({ coerceTypes: true, useDefaults: true });
-  return ({ schema, httpPart }) => (httpPart === 'body' ? bodyAjv : paramAjv).compile(schema as object);
+  // verbose: errors carry the offending value, to tell a repeated parameter from a malformed one.
+  const paramAjv = createAjv({ coerceTypes: true, useDefaults: true, verbose: true });
+  return ({ schema, httpPart }) => httpPart === 'body'
+    ? bodyAjv.compile(schema as object)
+    : refuseNonDecimalIntegers(paramAjv.compile(schema as object), integerParameters(schema));
 }

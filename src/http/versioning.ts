@@ -46,13 +46,14 @@ export function resolveApiVersion(pathVersion: number | undefined) {
   return async function negotiateApiVersion(request: FastifyRequest, reply: FastifyReply): Promise<void> {
     const requested = versionsInAccept(request.headers.accept);
     let version: number;
+    // Accept selects the media type (vendor or plain JSON) and can make it a 406 on /v<N> paths too.
+    reply.header('vary', 'Accept');
     if (pathVersion !== undefined) {
       if (requested.length > 0 && !requested.includes(pathVersion)) {
         throw new ProblemError('VERSION_NOT_ACCEPTABLE', `The path selects API v${pathVersion} but Accept asks for v${requested.join(', v')}.`);
       }
       version = pathVersion;
     } else {
-      reply.header('vary', 'Accept');
       const supported = requested.filter(isSupported);
       if (requested.length > 0 && supported.length === 0) {
         throw new ProblemError('VERSION_NOT_ACCEPTABLE', `API v${requested.join(', v')} is not available; supported: ${API_VERSIONS.map((v) => `v${v.version}`).join(', ')}.`);

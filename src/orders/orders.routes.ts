@@ -94,7 +94,7 @@ export async function ordersRoutes(parent: FastifyInstance): Promise<void> {
       tags: ['orders'], summary: 'Delete an order', security: writeSecurity,
       description: 'Only pending or cancelled orders. The order disappears from reads; deleting it again answers 204 again.',
       params: OrderIdParams, headers: IfMatchHeaders,
-      response: { 204: Type.Null({ description: 'Deleted.' }), ...problems(400, 401, 403, 404, 406, 409, 412) },
+      response: { 204: Type.Null({ description: 'Deleted.' }), ...problems(400, 401, 403, 404, 406, 409, 412, 413, 415) },
     },
   }, async function deleteOrderRoute(request, reply) {
     const principal = requireScope(request, 'orders:write');

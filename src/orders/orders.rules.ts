@@ -63,6 +63,16 @@ export interface OrderFilters {
 /** Read-only fields a PUT body may repeat, compared with the current representation. */
 export const READ_ONLY_FIELDS = ['id', 'customerId', 'total', 'currency', 'createdAt', 'updatedAt'] as const;
 
+const TIMESTAMP_FIELDS: ReadonlySet<string> = new Set(['createdAt', 'updatedAt']);
+
+/** Timestamps are the same instant however written (a client's Date round trip keeps only ms). */
+function sameValue(field: string, sent: unknown, current: unknown): boolean {
+  if (sent === current) return true;
+  if (!TIMESTAMP_FIELDS.has(field) || typeof sent !== 'string' || typeof current !== 'string') return false;
+  const instant = Date.parse(sent);
+  return !Number.isNaN(instant) && instant === Date.parse(current);
+}
+
 export function changedReadOnlyFields(body: Record<string, unknown>, current: Record<string, unknown>): string[] {
-  return READ_ONLY_FIELDS.filter((field) => field in body && body[field] !== current[field]);
+  return READ_ONLY_FIELDS.filter((field) => field in body && !sameValue(field, body[field], current[field]));
 }

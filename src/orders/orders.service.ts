@@ -12,7 +12,7 @@ import {
 } from './orders.rules.ts';
 import type { CreateOrderBody, ListOrderItemsQuery, ListOrdersQuery, Order, OrderItem, ReplaceOrderBody } from './orders.schemas.ts';
 import {
-  countOrders, findOrder, insertOrder, insertOrderItem, lockOrder, selectOrderItems, selectOrderPage, softDeleteOrder,
+  findOrder, insertOrder, insertOrderItem, lockOrder, selectOrderItems, selectOrderPage, softDeleteOrder,
   toOrder, updateOrderStatus, type OrderRow, type OwnerScope,
 } from './orders.store.ts';
 
@@ -61,7 +61,7 @@ export async function listOrders(
   }
   const filters: OrderFilters = { status: query.status, minTotal: query.minTotal, customerId: scope?.customerId ?? customerId };
   const page = { page: query.page ?? 1, pageSize: query.pageSize ?? 20 };
-  const [rows, total] = await Promise.all([selectOrderPage(db, filters, sort, page), countOrders(db, filters)]);
+  const { rows, total } = await selectOrderPage(db, filters, sort, page);
   return toCollection(rows.map(toOrder), total, page);
 }
 

@@ -53,40 +53,47 @@ function whereClause(filters: OrderFilters, params: unknown[]): string {
   return conditions.join(' AND ');
 }
 
+/** SQL of the exact number of visible orders matching the filters, as a subquery. */
+function countSql(filters: OrderFilters, params: unknown[]): string {
+  // Without minTotal the total comes from the counters the triggers keep (migration 0001),
+  // however broad the filter; with minTotal it is counted from the index.
+  if (filters.minTotal !== undefined) return `SELECT count(*) AS collection_total FROM orders WHERE ${whereClause(filters, params)}`;
+  if (filters.customerId !== undefined) {
+    const status = filters.status !== undefined ? ` AND status = $${params.push(filters.status)}` : '';
+    return `SELECT coalesce(sum(n), 0)::bigint AS collection_total FROM customer_order_counts WHERE customer_id = $${params.push(filters.customerId)}${status}`;
+  }
+  const status = filters.status !== undefined ? ` WHERE status = $${params.push(filters.status)}` : '';
+  return `SELECT coalesce(sum(n), 0)::bigint AS collection_total FROM order_status_counts${status}`;
+}
+
+/**
+ * One page of orders and the exact total, in one statement: one snapshot (the total always
+ * matches the page), one round trip. The LEFT JOIN keeps the total when the page is empty.
+ */
 export async function selectOrderPage(
   db: Queryable,
   filters: OrderFilters,
   sort: SortKey<OrderSortKey>[],
   page: { page: number; pageSize: number },
-): Promise<OrderRow[]> {
+): Promise<{ rows: OrderRow[]; total: number }> {
   const params: unknown[] = [];
+  const total = countSql(filters, params);
   const where = whereClause(filters, params);
-  const orderBy = sort.map((k) => `${SORT_COLUMNS[k.field]} ${k.descending ? 'DESC' : 'ASC'}`).join(', ');
+  const direction = (k: SortKey<OrderSortKey>) => (k.descending ? 'DESC' : 'ASC');
+  const innerOrder = sort.map((k) => `${SORT_COLUMNS[k.field]} ${direction(k)}`).join(', ');
+  const outerOrder = sort.map((k) => `o."${k.field}" ${direction(k)}`).join(', ');
   const limit = `$${params.push(page.pageSize)}`;
   const offset = `$${params.push((page.page - 1) * page.pageSize)}`;
-  const { rows } = await db.query<OrderRow>(`SELECT ${ORDER_COLUMNS} FROM orders WHERE ${where} ORDER BY ${orderBy} LIMIT ${limit} OFFSET ${offset}`, params);
-  return rows;
-}
-
-/**
- * Exact number of visible orders matching the filters. Without minTotal it is read from the
- * counters the triggers keep (migration 0001), whatever the breadth of the filter; with minTotal
- * it is counted from the index.
- */
-export async function countOrders(db: Queryable, filters: OrderFilters): Promise<number> {
-  const params: unknown[] = [];
-  let sql: string;
-  if (filters.minTotal !== undefined) {
-    sql = `SELECT count(*) AS n FROM orders WHERE ${whereClause(filters, params)}`;
-  } else if (filters.customerId !== undefined) {
-    const status = filters.status !== undefined ? ` AND status = $${params.push(filters.status)}` : '';
-    sql = `SELECT coalesce(sum(n), 0)::bigint AS n FROM customer_order_counts WHERE customer_id = $${params.push(filters.customerId)}${status}`;
-  } else {
-    const status = filters.status !== undefined ? ` WHERE status = $${params.push(filters.status)}` : '';
-    sql = `SELECT coalesce(sum(n), 0)::bigint AS n FROM order_status_counts${status}`;
-  }
-  const { rows } = await db.query<{ n: number }>(sql, params);
-  return rows[0]?.n ?? 0;
+  const { rows } = await db.query<OrderRow & { collection_total: number }>(
+    `SELECT t.collection_total, o.* FROM (${total}) t LEFT JOIN LATERAL (
+       SELECT ${ORDER_COLUMNS} FROM orders WHERE ${where} ORDER BY ${innerOrder} LIMIT ${limit} OFFSET ${offset}
+     ) o ON true ORDER BY ${outerOrder}`,
+    params,
+  );
+  return {
+    rows: rows.filter((r) => r.id !== null).map(({ collection_total: _total, ...row }) => row),
+    total: rows[0]?.collection_total ?? 0,
+  };
 }
 
 export async function insertOrder(
