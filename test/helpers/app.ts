@@ -7,6 +7,7 @@ import { loadConfig, type Config } from '../../src/config.ts';
 import type { Db } from '../../src/db/db.ts';
 import type { Scope } from '../../src/http/authenticate.ts';
 import { createTestDatabase } from './db.ts';
+import { assertMatchesOpenApi } from './openapi.ts';
 
 export const PUBLIC_URL = 'http://orderpay.test';
 
@@ -16,7 +17,7 @@ export interface TestApp {
   config: Config;
   /** A token for a user (customer or staff) or, with service: true, for a service client. */
   token(options: { userId?: number; staff?: boolean; service?: boolean; scopes?: Scope[] | string[]; expiresIn?: number; clientId?: string }): Promise<string>;
-  /** app.inject with a bearer token. */
+  /** app.inject with a bearer token; throws unless the response matches the OpenAPI document. */
   request(token: string | undefined, options: InjectOptions): Promise<LightMyRequestResponse>;
   close(): Promise<void>;
 }
@@ -44,8 +45,13 @@ export async function startTestApp(overrides: Partial<Config> = {}, now?: () => 
         expiresIn,
         now: now?.(),
       }),
-    request: (token, options) =>
-      app.inject({ ...options, headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...options.headers } }),
+    async request(token, options) {
+      const response = await app.inject({ ...options, headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...options.headers } });
+      // The request as sent, query string included, whatever form the options gave it in.
+      const { method = 'GET', url = '/' } = response.raw.req;
+      assertMatchesOpenApi(app, method, url, response);
+      return response;
+    },
     async close() {
       await app.close();
       await drop();

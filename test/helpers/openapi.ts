@@ -1,0 +1,183 @@
+// Checks a response against the OpenAPI document the app publishes: the operation is documented,
+// the status is declared for it, and the media type and JSON body are the documented ones.
+import { AssertionError } from 'node:assert/strict';
+import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
+import addFormatsModule from 'ajv-formats';
+import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
+import { API_VERSIONS } from '../../src/http/versioning.ts';
+
+const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
+
+export interface OpenApiResponse {
+  description?: string;
+  content?: Record<string, { schema?: unknown }>;
+}
+
+export interface OpenApiOperation {
+  responses?: Record<string, OpenApiResponse>;
+  parameters?: { name: string; in: string; required?: boolean }[];
+  security?: Record<string, string[]>[];
+}
+
+export interface OpenApiDocument {
+  openapi: string;
+  info: { title: string; version: string };
+  paths: Record<string, Record<string, OpenApiOperation>>;
+  components: { schemas?: Record<string, unknown>; securitySchemes?: Record<string, { type: string; flows?: Record<string, { scopes: Record<string, string> }> }> };
+}
+
+/** Operational endpoints are hidden from the document on purpose. */
+const OPERATIONAL_PATH = /^\/(?:livez|readyz|metrics|openapi\.json|oauth\/jwks)$|^\/problems\/|^\/docs(?:\/|$)/;
+
+export function isOperationalPath(path: string): boolean {
+  return OPERATIONAL_PATH.test(path);
+}
+
+const VERSION_PREFIX = /^\/v(\d+)(?=\/)/;
+
+/** The documented path of a request path: /v<N> mirrors of a served version drop their prefix. */
+export function unversionedPath(path: string): string {
+  const match = VERSION_PREFIX.exec(path);
+  if (!match || !API_VERSIONS.some((v) => v.version === Number(match[1]))) return path;
+  return path.slice(match[0].length);
+}
+
+export function isVersionedMirror(path: string): boolean {
+  return unversionedPath(path) !== path;
+}
+
+/** RFC 6901 escaping of one reference token. */
+export function pointerToken(token: string): string {
+  return token.replaceAll('~', '~0').replaceAll('/', '~1');
+}
+
+interface PathTemplate {
+  template: string;
+  pattern: RegExp;
+  params: number;
+}
+
+interface LoadedDocument {
+  document: OpenApiDocument;
+  templates: PathTemplate[];
+  ajv: Ajv2020;
+  validators: Map<string, ValidateFunction>;
+}
+
+// The URI the document is registered under in ajv; `#/components/schemas/X` resolves against it.
+const DOCUMENT_ID = 'https://orderpay.invalid/openapi.json';
+const loaded = new WeakMap<FastifyInstance, LoadedDocument>();
+
+function loadDocument(app: FastifyInstance): LoadedDocument {
+  let entry = loaded.get(app);
+  if (entry) return entry;
+  // A copy: app.swagger() returns the object it serves, which must not change.
+  const document = structuredClone(app.swagger()) as unknown as OpenApiDocument;
+  // Not strict: the document's own members (openapi, info, paths…) are not schema keywords.
+  const ajv = new Ajv2020({ allErrors: true, strict: false });
+  addFormats(ajv);
+  ajv.addSchema({ ...document, $id: DOCUMENT_ID });
+  const templates = Object.keys(document.paths).map((template) => {
+    const source = template.split('/').map((segment) => (/^\{[^}]+\}$/.test(segment) ? '[^/]+' : segment.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))).join('/');
+    return { template, pattern: new RegExp(`^${source}$`), params: (template.match(/\{/g) ?? []).length };
+  });
+  // A static segment wins over a parameter, as in the router.
+  templates.sort((a, b) => a.params - b.params);
+  entry = { document, templates, ajv, validators: new Map() };
+  loaded.set(app, entry);
+  return entry;
+}
+
+/** The published document, as a copy that tests may read freely. */
+export function openApiDocument(app: FastifyInstance): OpenApiDocument {
+  return loadDocument(app).document;
+}
+
+/** The document's path template a request path falls under, if any. */
+export function findPathTemplate(app: FastifyInstance, path: string): string | undefined {
+  return loadDocument(app).templates.find((t) => t.pattern.test(path))?.template;
+}
+
+function validatorFor(entry: LoadedDocument, pointer: string): ValidateFunction {
+  let validate = entry.validators.get(pointer);
+  if (!validate) {
+    validate = entry.ajv.compile({ $ref: `${DOCUMENT_ID}#${pointer}` });
+    entry.validators.set(pointer, validate);
+  }
+  return validate;
+}
+
+function mediaTypeOf(response: LightMyRequestResponse): string | undefined {
+  const header = response.headers['content-type'];
+  return typeof header === 'string' ? header.split(';', 1)[0]!.trim().toLowerCase() : undefined;
+}
+
+function isJsonMediaType(mediaType: string): boolean {
+  return mediaType === 'application/json' || /^application\/[a-z0-9.+-]+\+json$/.test(mediaType);
+}
+
+function formatErrors(errors: ErrorObject[] | null | undefined): string {
+  return (errors ?? []).map((e) => `${e.instancePath || '/'} ${e.message ?? e.keyword} ${JSON.stringify(e.params)}`).join('; ');
+}
+
+function parseJson(response: LightMyRequestResponse, fail: (reason: string) => never): unknown {
+  try {
+    return JSON.parse(response.body);
+  } catch {
+    return fail(`the body is not JSON: ${response.body.slice(0, 200)}`);
+  }
+}
+
+function checkBody(
+  entry: LoadedDocument,
+  response: LightMyRequestResponse,
+  documented: OpenApiResponse,
+  pointer: string,
+  fail: (reason: string) => never,
+): void {
+  const content = documented.content ?? {};
+  if (response.statusCode === 204 || response.statusCode === 304 || Object.keys(content).length === 0) {
+    if (response.body !== '') fail(`the document declares no body, but one was sent: ${response.body.slice(0, 200)}`);
+    return;
+  }
+  const mediaType = mediaTypeOf(response);
+  if (!mediaType || !isJsonMediaType(mediaType)) fail(`content type ${String(response.headers['content-type'])} is neither JSON nor problem+json`);
+  if (!(mediaType in content)) fail(`content type ${mediaType} is not documented (documented: ${Object.keys(content).join(', ')})`);
+  const body = parseJson(response, fail);
+  const validate = validatorFor(entry, `${pointer}/content/${pointerToken(mediaType)}/schema`);
+  if (!validate(body)) fail(`the body does not match the documented schema: ${formatErrors(validate.errors)}\nbody: ${response.body.slice(0, 500)}`);
+}
+
+/**
+ * Throws an AssertionError unless the response is one the OpenAPI document allows for this
+ * request. Requests to no documented path must be the 404/405 problems of the router.
+ */
+export function assertMatchesOpenApi(app: FastifyInstance, method: string, url: string, response: LightMyRequestResponse): void {
+  const path = url.split('?', 1)[0]!;
+  if (isOperationalPath(path)) return;
+  const fail = (reason: string): never => {
+    throw new AssertionError({ message: `${method} ${url} → ${response.statusCode}: ${reason}`, actual: response.statusCode, operator: 'assertMatchesOpenApi' });
+  };
+  const entry = loadDocument(app);
+  const template = findPathTemplate(app, unversionedPath(path));
+  const verb = method.toLowerCase() === 'head' ? 'get' : method.toLowerCase();
+  const operation = template ? entry.document.paths[template]?.[verb] : undefined;
+
+  if (!operation) {
+    // Not an operation: the router answers 404 (unknown path) or 405 (known path, other method).
+    const expected = template ? 405 : 404;
+    if (response.statusCode !== expected) fail(`no documented operation, so the answer must be ${expected}`);
+    if (expected === 405 && !response.headers.allow) fail('405 without an Allow header');
+    if (mediaTypeOf(response) !== 'application/problem+json') fail(`content type ${String(response.headers['content-type'])} is not application/problem+json`);
+    const validate = validatorFor(entry, '/components/schemas/Problem');
+    if (method.toUpperCase() !== 'HEAD' && !validate(parseJson(response, fail))) fail(`the body is not a Problem: ${formatErrors(validate.errors)}`);
+    return;
+  }
+
+  const status = String(response.statusCode);
+  const statusKey = [status, `${status[0]}XX`, 'default'].find((key) => operation.responses?.[key] !== undefined);
+  if (!statusKey) fail(`status ${status} is not documented for ${verb.toUpperCase()} ${template} (documented: ${Object.keys(operation.responses ?? {}).join(', ')})`);
+  if (method.toUpperCase() === 'HEAD') return;
+  const pointer = `/paths/${pointerToken(template!)}/${verb}/responses/${pointerToken(statusKey!)}`;
+  checkBody(entry, response, operation.responses![statusKey!]!, pointer, fail);
+}

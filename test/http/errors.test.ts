@@ -1,0 +1,352 @@
+// Generic error handling: RFC 9457 problem bodies for the router's and the parser's errors, request
+// ids, a bounded fuzz of every route (no client input yields a 5xx) and 5xx bodies without internals.
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import type { LightMyRequestResponse } from 'fastify';
+import { ERRORS, problemSlug, type ErrorCode } from '../../src/http/errors.ts';
+import { startTestApp, type TestApp } from '../helpers/app.ts';
+import { createOrder, createProduct, createUser } from '../helpers/factories.ts';
+
+const PROBLEM_JSON = 'application/problem+json; charset=utf-8';
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+
+/** Asserts the RFC 9457 members every problem carries, and returns the body. */
+function assertProblem(response: LightMyRequestResponse, status: number, code: ErrorCode, instance: string): Record<string, unknown> {
+  assert.equal(response.statusCode, status, response.body);
+  assert.equal(response.headers['content-type'], PROBLEM_JSON);
+  assert.equal(response.headers['cache-control'], 'no-store');
+  const body = response.json();
+  assert.equal(body.type, `http://orderpay.test/problems/${problemSlug(code)}`);
+  assert.equal(body.title, ERRORS[code].title);
+  assert.equal(body.status, status);
+  assert.equal(typeof body.detail, 'string');
+  assert.ok(body.detail.length > 0);
+  assert.equal(body.instance, instance);
+  assert.equal(body.code, code);
+  assert.equal(body.requestId, response.headers['x-request-id']);
+  return body;
+}
+
+/** mulberry32: a small seeded PRNG, so a failing fuzz case can be replayed from its seed. */
+function createRandom(seed: number) {
+  let state = seed >>> 0;
+  const next = () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let x = state;
+    x = Math.imul(x ^ (x >>> 15), x | 1);
+    x ^= x + Math.imul(x ^ (x >>> 7), x | 61);
+    return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
+  };
+  const pick = <T>(items: readonly T[]): T => items[Math.floor(next() * items.length)]!;
+  return { next, pick, chance: (p: number) => next() < p };
+}
+
+describe('errors: RFC 9457 problem details for every failure', () => {
+  let t: TestApp;
+  let staffToken: string;
+
+  before(async () => {
+    t = await startTestApp();
+    const staff = await createUser(t.db, 'staff');
+    staffToken = await t.token({ userId: staff.id, staff: true });
+  });
+  after(() => t.close());
+
+  describe('the router', () => {
+    test('an unknown route → 404 ROUTE_NOT_FOUND, with or without a token', async () => {
+      for (const [token, url] of [[undefined, '/nope'], [staffToken, '/orders/1/items'], [staffToken, '/v1/nope'], [undefined, '/orders-items']] as const) {
+        const response = await t.request(token, { method: 'GET', url });
+        const body = assertProblem(response, 404, 'ROUTE_NOT_FOUND', url);
+        assert.equal(body.detail, `No resource at ${url}.`);
+        assert.deepEqual(Object.keys(body).sort(), ['code', 'detail', 'instance', 'requestId', 'status', 'title', 'type']);
+      }
+    });
+
+    test('the instance is the path without the query string', async () => {
+      const response = await t.request(undefined, { method: 'GET', url: '/nope?secret=1' });
+      assertProblem(response, 404, 'ROUTE_NOT_FOUND', '/nope');
+    });
+
+    test('a known path with another method → 405 METHOD_NOT_ALLOWED with Allow', async () => {
+      const cases = [
+        ['PATCH', '/orders', 'GET, HEAD, POST'],
+        ['DELETE', '/v1/orders', 'GET, HEAD, POST'],
+        ['POST', '/orders/12', 'DELETE, GET, HEAD, PUT'],
+        ['PATCH', '/v1/orders/12', 'DELETE, GET, HEAD, PUT'],
+        ['DELETE', '/products', 'GET, HEAD, POST'],
+        ['POST', '/order-items', 'GET, HEAD'],
+        ['PUT', '/users/1/orders', 'GET, HEAD'],
+        ['POST', '/livez', 'GET, HEAD'],
+      ] as const;
+      for (const [method, url, allow] of cases) {
+        const response = await t.request(staffToken, { method, url, payload: method === 'DELETE' ? undefined : {} });
+        const body = assertProblem(response, 405, 'METHOD_NOT_ALLOWED', url);
+        assert.equal(response.headers.allow, allow, `${method} ${url}`);
+        assert.equal(body.detail, `${method} is not supported on ${url}; use ${allow}.`);
+      }
+    });
+
+    test('the router answers before the body is judged: malformed, oversized or non-JSON bodies on no route → 404/405', async () => {
+      const bodies = [
+        ['application/json', '{'],
+        ['application/json', JSON.stringify({ pad: 'x'.repeat(65 * 1024) })],
+        ['text/plain', 'hello'],
+      ] as const;
+      for (const [contentType, payload] of bodies) {
+        const missing = await t.request(staffToken, { method: 'PUT', url: '/nope', headers: { 'content-type': contentType }, payload });
+        assertProblem(missing, 404, 'ROUTE_NOT_FOUND', '/nope');
+        const wrongMethod = await t.request(staffToken, { method: 'PATCH', url: '/orders/1', headers: { 'content-type': contentType }, payload });
+        assertProblem(wrongMethod, 405, 'METHOD_NOT_ALLOWED', '/orders/1');
+        assert.equal(wrongMethod.headers.allow, 'DELETE, GET, HEAD, PUT');
+      }
+    });
+
+    test('a path that is not valid percent-encoding → 400 problem, with the request id in header and body', async () => {
+      for (const url of ['/orders/%E0%A4%A', '/v1/products/%zz', '/users/%C0/orders']) {
+        const response = await t.request(staffToken, { method: 'GET', url, headers: { 'x-request-id': 'bad-path-1' } });
+        const body = assertProblem(response, 400, 'REQUEST_PARAMETER_INVALID', url);
+        assert.equal(body.detail, 'The request path is not valid percent-encoding.');
+        assert.equal(response.headers['x-request-id'], 'bad-path-1');
+      }
+    });
+  });
+
+  describe('request bodies', () => {
+    test('a body over 64 KiB → 413 REQUEST_BODY_TOO_LARGE, and nothing is written', async () => {
+      const customer = await createUser(t.db);
+      const token = await t.token({ userId: customer.id });
+      const payload = JSON.stringify({ productId: 1, qty: 1, padding: 'x'.repeat(65 * 1024) });
+      const response = await t.request(token, { method: 'POST', url: '/orders', headers: { 'content-type': 'application/json' }, payload });
+      const body = assertProblem(response, 413, 'REQUEST_BODY_TOO_LARGE', '/orders');
+      assert.equal(body.detail, 'The request body exceeds the 64 KiB limit.');
+      const { rows } = await t.db.query<{ n: number }>('SELECT count(*) AS n FROM orders WHERE customer_id = $1', [customer.id]);
+      assert.equal(rows[0]!.n, 0);
+    });
+
+    test('a body of exactly 64 KiB is parsed (and then judged by the schema)', async () => {
+      const base = JSON.stringify({ name: '', price: 1, currency: 'EUR' });
+      const payload = JSON.stringify({ name: 'n'.repeat(64 * 1024 - base.length), price: 1, currency: 'EUR' });
+      assert.equal(Buffer.byteLength(payload), 64 * 1024);
+      const response = await t.request(staffToken, { method: 'POST', url: '/products', headers: { 'content-type': 'application/json' }, payload });
+      const body = assertProblem(response, 400, 'REQUEST_BODY_INVALID', '/products');
+      assert.deepEqual(body.errors, [{ pointer: '/name', detail: '/name must NOT have more than 200 characters' }]);
+    });
+
+    for (const [contentType, payload] of [
+      ['text/plain', 'productId=1'],
+      ['text/plain; charset=utf-8', '{"productId":1,"qty":1}'],
+      ['application/x-www-form-urlencoded', 'productId=1&qty=1'],
+      ['multipart/form-data; boundary=x', '--x\r\nContent-Disposition: form-data; name="qty"\r\n\r\n1\r\n--x--'],
+      ['application/xml', '<order/>'],
+    ] as const) {
+      test(`Content-Type ${contentType} → 415 REQUEST_UNSUPPORTED_MEDIA_TYPE`, async () => {
+        const response = await t.request(staffToken, { method: 'POST', url: '/orders', headers: { 'content-type': contentType }, payload });
+        const body = assertProblem(response, 415, 'REQUEST_UNSUPPORTED_MEDIA_TYPE', '/orders');
+        assert.equal(body.detail, 'Send the body as application/json.');
+      });
+    }
+
+    for (const payload of ['{', '{"productId":1,', "{'productId':1}", '{"productId":1}}', 'undefined', '{"a":1,"a":', '\u0000']) {
+      test(`malformed JSON ${JSON.stringify(payload)} → 400 REQUEST_BODY_MALFORMED`, async () => {
+        const response = await t.request(staffToken, { method: 'POST', url: '/products', headers: { 'content-type': 'application/json' }, payload });
+        const body = assertProblem(response, 400, 'REQUEST_BODY_MALFORMED', '/products');
+        assert.equal(body.detail, 'The body is not valid JSON.');
+      });
+    }
+
+    test('an empty JSON body → 400 REQUEST_BODY_MALFORMED', async () => {
+      const response = await t.request(staffToken, { method: 'POST', url: '/products', headers: { 'content-type': 'application/json' }, payload: '' });
+      const body = assertProblem(response, 400, 'REQUEST_BODY_MALFORMED', '/products');
+      assert.equal(body.detail, 'The JSON body is empty.');
+    });
+
+    test('__proto__ and constructor.prototype in a body are refused, and pollute nothing', async () => {
+      for (const payload of ['{"__proto__":{"polluted":1},"name":"p","price":1,"currency":"EUR"}', '{"constructor":{"prototype":{"polluted":1}},"name":"p","price":1,"currency":"EUR"}']) {
+        const response = await t.request(staffToken, { method: 'POST', url: '/products', headers: { 'content-type': 'application/json' }, payload });
+        assertProblem(response, 400, 'REQUEST_BODY_MALFORMED', '/products');
+      }
+      assert.equal(({} as Record<string, unknown>).polluted, undefined);
+    });
+
+    test('validation problems name each field with a JSON Pointer', async () => {
+      const customer = await createUser(t.db);
+      const token = await t.token({ userId: customer.id });
+      const response = await t.request(token, { method: 'POST', url: '/orders', payload: { productId: '1', qty: 0, note: 'x' } });
+      const body = assertProblem(response, 400, 'REQUEST_BODY_INVALID', '/orders');
+      const byPointer = (a: { pointer: string }, b: { pointer: string }) => a.pointer.localeCompare(b.pointer);
+      assert.deepEqual([...(body.errors as { pointer: string }[])].sort(byPointer), [
+        { pointer: '/note', detail: '/note is not a known field' },
+        { pointer: '/productId', detail: '/productId must be integer' },
+        { pointer: '/qty', detail: '/qty must be >= 1' },
+      ]);
+    });
+  });
+
+  describe('request ids', () => {
+    test('a well-formed X-Request-Id is echoed in the header and the problem', async () => {
+      for (const id of ['abc-123', 'trace.7:span_9', 'A'.repeat(128)]) {
+        const response = await t.request(undefined, { method: 'GET', url: '/nope', headers: { 'x-request-id': id } });
+        assert.equal(response.headers['x-request-id'], id);
+        assertProblem(response, 404, 'ROUTE_NOT_FOUND', '/nope');
+        const ok = await t.request(staffToken, { method: 'GET', url: '/products', headers: { 'x-request-id': id } });
+        assert.equal(ok.statusCode, 200);
+        assert.equal(ok.headers['x-request-id'], id);
+      }
+    });
+
+    test('a malformed X-Request-Id is replaced by a fresh UUID', async () => {
+      for (const id of ['', 'has space', 'x'.repeat(129), 'quote"', '<script>', 'ünïcode', 'a/b']) {
+        const response = await t.request(undefined, { method: 'GET', url: '/nope', headers: { 'x-request-id': id } });
+        const generated = response.headers['x-request-id'] as string;
+        assert.match(generated, UUID, JSON.stringify(id));
+        assert.equal(assertProblem(response, 404, 'ROUTE_NOT_FOUND', '/nope').requestId, generated);
+      }
+    });
+
+    test('without X-Request-Id every response gets its own UUID', async () => {
+      const first = await t.request(undefined, { method: 'GET', url: '/nope' });
+      const second = await t.request(undefined, { method: 'GET', url: '/nope' });
+      assert.match(first.headers['x-request-id'] as string, UUID);
+      assert.match(second.headers['x-request-id'] as string, UUID);
+      assert.notEqual(first.headers['x-request-id'], second.headers['x-request-id']);
+    });
+  });
+
+  describe('fuzz: no client input yields a 5xx', () => {
+    test('300 seeded random requests against every route answer < 500, errors as catalogue problems', async () => {
+      const customer = await createUser(t.db);
+      const product = await createProduct(t.db);
+      const order = await createOrder(t.db, customer.id, { productId: product.id, price: product.price });
+      const tokens = [
+        staffToken,
+        await t.token({ userId: customer.id }),
+        await t.token({ service: true, clientId: 'fuzz-service' }),
+        await t.token({ userId: customer.id, scopes: ['orders:read'] }),
+        await t.token({ userId: 987_654_321 }),
+        undefined,
+      ];
+      const seed = Number(process.env.FUZZ_SEED ?? 20_261_122);
+      const random = createRandom(seed);
+
+      const ids = [
+        String(order.id), String(product.id), String(customer.id), '0', '-1', '-9007199254740991', '1.5', '1e3', '1e400', '0x10',
+        '9007199254740991', '9007199254740992', '99999999999999999999999999', 'NaN', 'Infinity', 'null', '%00', '1%00', '%2F',
+        '%C3%BC', '%F0%9F%98%80', '%E6%97%A5%E6%9C%AC', '%20', '%E0%A4%A', '..', '%2e%2e', '[]', '{}', "'%20OR%201=1--",
+      ];
+      const values = [
+        '', '1', '0', '-5', '20', '101', '9007199254740991', '9007199254740993', '1e400', 'abc', 'true', 'null', '%00', '%C3%BC',
+        '%F0%9F%98%80', 'pending', 'shipped', 'PENDING', 'createdAt', '-createdAt,status', 'createdAt,createdAt', ',', '-', 'total,-id',
+        'name,-price', '%27%3B%20DROP%20TABLE%20orders%3B--', 'x'.repeat(300),
+      ];
+      const keys = ['status', 'customerId', 'minTotal', 'sort', 'page', 'pageSize', 'orderId', 'active', 'bogus', '__proto__', 'constructor', 'status[]', 'a[b]', '%00', ''];
+      const routes = [
+        ['GET', '/orders'], ['POST', '/orders'], ['GET', '/orders/:id'], ['PUT', '/orders/:id'], ['DELETE', '/orders/:id'],
+        ['GET', '/users/:id/orders'], ['GET', '/order-items'], ['GET', '/products'], ['POST', '/products'], ['GET', '/products/:id'],
+        ['PUT', '/products/:id'], ['HEAD', '/orders'],
+      ] as const;
+
+      function deepNesting(depth: number): unknown {
+        let value: unknown = 1;
+        for (let i = 0; i < depth; i++) value = random.chance(0.5) ? [value] : { a: value };
+        return value;
+      }
+      const scalars = [0, -1, 1, 1.5, 1e308, -0, 9_007_199_254_740_993, '1', '', 'ü😀', '\u0000', true, false, null, [], {}, 'EUR', 'eur', 'XTS'];
+      function randomBody(): { payload?: string; contentType?: string } {
+        const kind = random.next();
+        if (kind < 0.08) return { payload: JSON.stringify(deepNesting(1 + Math.floor(random.next() * 3000))), contentType: 'application/json' };
+        if (kind < 0.14) return { payload: random.pick(['{"__proto__":{"x":1}}', '{"constructor":{"prototype":{"x":1}}}', '{"productId":1,"qty":1,"__proto__":null}']), contentType: 'application/json' };
+        if (kind < 0.2) return { payload: random.pick(['{', '[1,', '"', 'nul', '{"qty":01}', '\u00ff\u00fe']), contentType: 'application/json' };
+        if (kind < 0.25) return { payload: 'qty=1', contentType: random.pick(['text/plain', 'application/x-www-form-urlencoded', 'application/json; charset=latin1', 'application/jsonx', ';;']) };
+        if (kind < 0.3) return { payload: JSON.stringify(random.pick(scalars)), contentType: 'application/json' };
+        const body: Record<string, unknown> = {};
+        const fields = ['productId', 'qty', 'status', 'name', 'price', 'currency', 'active', 'id', 'customerId', 'total', 'createdAt', 'extra'];
+        for (const field of fields) if (random.chance(0.5)) body[field] = random.chance(0.4) ? random.pick(scalars) : random.pick([1, 2, 1000, 1001, product.id, order.id, 'pending', 'cancelled', 'paid', 'Widget', 'EUR', true]);
+        return { payload: JSON.stringify(body), contentType: 'application/json' };
+      }
+      function randomQuery(): string {
+        const parts: string[] = [];
+        const n = Math.floor(random.next() * 4);
+        for (let i = 0; i < n; i++) parts.push(`${random.pick(keys)}=${random.pick(values)}`);
+        return parts.length > 0 ? `?${parts.join('&')}` : random.pick(['', '?', '?&', '?=', '?a']);
+      }
+
+      for (let i = 0; i < 300; i++) {
+        const [method, template] = random.pick(routes);
+        const prefix = random.chance(0.3) ? '/v1' : '';
+        const url = `${prefix}${template.replace(':id', random.pick(ids))}${randomQuery()}`;
+        const headers: Record<string, string> = {};
+        if (random.chance(0.1)) headers.accept = random.pick(['application/vnd.orderpay.v1+json', 'application/vnd.orderpay.v2+json', 'text/html', '*/*', 'application/vnd.orderpay.v999999999999999999999+json']);
+        if (random.chance(0.1)) headers[random.pick(['if-match', 'if-none-match'])] = random.pick(['*', '"o1.1.v1"', 'W/"x"', 'garbage', '"a", W/"b"', '""', '\u00ff']);
+        const body = method === 'POST' || method === 'PUT' || random.chance(0.05) ? randomBody() : {};
+        if (body.contentType) headers['content-type'] = body.contentType;
+        const token = random.pick(tokens);
+        const described = `seed ${seed} #${i}: ${method} ${url} ${JSON.stringify(headers)} ${(body.payload ?? '').slice(0, 120)}`;
+
+        let response: LightMyRequestResponse;
+        try {
+          // t.request also checks the response against the OpenAPI document.
+          response = await t.request(token, { method, url, headers, payload: body.payload });
+        } catch (error) {
+          assert.fail(`${described}\n${(error as Error).message}`);
+        }
+        assert.ok(response.statusCode < 500, `${described} → ${response.statusCode} ${response.body}`);
+        if (response.statusCode >= 400 && method !== 'HEAD') {
+          assert.equal(response.headers['content-type'], PROBLEM_JSON, described);
+          const problem = response.json();
+          const code = problem.code as ErrorCode;
+          assert.ok(code in ERRORS, `${described}: unknown code ${code}`);
+          assert.equal(problem.status, response.statusCode, described);
+          assert.equal(ERRORS[code].status, response.statusCode, described);
+          assert.equal(problem.requestId, response.headers['x-request-id'], described);
+        }
+      }
+      // The fuzz's writes went through the application only: the counters still agree with the rows.
+      const { rows } = await t.db.query<{ status: string; n: number; counted: number }>(
+        `SELECT o.status, count(*) AS n, (SELECT coalesce(sum(n), 0)::bigint FROM order_status_counts c WHERE c.status = o.status) AS counted
+           FROM orders o WHERE o.deleted_at IS NULL GROUP BY o.status`,
+      );
+      for (const row of rows) assert.equal(row.counted, row.n, row.status);
+    });
+  });
+
+  describe('5xx bodies carry no internals', () => {
+    test('a failing query → 500 INTERNAL_ERROR with a generic detail; the transaction rolls back', async () => {
+      const customer = await createUser(t.db);
+      const product = await createProduct(t.db, { price: 300 });
+      const order = await createOrder(t.db, customer.id, { productId: product.id, price: 300 });
+      const token = await t.token({ userId: customer.id });
+      // A table gone missing under the running app (a botched deploy): SQLSTATE 42P01.
+      await t.db.exec('ALTER TABLE order_items RENAME TO order_items_hidden');
+      let listed: LightMyRequestResponse;
+      let created: LightMyRequestResponse;
+      try {
+        listed = await t.app.inject({ method: 'GET', url: `/order-items?orderId=${order.id}`, headers: { authorization: `Bearer ${token}` } });
+        created = await t.app.inject({ method: 'POST', url: '/orders', headers: { authorization: `Bearer ${token}` }, payload: { productId: product.id, qty: 2 } });
+      } finally {
+        await t.db.exec('ALTER TABLE order_items_hidden RENAME TO order_items');
+      }
+      for (const [response, instance] of [[listed, '/order-items'], [created, '/orders']] as const) {
+        assert.equal(response.headers['retry-after'], undefined);
+        assert.deepEqual(assertProblem(response, 500, 'INTERNAL_ERROR', instance), {
+          type: 'http://orderpay.test/problems/internal-error',
+          title: 'Internal server error',
+          status: 500,
+          detail: 'An unexpected error occurred.',
+          instance,
+          code: 'INTERNAL_ERROR',
+          requestId: response.headers['x-request-id'],
+        });
+        for (const leak of ['order_items', 'relation', 'SELECT', 'INSERT', '42P01', 'stack', '.ts:', 'pglite', 'postgres']) {
+          assert.ok(!response.body.toLowerCase().includes(leak.toLowerCase()), `${instance} body leaks "${leak}": ${response.body}`);
+        }
+      }
+      // The order insert ran before the failing item insert: the rollback took it back.
+      const { rows } = await t.db.query<{ n: number }>('SELECT count(*) AS n FROM orders WHERE customer_id = $1', [customer.id]);
+      assert.equal(rows[0]!.n, 1);
+      // And the application is healthy again once the table is back.
+      const again = await t.request(token, { method: 'GET', url: `/order-items?orderId=${order.id}` });
+      assert.equal(again.statusCode, 200, again.body);
+      assert.equal(again.json().meta.total, 1);
+    });
+  });
+});

@@ -1,0 +1,127 @@
+// Collections, pure parts: the sort parameter and the {data, meta} envelope.
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { parseSortParam, toCollection, type SortKey } from '../../src/http/collection.ts';
+import { ProblemError } from '../../src/http/problem.ts';
+
+const KEYS = ['createdAt', 'status', 'total', 'id'] as const;
+type Key = (typeof KEYS)[number];
+const FALLBACK: SortKey<Key>[] = [{ field: 'createdAt', descending: false }];
+
+const asc = (field: Key): SortKey<Key> => ({ field, descending: false });
+const desc = (field: Key): SortKey<Key> => ({ field, descending: true });
+
+function assertProblem(fn: () => unknown, code: string, detail: string): void {
+  assert.throws(fn, (error: unknown) => {
+    assert.ok(error instanceof ProblemError);
+    assert.equal(error.code, code);
+    assert.equal(error.status, 400);
+    assert.equal(error.detail, detail);
+    assert.deepEqual(error.options, { errors: [{ parameter: 'sort', detail }] });
+    return true;
+  });
+}
+
+describe('parseSortParam', () => {
+  test('absent: the fallback, then id as tie-breaker', () => {
+    assert.deepEqual(parseSortParam(undefined, KEYS, FALLBACK), [asc('createdAt'), asc('id')]);
+  });
+
+  test('does not modify the fallback it is given', () => {
+    const fallback = [asc('createdAt')];
+    parseSortParam(undefined, KEYS, fallback);
+    assert.deepEqual(fallback, [asc('createdAt')]);
+  });
+
+  test('one key, ascending', () => {
+    assert.deepEqual(parseSortParam('status', KEYS, FALLBACK), [asc('status'), asc('id')]);
+  });
+
+  test('"-" sorts descending; the id tie-breaker follows the first key\'s direction', () => {
+    assert.deepEqual(parseSortParam('-createdAt', KEYS, FALLBACK), [desc('createdAt'), desc('id')]);
+    assert.deepEqual(parseSortParam('-total,status', KEYS, FALLBACK), [desc('total'), asc('status'), desc('id')]);
+    assert.deepEqual(parseSortParam('total,-status', KEYS, FALLBACK), [asc('total'), desc('status'), asc('id')]);
+  });
+
+  test('keys are kept in the order written', () => {
+    assert.deepEqual(parseSortParam('status,-createdAt,total', KEYS, FALLBACK), [asc('status'), desc('createdAt'), asc('total'), asc('id')]);
+    assert.deepEqual(parseSortParam('total,status,createdAt', KEYS, FALLBACK), [asc('total'), asc('status'), asc('createdAt'), asc('id')]);
+  });
+
+  test('id named explicitly is not appended again, wherever it stands', () => {
+    assert.deepEqual(parseSortParam('id', KEYS, FALLBACK), [asc('id')]);
+    assert.deepEqual(parseSortParam('-id', KEYS, FALLBACK), [desc('id')]);
+    assert.deepEqual(parseSortParam('id,status', KEYS, FALLBACK), [asc('id'), asc('status')]);
+    assert.deepEqual(parseSortParam('status,-id', KEYS, FALLBACK), [asc('status'), desc('id')]);
+  });
+
+  test('no tie-breaker when the collection has no id key', () => {
+    assert.deepEqual(parseSortParam('name', ['name', 'price'] as const, [{ field: 'name', descending: false }]), [{ field: 'name', descending: false }]);
+    assert.deepEqual(parseSortParam(undefined, ['name', 'price'] as const, [{ field: 'price', descending: true }]), [{ field: 'price', descending: true }]);
+  });
+
+  test('unknown key → QUERY_UNKNOWN_SORT_KEY naming it and the keys allowed', () => {
+    assertProblem(() => parseSortParam('amount', KEYS, FALLBACK), 'QUERY_UNKNOWN_SORT_KEY',
+      '"amount" is not a sort key of this collection; use createdAt, status, total, id');
+    assertProblem(() => parseSortParam('status,-customerId', KEYS, FALLBACK), 'QUERY_UNKNOWN_SORT_KEY',
+      '"customerId" is not a sort key of this collection; use createdAt, status, total, id');
+  });
+
+  test('keys are case-sensitive and not trimmed', () => {
+    assertProblem(() => parseSortParam('CreatedAt', KEYS, FALLBACK), 'QUERY_UNKNOWN_SORT_KEY',
+      '"CreatedAt" is not a sort key of this collection; use createdAt, status, total, id');
+    assertProblem(() => parseSortParam('status, total', KEYS, FALLBACK), 'QUERY_UNKNOWN_SORT_KEY',
+      '" total" is not a sort key of this collection; use createdAt, status, total, id');
+    assertProblem(() => parseSortParam('+total', KEYS, FALLBACK), 'QUERY_UNKNOWN_SORT_KEY',
+      '"+total" is not a sort key of this collection; use createdAt, status, total, id');
+    assertProblem(() => parseSortParam('--total', KEYS, FALLBACK), 'QUERY_UNKNOWN_SORT_KEY',
+      '"-total" is not a sort key of this collection; use createdAt, status, total, id');
+  });
+
+  test('duplicate key → QUERY_DUPLICATE_SORT_KEY, whatever the directions', () => {
+    assertProblem(() => parseSortParam('status,status', KEYS, FALLBACK), 'QUERY_DUPLICATE_SORT_KEY', '"status" appears more than once in sort');
+    assertProblem(() => parseSortParam('status,-status', KEYS, FALLBACK), 'QUERY_DUPLICATE_SORT_KEY', '"status" appears more than once in sort');
+    assertProblem(() => parseSortParam('-total,createdAt,total', KEYS, FALLBACK), 'QUERY_DUPLICATE_SORT_KEY', '"total" appears more than once in sort');
+    assertProblem(() => parseSortParam('id,-id', KEYS, FALLBACK), 'QUERY_DUPLICATE_SORT_KEY', '"id" appears more than once in sort');
+  });
+
+  for (const raw of ['', ',', '-', 'status,', ',status', 'status,,total', 'status,-']) {
+    test(`empty key in ${JSON.stringify(raw)} → REQUEST_PARAMETER_INVALID`, () => {
+      assert.throws(() => parseSortParam(raw, KEYS, FALLBACK), (error: unknown) => {
+        assert.ok(error instanceof ProblemError);
+        assert.equal(error.code, 'REQUEST_PARAMETER_INVALID');
+        assert.equal(error.status, 400);
+        assert.equal(error.detail, 'sort has an empty key.');
+        assert.deepEqual(error.options, { errors: [{ parameter: 'sort', detail: 'sort has an empty key' }] });
+        return true;
+      });
+    });
+  }
+});
+
+describe('toCollection', () => {
+  const cases: [total: number, page: number, pageSize: number, totalPages: number][] = [
+    [0, 1, 20, 0],
+    [1, 1, 20, 1],
+    [20, 1, 20, 1],
+    [21, 2, 20, 2],
+    [45, 3, 20, 3],
+    [100, 1, 100, 1],
+    [101, 7, 100, 2],
+    [5, 1, 1, 5],
+  ];
+  for (const [total, page, pageSize, totalPages] of cases) {
+    test(`total ${total}, pageSize ${pageSize}, page ${page} → ${totalPages} pages`, () => {
+      const data = [{ id: 1 }, { id: 2 }];
+      const collection = toCollection(data, total, { page, pageSize });
+      assert.deepEqual(collection, { data: [{ id: 1 }, { id: 2 }], meta: { total, page, pageSize, totalPages } });
+      assert.deepEqual(Object.keys(collection), ['data', 'meta']);
+      assert.deepEqual(Object.keys(collection.meta), ['total', 'page', 'pageSize', 'totalPages']);
+    });
+  }
+
+  test('the data array is passed through as given', () => {
+    const data = [{ id: 3 }];
+    assert.equal(toCollection(data, 1, { page: 1, pageSize: 20 }).data, data);
+  });
+});
