@@ -1,0 +1,145 @@
+// Load generation against a server on loopback: wrk (Debian's package) with a Lua script that picks
+// a random path per request, or autocannon from npm when wrk is not there. One bounded run each.
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+
+export interface LoadRun {
+  /** Base URL on 127.0.0.1. */
+  url: string;
+  /** Request paths; each request takes one at random. */
+  paths: string[];
+  headers: Record<string, string>;
+  connections: number;
+  seconds: number;
+}
+
+export interface LoadResult {
+  requests: number;
+  requestsPerSecond: number;
+  p50Ms: number;
+  p99Ms: number;
+  /** Responses with status ≥ 400 plus socket errors and timeouts: must be 0 for a valid run. */
+  errors: number;
+}
+
+export interface LoadGenerator {
+  name: string;
+  run(load: LoadRun): Promise<LoadResult>;
+}
+
+function hasWrk(): boolean {
+  return spawnSync('wrk', ['--version']).error === undefined;
+}
+
+/** Installs Debian's wrk when missing and we are root (apt-get needs it); false when it cannot. */
+function installWrk(log: (line: string) => void): boolean {
+  if (process.getuid?.() !== 0 || spawnSync('apt-get', ['--version']).error) return false;
+  log('wrk is missing: apt-get install -y wrk');
+  const install = () => spawnSync('apt-get', ['install', '-y', '-qq', 'wrk'], { stdio: ['ignore', 'ignore', 'inherit'] }).status === 0;
+  if (install()) return true;
+  spawnSync('apt-get', ['update', '-qq'], { stdio: ['ignore', 'ignore', 'inherit'] });
+  return install();
+}
+
+const luaString = (s: string) => JSON.stringify(s); // ASCII paths: JSON string syntax is valid Lua
+
+function wrkScript(paths: string[]): string {
+  return `local paths = {\n${paths.map((p) => `  ${luaString(p)},`).join('\n')}\n}
+init = function(args) math.randomseed(os.time()) end
+request = function() return wrk.format("GET", paths[math.random(#paths)]) end
+done = function(summary, latency, requests)
+  local e = summary.errors
+  io.write(string.format('BENCH_RESULT {"requests":%d,"durationUs":%d,"p50Us":%d,"p99Us":%d,"errors":%d}\\n',
+    summary.requests, summary.duration, latency:percentile(50), latency:percentile(99),
+    e.connect + e.read + e.write + e.status + e.timeout))
+end
+`;
+}
+
+const wrk: LoadGenerator = {
+  name: 'wrk',
+  async run(load) {
+    const dir = mkdtempSync(path.join(tmpdir(), 'orderpay-bench-'));
+    try {
+      const script = path.join(dir, 'paths.lua');
+      writeFileSync(script, wrkScript(load.paths));
+      const headerArgs = Object.entries(load.headers).flatMap(([k, v]) => ['-H', `${k}: ${v}`]);
+      // One wrk thread: the machine's cores are better spent on the server under test.
+      const args = ['-t1', `-c${load.connections}`, `-d${load.seconds}s`, '--timeout', '5s', '-s', script, ...headerArgs, load.url];
+      const output = await runToCompletion('wrk', args, (load.seconds + 30) * 1000);
+      const line = /BENCH_RESULT (\{.*\})/.exec(output)?.[1];
+      if (!line) throw new Error(`wrk printed no result:\n${output}`);
+      const r = JSON.parse(line) as { requests: number; durationUs: number; p50Us: number; p99Us: number; errors: number };
+      return { requests: r.requests, requestsPerSecond: r.requests / (r.durationUs / 1e6), p50Ms: r.p50Us / 1000, p99Ms: r.p99Us / 1000, errors: r.errors };
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  },
+};
+
+/** Runs a command to its end (killed after timeoutMs) and returns its stdout. */
+function runToCompletion(command: string, args: string[], timeoutMs: number): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'], timeout: timeoutMs, killSignal: 'SIGKILL' });
+    // An interrupted benchmark takes its load generator down with it.
+    const killChild = () => child.kill('SIGKILL');
+    process.once('exit', killChild);
+    child.once('close', () => process.off('exit', killChild));
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk));
+    child.on('error', reject);
+    child.on('close', (code) => (code === 0 ? resolve(stdout) : reject(new Error(`${command} exited with ${code}: ${stderr || stdout}`))));
+  });
+}
+
+interface AutocannonResult {
+  requests: { total: number; average: number };
+  latency: { p50: number; p99: number };
+  non2xx: number;
+  errors: number;
+  timeouts: number;
+}
+type Autocannon = (options: Record<string, unknown>) => Promise<AutocannonResult>;
+
+async function loadAutocannon(): Promise<LoadGenerator | undefined> {
+  let autocannon: Autocannon;
+  try {
+    // Optional: resolved only when wrk is unavailable (npm install --no-save autocannon).
+    autocannon = ((await import('autocannon' as string)) as { default: Autocannon }).default;
+  } catch {
+    return undefined;
+  }
+  return {
+    name: 'autocannon',
+    async run(load) {
+      const pick = () => load.paths[Math.floor(Math.random() * load.paths.length)]!;
+      const result = await autocannon({
+        url: load.url,
+        connections: load.connections,
+        duration: load.seconds,
+        timeout: 5,
+        headers: load.headers,
+        requests: [{ setupRequest: (request: Record<string, unknown>) => ({ ...request, path: pick() }) }],
+      });
+      return {
+        requests: result.requests.total,
+        requestsPerSecond: result.requests.average,
+        p50Ms: result.latency.p50,
+        p99Ms: result.latency.p99,
+        errors: result.non2xx + result.errors + result.timeouts,
+      };
+    },
+  };
+}
+
+/** wrk when present (installing it as root if needed), else autocannon, else an explanation. */
+export async function chooseLoadGenerator(log: (line: string) => void): Promise<LoadGenerator> {
+  if (hasWrk() || (installWrk(log) && hasWrk())) return wrk;
+  const fallback = await loadAutocannon();
+  if (fallback) return fallback;
+  throw new Error('no load generator: install wrk (apt-get install wrk) or autocannon (npm install --no-save autocannon)');
+}

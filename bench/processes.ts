@@ -1,0 +1,71 @@
+// The servers under test as child processes: started on a free loopback port, awaited until they
+// say they listen, and always stopped (SIGTERM, then SIGKILL) — also when the benchmark fails.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
+
+export interface ServerProcess {
+  name: string;
+  url: string;
+  pid: number;
+  stop(): Promise<void>;
+}
+
+const running = new Set<ChildProcess>();
+// Last resort: a crash of the benchmark must not leave servers behind.
+process.once('exit', () => {
+  for (const child of running) child.kill('SIGKILL');
+});
+
+export function findFreePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const address = probe.address();
+      probe.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
+    });
+  });
+}
+
+/** Spawns `node <args>` and resolves once a stdout line matches ready (its first group is the URL). */
+export function startServerProcess(
+  name: string,
+  args: string[],
+  env: Record<string, string>,
+  ready: RegExp,
+  timeoutMs = 60_000,
+): Promise<ServerProcess> {
+  const child = spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  running.add(child);
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  void exited.then(() => running.delete(child));
+  let output = '';
+
+  const stop = async () => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    child.kill('SIGTERM');
+    const killLater = setTimeout(() => child.kill('SIGKILL'), 10_000);
+    await exited;
+    clearTimeout(killLater);
+  };
+
+  return new Promise((resolve, reject) => {
+    const fail = (reason: string) => {
+      void stop().then(() => reject(new Error(`${name} did not start: ${reason}\n${output.slice(-4000)}`)));
+    };
+    const timer = setTimeout(() => fail(`no "listening" line within ${timeoutMs} ms`), timeoutMs);
+    child.stderr.on('data', (chunk: Buffer) => (output += chunk));
+    child.stdout.on('data', (chunk: Buffer) => {
+      output += chunk;
+      const url = ready.exec(output)?.[1];
+      if (url) {
+        clearTimeout(timer);
+        resolve({ name, url, pid: child.pid!, stop });
+      }
+    });
+    child.once('exit', (code, signal) => {
+      clearTimeout(timer);
+      fail(`exited (${signal ?? code})`);
+    });
+  });
+}

@@ -1,0 +1,243 @@
+// Results: aggregation of the interleaved rounds, the console table, and docs/benchmarks.md.
+import { readFileSync } from 'node:fs';
+import os from 'node:os';
+import type { LoadResult } from './load.ts';
+
+/** The issue's targets: ratio to the baseline per scenario, and orderpay's p99 at 32 connections. */
+export const P99_TARGET_MS = 50;
+
+export interface Scenario {
+  key: string;
+  title: string;
+  /** Example request as orderpay gets it and as the baseline gets it. */
+  orderpayRequest: string;
+  baselineRequest: string;
+  targetRatio: number;
+}
+
+/** One bounded load run with the CPU it cost the server and PostgreSQL per request. */
+export interface Measurement extends LoadResult {
+  serverCpuUs: number;
+  postgresCpuUs: number;
+}
+
+export interface Aggregate {
+  /** Mean of the rounds. */
+  requestsPerSecond: number;
+  /** Median of the rounds' p50. */
+  p50Ms: number;
+  /** Worst of the rounds' p99 (conservative against the target). */
+  p99Ms: number;
+  errors: number;
+  /** Mean of the rounds: CPU microseconds per request of the server process and of PostgreSQL. */
+  serverCpuUs: number;
+  postgresCpuUs: number;
+  rounds: Measurement[];
+}
+
+export interface ScenarioResult {
+  scenario: Scenario;
+  orderpay: Aggregate;
+  baseline: Aggregate;
+}
+
+export interface RunInfo {
+  date: Date;
+  command: string;
+  orders: number;
+  connections: number;
+  rounds: number;
+  seconds: number;
+  warmupSeconds: number;
+  loadGenerator: string;
+  postgresVersion: string;
+  seedSeconds: number | undefined;
+  interference: Interference;
+}
+
+/** Shares (0–1) of the machine's CPU time during the measurements taken by other processes and by the hypervisor. */
+export interface Interference {
+  others: number;
+  steal: number;
+}
+
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  const mid = Math.floor(s.length / 2);
+  return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
+};
+
+const mean = (xs: number[]) => xs.reduce((sum, x) => sum + x, 0) / xs.length;
+
+export function aggregate(rounds: Measurement[]): Aggregate {
+  return {
+    requestsPerSecond: mean(rounds.map((r) => r.requestsPerSecond)),
+    p50Ms: median(rounds.map((r) => r.p50Ms)),
+    p99Ms: Math.max(...rounds.map((r) => r.p99Ms)),
+    errors: rounds.reduce((sum, r) => sum + r.errors, 0),
+    serverCpuUs: mean(rounds.map((r) => r.serverCpuUs)),
+    postgresCpuUs: mean(rounds.map((r) => r.postgresCpuUs)),
+    rounds,
+  };
+}
+
+export interface Verdict {
+  ratio: number;
+  ratioMet: boolean;
+  p99Met: boolean;
+}
+
+export function judge(result: ScenarioResult): Verdict {
+  const ratio = result.orderpay.requestsPerSecond / result.baseline.requestsPerSecond;
+  return { ratio, ratioMet: ratio >= result.scenario.targetRatio, p99Met: result.orderpay.p99Ms <= P99_TARGET_MS };
+}
+
+const int = (n: number) => Math.round(n).toLocaleString('en-US');
+const ms = (n: number) => n.toFixed(2);
+const pct = (share: number) => `${(share * 100).toFixed(0)}%`;
+const mark = (met: boolean) => (met ? 'pass' : 'MISS');
+
+function resultRows(results: ScenarioResult[]): string[][] {
+  return results.map((r) => {
+    const v = judge(r);
+    return [
+      `(${r.scenario.key}) ${r.scenario.title}`,
+      int(r.orderpay.requestsPerSecond), ms(r.orderpay.p50Ms), ms(r.orderpay.p99Ms),
+      int(r.baseline.requestsPerSecond), ms(r.baseline.p50Ms), ms(r.baseline.p99Ms),
+      `${v.ratio.toFixed(2)}×`,
+      `≥ ${r.scenario.targetRatio}× ${mark(v.ratioMet)}`,
+      `≤ ${P99_TARGET_MS} ms ${mark(v.p99Met)}`,
+    ];
+  });
+}
+
+const HEADER = ['scenario', 'orderpay req/s', 'p50 ms', 'p99 ms', 'baseline req/s', 'p50 ms', 'p99 ms', 'ratio', 'ratio target', 'p99 target'];
+
+const COST_HEADER = ['scenario', 'orderpay node µs/req', 'pg µs/req', 'baseline node µs/req', 'pg µs/req', 'node ratio', 'node+pg ratio'];
+
+/** CPU per request; a ratio is baseline ÷ orderpay, comparable with the throughput ratio. */
+function costRows(results: ScenarioResult[]): string[][] {
+  const ratio = (ours: number, theirs: number) => `${(theirs / ours).toFixed(2)}×`;
+  return results.map(({ scenario, orderpay: o, baseline: b }) => [
+    `(${scenario.key}) ${scenario.title}`,
+    int(o.serverCpuUs), int(o.postgresCpuUs), int(b.serverCpuUs), int(b.postgresCpuUs),
+    ratio(o.serverCpuUs, b.serverCpuUs),
+    ratio(o.serverCpuUs + o.postgresCpuUs, b.serverCpuUs + b.postgresCpuUs),
+  ]);
+}
+
+function alignColumns(rows: string[][]): string {
+  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((row) => row[i]!.length)));
+  return rows.map((row) => row.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join('  ')).join('\n');
+}
+
+export function formatConsoleTable(results: ScenarioResult[]): string {
+  return `${alignColumns([HEADER, ...resultRows(results)])}\n\nCPU per request (steadier than req/s when other work shares the machine):\n${alignColumns([COST_HEADER, ...costRows(results)])}`;
+}
+
+const markdownRow = (cells: string[]) => `| ${cells.join(' | ')} |`;
+
+function markdownTable(header: string[], rows: string[][]): string {
+  return [markdownRow(header), markdownRow(header.map(() => '---')), ...rows.map(markdownRow)].join('\n');
+}
+
+function cpuModel(): string {
+  try {
+    return /^model name\s*:\s*(.+)$/m.exec(readFileSync('/proc/cpuinfo', 'utf8'))?.[1]?.trim() ?? os.cpus()[0]?.model ?? 'unknown';
+  } catch {
+    return os.cpus()[0]?.model ?? 'unknown';
+  }
+}
+
+function roundsTable(results: ScenarioResult[]): string {
+  const rows = results.flatMap((r) =>
+    r.orderpay.rounds.map((op, i) => {
+      const base = r.baseline.rounds[i]!;
+      return [`(${r.scenario.key})`, String(i + 1), int(op.requestsPerSecond), ms(op.p50Ms), ms(op.p99Ms), int(base.requestsPerSecond), ms(base.p50Ms), ms(base.p99Ms), `${(op.requestsPerSecond / base.requestsPerSecond).toFixed(2)}×`];
+    }),
+  );
+  return markdownTable(['scenario', 'round', 'orderpay req/s', 'p50 ms', 'p99 ms', 'baseline req/s', 'p50 ms', 'p99 ms', 'ratio'], rows);
+}
+
+export function renderBenchmarksDoc(info: RunInfo, results: ScenarioResult[]): string {
+  const verdicts = results.map(judge);
+  const allMet = verdicts.every((v) => v.ratioMet && v.p99Met);
+  const requests = results.map((r) => `- (${r.scenario.key}) ${r.scenario.title}: orderpay \`${r.scenario.orderpayRequest}\`; baseline \`${r.scenario.baselineRequest}\``);
+  return `# Benchmarks
+
+Generated by \`${info.command}\` on ${info.date.toISOString()} — rerun it to refresh this page.
+Targets (issue 2): orderpay ≥ 0.7× the raw baseline's throughput for the id lookup and the filtered
+list, ≥ 0.5× for the broad filter *with its exact \`meta.total\`* against the baseline's page
+*without* any count, and p99 ≤ ${P99_TARGET_MS} ms at ${info.connections} connections. **${allMet ? 'All targets met.' : 'Some targets missed (MISS below).'}**
+
+## Results
+
+${markdownTable(HEADER, resultRows(results))}
+
+req/s is the mean of ${info.rounds} rounds, p50 the median of the rounds' p50, p99 the worst round's p99.
+Every response was checked: ${results.every((r) => r.orderpay.errors + r.baseline.errors === 0) ? 'no errors, timeouts or non-2xx responses in any round' : `**errors occurred** (orderpay ${results.map((r) => r.orderpay.errors).join('/')}, baseline ${results.map((r) => r.baseline.errors).join('/')})`}.
+
+Requests (one path drawn at random per request from a list sampled from the database):
+${requests.join('\n')}
+
+### CPU per request
+
+${markdownTable(COST_HEADER, costRows(results))}
+
+CPU time from /proc of the server process (node) and of the PostgreSQL backends of the benchmark
+database (pg), divided by the requests served (mean of the rounds); ratios are baseline ÷ orderpay.
+It moves much less than req/s when other processes share the cores. With the load generator, the
+server and PostgreSQL on two cores the machine is CPU-bound, so the throughput ratio follows the
+node+pg ratio; a server whose single Node thread saturates first would follow the node ratio.
+
+### Per round
+
+${roundsTable(results)}
+
+## Set-up
+
+| | |
+| --- | --- |
+| machine | ${os.cpus().length} cores, ${cpuModel()}, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB memory; load generator, servers and PostgreSQL share the cores |
+| other load | during the measurements other processes used ${pct(info.interference.others)} of the machine's CPU time and the hypervisor stole ${pct(info.interference.steal)}: req/s and latencies shrink and grow with them, CPU per request much less |
+| software | Node.js ${process.version}, ${info.postgresVersion}, ${info.loadGenerator} |
+| data | ${int(info.orders)} orders (one item each) of 10,000 customers, created over a year; pending 20%, paid 25%, shipped 20%, delivered 30%, cancelled 5%${info.seedSeconds === undefined ? ' (reused from an earlier run)' : `; seeded in ${info.seedSeconds.toFixed(0)} s`} |
+| load | ${info.connections} connections on 127.0.0.1, ${info.seconds} s per measurement after a ${info.warmupSeconds} s warm-up of each server and scenario; ${info.rounds} rounds, orderpay and baseline alternating (A/B, then B/A) |
+| orderpay | \`node src/cli.ts serve\`, NODE_ENV=production, LOG_LEVEL=warn, pool of 10, a staff bearer token (RS256) |
+| baseline | \`bench/raw-server.ts\`: node:http + pg Pool of 10, the same SQL and type parsing, no framework, no authentication |
+
+## Why the broad filter's exact total is cheap
+
+An exact \`COUNT(*)\` over a broad filter on a million rows costs hundreds of times the page itself,
+so \`meta.total\` is not counted at request time. Migration 0001 keeps counter tables —
+\`customer_order_counts (customer_id, status)\` and \`order_status_counts (status, shard)\` — updated by
+statement-level triggers in the same transaction as every insert, update and delete of an order,
+so they are exact and never stale. The list query sums at most 16 shard rows (or a customer's five
+status rows) whenever the filter has no \`minTotal\`; with \`minTotal\` the count runs on the orders
+index, which the other filters keep selective. Page and total are one statement
+(\`selectOrderPage\`: the total as a subquery, the page \`LEFT JOIN LATERAL\`), so they come from one
+snapshot in one round trip. The 16 shards (by order id) spread concurrent
+writers over several rows instead of one hot row.
+
+## Where the time goes
+
+CPU profiles (\`node --cpu-prof\`) of orderpay under this load show the Node process spending most of
+its time in the socket writes of each PostgreSQL query and of each HTTP response on loopback.
+Fastify, validation, serialisation, metrics and the cached token check account for a small
+share. What separates the two is therefore chiefly what each database round trip costs.
+orderpay prepares its parameterised statements once per connection (\`src/db/postgres.ts\`), so
+PostgreSQL does not parse and plan them on every call; the baseline sends them unprepared, as a
+plain \`pool.query(text, values)\` does. That is why orderpay's PostgreSQL CPU per request is lower
+than the baseline's and why it can exceed 1× on (a) and (b). For the broad filter orderpay still
+does more work than the baseline: its one statement carries the exact total, the baseline's page
+has none.
+
+## Why authentication costs little per request
+
+Verifying an RS256 signature costs about 50 µs of CPU, a large share of a ~70 µs id lookup. The
+resource server's token verifier memoises the result per token until the token's \`exp\`
+(bounded to 10,000 entries): a client reusing its access token pays for the signature check once,
+and later requests only look the token up in a map. It caches a pure function of the token, so a
+restart or a second instance simply verifies again.
+`;
+}
