@@ -1,5 +1,5 @@
 // Load generation against a server on loopback: wrk (Debian's package) with a Lua script that picks
-// a random path per request, or autocannon from npm when wrk is not there. One bounded run each.
+// a random path per request. One bounded run each.
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -96,50 +96,8 @@ function runToCompletion(command: string, args: string[], timeoutMs: number): Pr
   });
 }
 
-interface AutocannonResult {
-  requests: { total: number; average: number };
-  latency: { p50: number; p99: number };
-  non2xx: number;
-  errors: number;
-  timeouts: number;
-}
-type Autocannon = (options: Record<string, unknown>) => Promise<AutocannonResult>;
-
-async function loadAutocannon(): Promise<LoadGenerator | undefined> {
-  let autocannon: Autocannon;
-  try {
-    // Optional: resolved only when wrk is unavailable (npm install --no-save autocannon).
-    autocannon = ((await import('autocannon' as string)) as { default: Autocannon }).default;
-  } catch {
-    return undefined;
-  }
-  return {
-    name: 'autocannon',
-    async run(load) {
-      const pick = () => load.paths[Math.floor(Math.random() * load.paths.length)]!;
-      const result = await autocannon({
-        url: load.url,
-        connections: load.connections,
-        duration: load.seconds,
-        timeout: 5,
-        headers: load.headers,
-        requests: [{ setupRequest: (request: Record<string, unknown>) => ({ ...request, path: pick() }) }],
-      });
-      return {
-        requests: result.requests.total,
-        requestsPerSecond: result.requests.average,
-        p50Ms: result.latency.p50,
-        p99Ms: result.latency.p99,
-        errors: result.non2xx + result.errors + result.timeouts,
-      };
-    },
-  };
-}
-
-/** wrk when present (installing it as root if needed), else autocannon, else an explanation. */
+/** wrk when present (installing Debian's package as root if needed), else an explanation. */
 export async function chooseLoadGenerator(log: (line: string) => void): Promise<LoadGenerator> {
   if (hasWrk() || (installWrk(log) && hasWrk())) return wrk;
-  const fallback = await loadAutocannon();
-  if (fallback) return fallback;
-  throw new Error('no load generator: install wrk (apt-get install wrk) or autocannon (npm install --no-save autocannon)');
+  throw new Error('no load generator: install wrk (apt-get install wrk)');
 }
