@@ -1,0 +1,170 @@
+// oidc-provider's storage over the project's Db (PGlite and PostgreSQL alike): one row per model
+// instance in oidc_payloads, keyed by digests so a dump holds no redeemable value; clients come
+// from oauth_clients, where the `orderpay clients` command registers them.
+import { hash } from 'node:crypto';
+import { errors, type Adapter, type AdapterConstructor, type AdapterPayload } from 'oidc-provider';
+import type { Queryable } from '../db/db.ts';
+
+/** How long an expired row is kept before the purge deletes it. */
+export const OIDC_PAYLOAD_PURGE_GRACE_SECONDS = 3600;
+
+/** Models whose rows belong to a grant and go when it is revoked (as in oidc-provider's memory adapter). */
+const GRANT_BOUND_MODELS = new Set([
+  'AccessToken',
+  'AuthorizationCode',
+  'RefreshToken',
+  'DeviceCode',
+  'BackchannelAuthenticationRequest',
+  'PreAuthorizedCode',
+]);
+
+interface PayloadRow {
+  payload: AdapterPayload;
+}
+
+interface ClientRow {
+  client_id: string;
+  metadata: AdapterPayload;
+}
+
+/** SHA-256, base64url: what the table holds in place of an id, uid or user code. */
+export function digestOidcIdentifier(value: string): string {
+  return hash('sha256', value, 'base64url');
+}
+
+const epochSeconds = (at: Date): number => Math.floor(at.getTime() / 1000);
+
+/**
+ * The payload as written: without the identifier itself (a token, code or session cookie value),
+ * which find(id) restores from its argument. DeviceCode keeps its jti, because findByUserCode
+ * must hand it back and nothing else could. An Interaction drops session.cookie, the session's
+ * id, which nothing in oidc-provider reads back.
+ */
+function toStoredPayload(model: string, payload: AdapterPayload): AdapterPayload {
+  const { jti, ...withoutJti } = payload;
+  const stored: AdapterPayload = model === 'DeviceCode' ? { ...payload } : withoutJti;
+  if (model === 'Interaction' && stored.session?.cookie !== undefined) {
+    const { cookie, ...session } = stored.session;
+    stored.session = session;
+  }
+  return stored;
+}
+
+/** Adapter class for oidc-provider's `adapter` option; `now` is the clock expiry is judged by. */
+export function createOidcAdapter(db: Queryable, now: () => Date = () => new Date()): AdapterConstructor {
+  return class OidcAdapter implements Adapter {
+    readonly model: string;
+
+    constructor(name: string) {
+      this.model = name;
+    }
+
+    async upsert(id: string, payload: AdapterPayload, expiresIn?: number): Promise<void> {
+      this.assertStoredHere('upsert');
+      const at = now();
+      const expiresAt = typeof expiresIn === 'number' ? new Date(at.getTime() + expiresIn * 1000).toISOString() : null;
+      const grantId = GRANT_BOUND_MODELS.has(this.model) && typeof payload.grantId === 'string' ? payload.grantId : null;
+      // A row once consumed stays consumed, whatever a later save of a stale copy says.
+      await db.query(
+        `INSERT INTO oidc_payloads (model, id, payload, grant_id, uid, user_code, expires_at, consumed_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+         ON CONFLICT (model, id) DO UPDATE SET
+           payload = CASE WHEN oidc_payloads.consumed_at IS NULL THEN EXCLUDED.payload
+                          ELSE EXCLUDED.payload || jsonb_build_object('consumed', oidc_payloads.payload -> 'consumed') END,
+           grant_id = EXCLUDED.grant_id,
+           uid = EXCLUDED.uid,
+           user_code = EXCLUDED.user_code,
+           expires_at = EXCLUDED.expires_at,
+           consumed_at = COALESCE(oidc_payloads.consumed_at, EXCLUDED.consumed_at)`,
+        [
+          this.model,
+          digestOidcIdentifier(id),
+          JSON.stringify(toStoredPayload(this.model, payload)),
+          grantId,
+          typeof payload.uid === 'string' ? digestOidcIdentifier(payload.uid) : null,
+          typeof payload.userCode === 'string' ? digestOidcIdentifier(payload.userCode) : null,
+          expiresAt,
+          payload.consumed ? at.toISOString() : null,
+        ],
+      );
+    }
+
+    async find(id: string): Promise<AdapterPayload | undefined> {
+      if (this.model === 'Client') return findRegisteredClient(db, id);
+      const payload = await this.findLive('id', id);
+      return payload && { ...payload, jti: id };
+    }
+
+    /** The Session with this uid; its jti (the cookie value) is not stored, so it is absent. */
+    async findByUid(uid: string): Promise<AdapterPayload | undefined> {
+      return this.findLive('uid', uid);
+    }
+
+    async findByUserCode(userCode: string): Promise<AdapterPayload | undefined> {
+      return this.findLive('user_code', userCode);
+    }
+
+    /**
+     * Marks the row consumed in one UPDATE. oidc-provider checks `consumed` before it calls this,
+     * so a row already consumed means a concurrent request redeemed it first: that one is denied
+     * (RFC 6749 §4.1.2, a code is used once), as is one whose row is gone (revoked meanwhile).
+     */
+    async consume(id: string): Promise<void> {
+      const at = now();
+      const { rows } = await db.query(
+        `UPDATE oidc_payloads SET consumed_at = $3, payload = payload || jsonb_build_object('consumed', $4::bigint)
+         WHERE model = $1 AND id = $2 AND consumed_at IS NULL
+         RETURNING 1 AS consumed`,
+        [this.model, digestOidcIdentifier(id), at.toISOString(), epochSeconds(at)],
+      );
+      if (rows.length === 0) throw new errors.InvalidGrant(`${this.model} already consumed or no longer stored`);
+    }
+
+    async destroy(id: string): Promise<void> {
+      this.assertStoredHere('destroy');
+      await db.query('DELETE FROM oidc_payloads WHERE model = $1 AND id = $2', [this.model, digestOidcIdentifier(id)]);
+    }
+
+    /** Removes every grant-bound row of the grant, whichever model's adapter is asked. */
+    async revokeByGrantId(grantId: string): Promise<void> {
+      await db.query('DELETE FROM oidc_payloads WHERE grant_id = $1', [grantId]);
+    }
+
+    /** A row of this model by a hashed column, unless it has expired (purged or not). */
+    private async findLive(column: 'id' | 'uid' | 'user_code', value: string): Promise<AdapterPayload | undefined> {
+      const { rows } = await db.query<PayloadRow>(
+        `SELECT payload FROM oidc_payloads
+         WHERE model = $1 AND ${column} = $2 AND (expires_at IS NULL OR expires_at > $3)
+         ORDER BY expires_at DESC NULLS FIRST LIMIT 1`,
+        [this.model, digestOidcIdentifier(value), now().toISOString()],
+      );
+      return rows[0]?.payload;
+    }
+
+    private assertStoredHere(operation: string): void {
+      if (this.model === 'Client') {
+        throw new Error(`oidc adapter: Client ${operation} is not supported; clients are registered with \`orderpay clients\` in oauth_clients`);
+      }
+    }
+  };
+}
+
+/** Client metadata as registered; the client_id column is authoritative. */
+async function findRegisteredClient(db: Queryable, clientId: string): Promise<AdapterPayload | undefined> {
+  const { rows } = await db.query<ClientRow>('SELECT client_id, metadata FROM oauth_clients WHERE client_id = $1', [clientId]);
+  const row = rows[0];
+  return row && { ...row.metadata, client_id: row.client_id };
+}
+
+/**
+ * Deletes rows expired more than `graceSeconds` ago; returns how many. Consumed rows live as
+ * long as their expiry, so a replayed code or rotated refresh token is still recognised.
+ */
+export async function purgeExpiredOidcPayloads(
+  db: Queryable,
+  { now = () => new Date(), graceSeconds = OIDC_PAYLOAD_PURGE_GRACE_SECONDS }: { now?: () => Date; graceSeconds?: number } = {},
+): Promise<number> {
+  const cutoff = new Date(now().getTime() - graceSeconds * 1000).toISOString();
+  const { rowCount } = await db.query('DELETE FROM oidc_payloads WHERE expires_at < $1', [cutoff]);
+  return rowCount;
+}
