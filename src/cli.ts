@@ -1,9 +1,14 @@
-// orderpay CLI: serve | migrate | seed | tokens issue. Every command accepts --json.
-import { parseArgs } from 'node:util';
+// orderpay CLI: serve | migrate | seed here; tokens, users, clients and keys in src/cli/. Every
+// command accepts --json; exit 2 for usage and validation errors, 1 for anything unexpected.
 import { issueTokenFor, TokenRequestError } from './auth/access-token.ts';
+import { ClientMetadataError } from './auth/clients.rules.ts';
+import { runClientsCommand, CLIENTS_USAGE } from './cli/clients.command.ts';
+import { createOutput, parseCommandLine, takeWord, UsageError, withDatabase, withMigratedDatabase, type Output } from './cli/command.ts';
+import { runKeysCommand, KEYS_USAGE } from './cli/keys.command.ts';
+import { runTokensCommand, TOKENS_USAGE } from './cli/tokens.command.ts';
+import { runUsersCommand, USERS_USAGE } from './cli/users.command.ts';
 import { ConfigError, loadConfig, type Config } from './config.ts';
 import { DataDirInUseError } from './db/data-dir-lock.ts';
-import { createDatabase } from './db/create-database.ts';
 import type { Db } from './db/db.ts';
 import { migrate } from './db/migrate.ts';
 import { startServer, stopOnSignals } from './main.ts';
@@ -15,40 +20,16 @@ Commands:
   serve                      migrate, then start the HTTP server
   migrate                    apply pending database migrations
   seed                       load demo users, products and orders (once)
-  tokens issue               sign an access token with the active signing key
-      --email <email>        for this user (role from the database), or
-      --client-id <id>       for a service client (client credentials)
-      --scope "<scopes>"     space-separated (default: every API scope the subject may hold)
-      --expires-in <sec>     lifetime, default 600
+${TOKENS_USAGE}
+${USERS_USAGE}
+${CLIENTS_USAGE}
+${KEYS_USAGE}
 
 Options:
   --json                     machine-readable output (one JSON object)
   --help                     this text
 
 Configuration comes from the environment; see README.md.`;
-
-class UsageError extends Error {}
-
-interface Output {
-  json: boolean;
-  print(human: string, data: Record<string, unknown>): void;
-}
-
-function output(json: boolean): Output {
-  return {
-    json,
-    print: (human, data) => console.log(json ? JSON.stringify(data) : human),
-  };
-}
-
-async function withDatabase<T>(config: Config, fn: (db: Db) => Promise<T>): Promise<T> {
-  const db = await createDatabase(config);
-  try {
-    return await fn(db);
-  } finally {
-    await db.close();
-  }
-}
 
 /** Outside production, tokens for the demo users (when present) so the API can be tried at once. */
 async function demoTokens(config: Config, db: Db): Promise<Record<string, string>> {
@@ -83,10 +64,7 @@ async function runMigrate(config: Config, out: Output): Promise<void> {
 }
 
 async function runSeed(config: Config, out: Output): Promise<void> {
-  const result = await withDatabase(config, async (db) => {
-    await migrate(db);
-    return seedDemoData(db);
-  });
+  const result = await withMigratedDatabase(config, seedDemoData);
   out.print(
     result.seeded
       ? `Seeded ${result.users} users (staff: ${DEMO_STAFF_EMAIL}; customers: ${DEMO_CUSTOMER_EMAILS.join(', ')}), ${result.products} products, ${result.orders} orders`
@@ -95,44 +73,39 @@ async function runSeed(config: Config, out: Output): Promise<void> {
   );
 }
 
-async function issueToken(config: Config, out: Output, args: { email?: string; clientId?: string; scope?: string; expiresIn?: string }): Promise<void> {
-  if (!args.email === !args.clientId) throw new UsageError('tokens issue needs exactly one of --email or --client-id');
-  const expiresIn = args.expiresIn === undefined ? 600 : Number(args.expiresIn);
-  if (!Number.isInteger(expiresIn) || expiresIn < 1 || expiresIn > 86_400) throw new UsageError('--expires-in must be 1–86400 seconds');
-  const scopes = (args.scope ?? '').split(' ').filter(Boolean);
-  const subject = args.email ? { email: args.email } : { clientId: args.clientId! };
-  const token = await withDatabase(config, async (db) => {
-    await migrate(db);
-    return issueTokenFor(db, config, subject, scopes, expiresIn);
-  });
-  out.print(token, { access_token: token, token_type: 'Bearer', expires_in: expiresIn });
-}
+/** Commands without subcommands take no options of their own. */
+const COMMANDS: Record<string, (argv: string[], out: Output) => Promise<void>> = {
+  async serve(argv, out) {
+    parseCommandLine(argv, {});
+    await serve(loadConfig(), out);
+  },
+  async migrate(argv, out) {
+    parseCommandLine(argv, {});
+    await runMigrate(loadConfig(), out);
+  },
+  async seed(argv, out) {
+    parseCommandLine(argv, {});
+    await runSeed(loadConfig(), out);
+  },
+  tokens: runTokensCommand,
+  users: runUsersCommand,
+  clients: runClientsCommand,
+  keys: runKeysCommand,
+};
 
-const OPTIONS = {
-  json: { type: 'boolean', default: false },
-  help: { type: 'boolean', default: false },
-  email: { type: 'string' },
-  'client-id': { type: 'string' },
-  scope: { type: 'string' },
-  'expires-in': { type: 'string' },
-} as const;
-
-function parseCommandLine(argv: string[]) {
-  try {
-    return parseArgs({ args: argv, allowPositionals: true, options: OPTIONS });
-  } catch (error) {
-    // An unknown option or a missing value is a usage error (exit 2), not a crash.
-    if (error instanceof TypeError && 'code' in error && String(error.code).startsWith('ERR_PARSE_ARGS_')) throw new UsageError(error.message);
-    throw error;
-  }
-}
+/** Refusals of what was asked (exit 2), as opposed to failures (exit 1). */
+const isKnownError = (error: unknown) =>
+  error instanceof UsageError ||
+  error instanceof ConfigError ||
+  error instanceof DataDirInUseError ||
+  error instanceof TokenRequestError ||
+  error instanceof ClientMetadataError;
 
 export async function runCli(argv: string[]): Promise<number> {
-  const out = output(argv.includes('--json'));
+  const out = createOutput(argv.includes('--json'));
   try {
-    const { values, positionals } = parseCommandLine(argv);
-    const [command, sub] = positionals;
-    if (values.help || command === 'help') {
+    const { word: command, rest } = takeWord(argv);
+    if (argv.includes('--help') || command === 'help') {
       console.log(USAGE);
       return 0;
     }
@@ -140,20 +113,12 @@ export async function runCli(argv: string[]): Promise<number> {
       console.error(USAGE);
       return 2;
     }
-    const config = loadConfig();
-    switch (command) {
-      case 'serve': await serve(config, out); return 0;
-      case 'migrate': await runMigrate(config, out); return 0;
-      case 'seed': await runSeed(config, out); return 0;
-      case 'tokens':
-        if (sub !== 'issue') throw new UsageError('usage: orderpay tokens issue (--email E | --client-id C) [--scope S]');
-        await issueToken(config, out, { email: values.email, clientId: values['client-id'], scope: values.scope, expiresIn: values['expires-in'] });
-        return 0;
-      default:
-        throw new UsageError(`unknown command "${command}"\n\n${USAGE}`);
-    }
+    const run = Object.hasOwn(COMMANDS, command) ? COMMANDS[command] : undefined;
+    if (!run) throw new UsageError(`unknown command "${command}"\n\n${USAGE}`);
+    await run(rest, out);
+    return 0;
   } catch (error) {
-    const known = error instanceof UsageError || error instanceof ConfigError || error instanceof DataDirInUseError || error instanceof TokenRequestError;
+    const known = isKnownError(error);
     const message = error instanceof Error ? error.message : String(error);
     if (out.json) console.error(JSON.stringify({ error: message }));
     else console.error(`orderpay: ${message}`);

@@ -2,9 +2,20 @@
 // JWKS publishes the public half of every key that has not expired, so tokens signed by a
 // retired key keep verifying until they expire.
 import { calculateJwkThumbprint, exportJWK, generateKeyPair, type JWK } from 'jose';
-import type { Queryable } from '../db/db.ts';
+import type { Db, Queryable } from '../db/db.ts';
 
 export const SIGNING_ALG = 'RS256';
+
+/** How far behind ours a verifier's clock may run. */
+export const CLOCK_SKEW_SECONDS = 300;
+/**
+ * The longest lifetime of anything signed with a signing key: id tokens and `orderpay tokens
+ * issue` live at most 1 hour, access tokens from the authorization server 10 minutes. Whatever
+ * signs with these keys must stay within it, or a rotation unpublishes a key too early.
+ */
+export const MAX_TOKEN_LIFETIME_SECONDS = 3600;
+/** A retired key stays in the JWKS this long after rotation. */
+export const MAX_SIGNED_TOKEN_LIFETIME_SECONDS = MAX_TOKEN_LIFETIME_SECONDS + CLOCK_SKEW_SECONDS;
 
 export interface SigningKey {
   kid: string;
@@ -30,17 +41,33 @@ const toKey = (row: SigningKeyRow): SigningKey => ({
   createdAt: row.created_at,
 });
 
-export async function createSigningKey(db: Queryable, alg = SIGNING_ALG): Promise<SigningKey> {
+interface SigningKeyMaterial {
+  kid: string;
+  alg: string;
+  privateJwk: JWK;
+  publicJwk: JWK;
+}
+
+/** A new key pair, kid = its RFC 7638 thumbprint. Slow (RSA), so done outside any transaction. */
+async function generateSigningKey(alg: string): Promise<SigningKeyMaterial> {
   const { privateKey, publicKey } = await generateKeyPair(alg, { extractable: true, modulusLength: 2048 });
   const publicJwk = await exportJWK(publicKey);
   const kid = await calculateJwkThumbprint(publicJwk);
   const decorate = (jwk: JWK): JWK => ({ ...jwk, kid, alg, use: 'sig' });
+  return { kid, alg, privateJwk: decorate(await exportJWK(privateKey)), publicJwk: decorate(publicJwk) };
+}
+
+async function insertSigningKey(db: Queryable, key: SigningKeyMaterial): Promise<SigningKey> {
   const { rows } = await db.query<SigningKeyRow>(
     `INSERT INTO signing_keys (kid, alg, private_jwk, public_jwk) VALUES ($1, $2, $3, $4)
      RETURNING kid, alg, private_jwk, public_jwk, created_at`,
-    [kid, alg, JSON.stringify(decorate(await exportJWK(privateKey))), JSON.stringify(decorate(publicJwk))],
+    [key.kid, key.alg, JSON.stringify(key.privateJwk), JSON.stringify(key.publicJwk)],
   );
   return toKey(rows[0]!);
+}
+
+export async function createSigningKey(db: Queryable, alg = SIGNING_ALG): Promise<SigningKey> {
+  return insertSigningKey(db, await generateSigningKey(alg));
 }
 
 /** The key new tokens are signed with: the newest one not retired. */
@@ -62,4 +89,65 @@ export async function listPublishedKeys(db: Queryable): Promise<JWK[]> {
     `SELECT public_jwk FROM signing_keys WHERE expires_at IS NULL OR expires_at > now() ORDER BY created_at DESC, kid`,
   );
   return rows.map((r) => r.public_jwk);
+}
+
+/** A key as an operator sees it: never its private members. */
+export interface SigningKeyInfo {
+  kid: string;
+  alg: string;
+  createdAt: string;
+  retiredAt: string | null;
+  expiresAt: string | null;
+  /** active: signs new tokens; retired: published until expiresAt; expired: no longer published. */
+  status: 'active' | 'retired' | 'expired';
+}
+
+interface SigningKeyInfoRow {
+  kid: string;
+  alg: string;
+  created_at: string;
+  retired_at: string | null;
+  expires_at: string | null;
+  status: SigningKeyInfo['status'];
+}
+
+const toInfo = (row: SigningKeyInfoRow): SigningKeyInfo => ({
+  kid: row.kid,
+  alg: row.alg,
+  createdAt: row.created_at,
+  retiredAt: row.retired_at,
+  expiresAt: row.expires_at,
+  status: row.status,
+});
+
+const KEY_STATUS_SQL = `CASE WHEN expires_at IS NOT NULL AND expires_at <= now() THEN 'expired'
+  WHEN retired_at IS NOT NULL THEN 'retired' ELSE 'active' END`;
+
+export async function listSigningKeys(db: Queryable): Promise<SigningKeyInfo[]> {
+  const { rows } = await db.query<SigningKeyInfoRow>(
+    `SELECT kid, alg, created_at, retired_at, expires_at, ${KEY_STATUS_SQL} AS status
+     FROM signing_keys ORDER BY created_at DESC, kid`,
+  );
+  return rows.map(toInfo);
+}
+
+/**
+ * A new key signs from now on; in the same transaction every previously active key is retired
+ * and stays published for MAX_SIGNED_TOKEN_LIFETIME_SECONDS, until everything it signed expired.
+ */
+export async function rotateSigningKeys(db: Db, alg = SIGNING_ALG): Promise<{ active: SigningKeyInfo; retired: SigningKeyInfo[] }> {
+  const material = await generateSigningKey(alg);
+  return db.transaction(async (tx) => {
+    // Two rotations at once: the second waits here and then retires the first one's key.
+    await tx.query('SELECT kid FROM signing_keys WHERE retired_at IS NULL ORDER BY kid FOR UPDATE');
+    const { rows: retired } = await tx.query<SigningKeyInfoRow>(
+      `UPDATE signing_keys SET retired_at = now(), expires_at = now() + make_interval(secs => $1)
+       WHERE retired_at IS NULL
+       RETURNING kid, alg, created_at, retired_at, expires_at, 'retired' AS status`,
+      [MAX_SIGNED_TOKEN_LIFETIME_SECONDS],
+    );
+    const created = await insertSigningKey(tx, material);
+    const active: SigningKeyInfo = { kid: created.kid, alg: created.alg, createdAt: created.createdAt, retiredAt: null, expiresAt: null, status: 'active' };
+    return { active, retired: retired.map(toInfo) };
+  });
 }

@@ -32,3 +32,16 @@ export async function countUsers(db: Queryable): Promise<number> {
   const { rows } = await db.query<{ n: number }>('SELECT count(*) AS n FROM users');
   return rows[0]?.n ?? 0;
 }
+
+export interface UserListing extends User {
+  hasPassword: boolean;
+  createdAt: string;
+}
+
+export async function listUsers(db: Queryable): Promise<UserListing[]> {
+  const { rows } = await db.query<UserListing>(
+    `SELECT id, email, name, role, password_hash IS NOT NULL AS "hasPassword", created_at AS "createdAt"
+     FROM users ORDER BY id`,
+  );
+  return rows;
+}

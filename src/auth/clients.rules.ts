@@ -1,0 +1,105 @@
+// What an OAuth client may be registered with: redirect URIs, scopes, and the oidc-provider
+// metadata of a public (authorization code + PKCE) or a confidential (client credentials) client.
+import { SCOPES } from '../http/authenticate.ts';
+
+/** Every scope a client may be registered for. */
+export const CLIENT_SCOPES = ['openid', 'profile', 'email', 'offline_access', ...SCOPES] as const;
+/** A client-credentials client acts for itself: API scopes only, no identity or refresh. */
+export const SERVICE_CLIENT_SCOPES: readonly string[] = SCOPES;
+/** A public client's scopes when none are given: everything but the staff-only products:write. */
+export const DEFAULT_PUBLIC_CLIENT_SCOPES: readonly string[] = CLIENT_SCOPES.filter((s) => s !== 'products:write');
+
+/** Thrown for client metadata that cannot be registered. */
+export class ClientMetadataError extends Error {}
+
+const LOOPBACK_HOSTS = new Set(['127.0.0.1', '[::1]', 'localhost']);
+
+/**
+ * RFC 6749 §3.1.2: absolute, no fragment. RFC 9700 §2.1 / OAuth 2.1: https, except plain http on
+ * a loopback host for native apps (RFC 8252 §7.3). Returned exactly as given: matching is exact.
+ */
+export function checkRedirectUri(uri: string): string {
+  const parsed = URL.parse(uri);
+  // The authority must be spelt out: URL reads "https:host" as "https://host/", but the provider
+  // compares the URI a client sends with this string byte for byte.
+  const authorityMissing = /^https?:/i.test(uri) && !/^https?:\/\/[^/?#]/i.test(uri);
+  if (!parsed || authorityMissing) throw new ClientMetadataError(`redirect URI "${uri}" is not an absolute URI`);
+  if (uri.includes('#')) throw new ClientMetadataError(`redirect URI "${uri}" must not contain a fragment`);
+  if (parsed.username || parsed.password) throw new ClientMetadataError(`redirect URI "${uri}" must not contain credentials`);
+  if (parsed.protocol === 'https:') return uri;
+  if (parsed.protocol === 'http:' && LOOPBACK_HOSTS.has(parsed.hostname)) return uri;
+  if (parsed.protocol === 'http:') {
+    throw new ClientMetadataError(`redirect URI "${uri}" must use https (plain http only on 127.0.0.1, [::1] or localhost)`);
+  }
+  throw new ClientMetadataError(`redirect URI "${uri}" must use https (or http on a loopback host), not ${parsed.protocol.slice(0, -1)}`);
+}
+
+/** Space-separated scope strings → a de-duplicated list, each from `allowed`. */
+export function parseClientScopes(scopes: readonly string[], allowed: readonly string[], what: string): string[] {
+  const list = [...new Set(scopes.flatMap((s) => s.split(' ')).filter(Boolean))];
+  const refused = list.filter((s) => !allowed.includes(s));
+  if (refused.length) throw new ClientMetadataError(`${what} cannot have scope ${refused.join(', ')}; allowed: ${allowed.join(' ')}`);
+  return list;
+}
+
+export interface PublicClientInput {
+  name: string;
+  redirectUris: readonly string[];
+  /** Default: DEFAULT_PUBLIC_CLIENT_SCOPES. */
+  scopes?: readonly string[];
+}
+
+export interface ConfidentialClientInput {
+  name: string;
+  /** Only ['client_credentials'] (the default) is supported. */
+  grantTypes?: readonly string[];
+  scopes: readonly string[];
+}
+
+/** oidc-provider client metadata, as stored in oauth_clients.metadata. */
+export type ClientMetadata = Record<string, unknown> & { client_id: string; client_name: string };
+
+function checkName(name: string): string {
+  const trimmed = name.trim();
+  if (!trimmed || trimmed.length > 200) throw new ClientMetadataError('client name must be 1–200 characters');
+  return trimmed;
+}
+
+export function buildPublicClientMetadata(clientId: string, input: PublicClientInput): ClientMetadata {
+  const name = checkName(input.name);
+  if (!input.redirectUris.length) throw new ClientMetadataError('a public client needs at least one redirect URI');
+  const redirectUris = [...new Set(input.redirectUris.map(checkRedirectUri))];
+  const scopes = input.scopes?.length ? parseClientScopes(input.scopes, CLIENT_SCOPES, 'a public client') : DEFAULT_PUBLIC_CLIENT_SCOPES;
+  if (!scopes.length) throw new ClientMetadataError('a public client needs at least one scope');
+  return {
+    client_id: clientId,
+    client_name: name,
+    redirect_uris: redirectUris,
+    grant_types: ['authorization_code', 'refresh_token'],
+    response_types: ['code'],
+    // A public client cannot keep a secret; PKCE (required for every client) binds its codes.
+    token_endpoint_auth_method: 'none',
+    scope: scopes.join(' '),
+  };
+}
+
+/** `clientSecretHash` is stored in place of the secret (see passwords.ts and docs/decisions.md). */
+export function buildConfidentialClientMetadata(clientId: string, clientSecretHash: string, input: ConfidentialClientInput): ClientMetadata {
+  const name = checkName(input.name);
+  const grants = [...new Set(input.grantTypes ?? ['client_credentials'])];
+  if (grants.length !== 1 || grants[0] !== 'client_credentials') {
+    throw new ClientMetadataError('a confidential client supports --grant client_credentials only');
+  }
+  const scopes = parseClientScopes(input.scopes, SERVICE_CLIENT_SCOPES, 'a client-credentials client');
+  if (!scopes.length) throw new ClientMetadataError('a client-credentials client needs at least one API scope');
+  return {
+    client_id: clientId,
+    client_secret: clientSecretHash,
+    client_name: name,
+    grant_types: ['client_credentials'],
+    response_types: [],
+    redirect_uris: [],
+    token_endpoint_auth_method: 'client_secret_basic',
+    scope: scopes.join(' '),
+  };
+}

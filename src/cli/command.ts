@@ -1,0 +1,65 @@
+// What every command shares: strict option parsing, --json output, usage errors (exit 2) and a
+// migrated database for the length of one command.
+import { parseArgs, type ParseArgsOptionsConfig } from 'node:util';
+import type { Config } from '../config.ts';
+import { createDatabase } from '../db/create-database.ts';
+import type { Db } from '../db/db.ts';
+import { migrate } from '../db/migrate.ts';
+
+/** A command line or input the command refuses: exit 2, one line, no stack trace. */
+export class UsageError extends Error {}
+
+export interface Output {
+  json: boolean;
+  print(human: string, data: Record<string, unknown>): void;
+}
+
+export function createOutput(json: boolean): Output {
+  return {
+    json,
+    print: (human, data) => console.log(json ? JSON.stringify(data) : human),
+  };
+}
+
+export const COMMON_OPTIONS = {
+  json: { type: 'boolean', default: false },
+  help: { type: 'boolean', default: false },
+} as const satisfies ParseArgsOptionsConfig;
+
+/**
+ * The command (or subcommand) word at the head of argv, after any leading --json/--help, and
+ * the arguments without it: `orderpay --json users create …` reads like `orderpay users create --json …`.
+ */
+export function takeWord(argv: readonly string[]): { word: string | undefined; rest: string[] } {
+  let i = 0;
+  while (i < argv.length && (argv[i] === '--json' || argv[i] === '--help')) i++;
+  return { word: argv[i], rest: [...argv.slice(0, i), ...argv.slice(i + 1)] };
+}
+
+/** Parses a command's options (plus --json and --help); anything else is a usage error. */
+export function parseCommandLine<T extends ParseArgsOptionsConfig>(args: string[], options: T) {
+  try {
+    return parseArgs({ args, allowPositionals: false, strict: true, options: { ...COMMON_OPTIONS, ...options } }).values;
+  } catch (error) {
+    // An unknown option, a stray argument or a missing value is a usage error (exit 2), not a crash.
+    if (error instanceof TypeError && 'code' in error && String(error.code).startsWith('ERR_PARSE_ARGS_')) throw new UsageError(error.message);
+    throw error;
+  }
+}
+
+export async function withDatabase<T>(config: Config, fn: (db: Db) => Promise<T>): Promise<T> {
+  const db = await createDatabase(config);
+  try {
+    return await fn(db);
+  } finally {
+    await db.close();
+  }
+}
+
+/** Commands that read or write rows migrate first, so they work on a brand-new database. */
+export function withMigratedDatabase<T>(config: Config, fn: (db: Db) => Promise<T>): Promise<T> {
+  return withDatabase(config, async (db) => {
+    await migrate(db);
+    return fn(db);
+  });
+}

@@ -1,0 +1,353 @@
+// `orderpay users | clients | keys`, spawned as real processes over a fresh database (embedded,
+// or PostgreSQL when TEST_DATABASE_URL is set); the rows they leave are read back afterwards.
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { decodeProtectedHeader } from 'jose';
+import { MAX_SIGNED_TOKEN_LIFETIME_SECONDS } from '../../src/auth/keys.store.ts';
+import { verifyClientSecret, verifyPassword } from '../../src/auth/passwords.ts';
+import { createDatabase } from '../../src/db/create-database.ts';
+import { DB_OPTIONS, serverUrl } from '../helpers/db.ts';
+// Every command here runs to completion (runOrderpay kills it past its deadline), so no process
+// outlives a test; the database is dropped at the end.
+import { commandEnv, createTargetDatabase, parseJsonOutput, runOrderpay, type CommandResult, type Env, type TargetDatabase } from './orderpay-process.ts';
+
+const DATABASE = serverUrl ? 'PostgreSQL' : 'embedded PGlite';
+const CLIENT_ID = /^op_[\w-]{22}$/;
+
+/** One database for the file, migrated up front so each command does only its own work. */
+let target: TargetDatabase | undefined;
+let env: Env;
+after(() => target?.drop());
+before(async () => {
+  target = await createTargetDatabase();
+  env = commandEnv(target.env);
+  const migrated = await runOrderpay(['migrate', '--json'], env);
+  assert.equal(migrated.code, 0, migrated.stderr);
+});
+
+/** Reads rows straight from the database (between commands: the embedded one admits one process). */
+async function queryRows<T>(sql: string, params: unknown[] = []): Promise<T[]> {
+  const db = await createDatabase({ databaseUrl: target!.env.DATABASE_URL, dataDir: target!.dataDir ?? '', db: DB_OPTIONS });
+  try {
+    return (await db.query<T>(sql, params)).rows;
+  } finally {
+    await db.close();
+  }
+}
+
+async function succeed(args: string[]): Promise<Record<string, unknown>> {
+  const result = await runOrderpay([...args, '--json'], env);
+  assert.equal(result.stderr, '', args.join(' '));
+  assert.equal(result.code, 0);
+  return parseJsonOutput(result.stdout);
+}
+
+/** Exit 2, nothing on stdout, `{"error": …}` on stderr. */
+async function refuse(args: string[]): Promise<string> {
+  const result = await runOrderpay([...args, '--json'], env);
+  assert.equal(result.code, 2, `${args.join(' ')}: ${result.stderr}`);
+  assert.equal(result.stdout, '');
+  const error = parseJsonOutput(result.stderr);
+  assert.deepEqual(Object.keys(error), ['error']);
+  return error.error as string;
+}
+
+function assertHuman(result: CommandResult): string {
+  assert.equal(result.code, 0, result.stderr);
+  assert.equal(result.stderr, '');
+  return result.stdout;
+}
+
+describe(`orderpay users (${DATABASE})`, () => {
+  test('create stores an scrypt hash of the password, never the password', async () => {
+    const user = await succeed(['users', 'create', '--email', 'dana@example.com', '--password', 'dana-s3cret-pass', '--name', 'Dana Scully', '--role', 'staff']);
+    assert.deepEqual(user, { id: user.id, email: 'dana@example.com', name: 'Dana Scully', role: 'staff' });
+    assert.ok(Number.isInteger(user.id));
+
+    const [row] = await queryRows<{ email: string; name: string; role: string; password_hash: string }>(
+      'SELECT email, name, role, password_hash FROM users WHERE id = $1', [user.id],
+    );
+    assert.deepEqual({ ...row, password_hash: undefined }, { email: 'dana@example.com', name: 'Dana Scully', role: 'staff', password_hash: undefined });
+    assert.match(row!.password_hash, /^scrypt\$32768\$8\$1\$[\w-]{22}\$[\w-]{43}$/);
+    assert.ok(!row!.password_hash.includes('dana-s3cret-pass'));
+    assert.equal(await verifyPassword(row!.password_hash, 'dana-s3cret-pass'), true);
+    assert.equal(await verifyPassword(row!.password_hash, 'dana-s3cret-pasS'), false);
+  });
+
+  test('create defaults to a customer named after the email', async () => {
+    const user = await succeed(['users', 'create', '--email', 'erin@example.com', '--password', '12345678']);
+    assert.deepEqual(user, { id: user.id, email: 'erin@example.com', name: 'erin', role: 'customer' });
+
+    const human = assertHuman(await runOrderpay(['users', 'create', '--email', 'fay@example.com', '--password', 'fay-password'], env));
+    assert.match(human, /^Created customer fay@example\.com \(id \d+\)\n$/);
+  });
+
+  test('a duplicate email, in any case, exits 2 and changes nothing', async () => {
+    await succeed(['users', 'create', '--email', 'gil@example.com', '--password', 'first-password']);
+    assert.equal(
+      await refuse(['users', 'create', '--email', 'GIL@example.com', '--password', 'second-password']),
+      'a user with email GIL@example.com already exists',
+    );
+    const rows = await queryRows<{ password_hash: string }>("SELECT password_hash FROM users WHERE lower(email) = 'gil@example.com'");
+    assert.equal(rows.length, 1);
+    assert.equal(await verifyPassword(rows[0]!.password_hash, 'first-password'), true);
+  });
+
+  test('a short password, a bad role or email, a missing option exits 2 without a row', async () => {
+    assert.equal(await refuse(['users', 'create', '--email', 'hal@example.com', '--password', '1234567']), 'password must be at least 8 characters');
+    assert.match(await refuse(['users', 'create', '--email', 'hal@example.com', '--password', '12345678', '--role', 'admin']), /--role must be customer or staff, got "admin"/);
+    assert.match(await refuse(['users', 'create', '--email', 'not-an-email', '--password', '12345678']), /--email "not-an-email" is not an email address/);
+    assert.match(await refuse(['users', 'create', '--email', 'hal@example.com']), /usage: orderpay users create/);
+    assert.match(await refuse(['users', 'create', '--password', '12345678']), /usage: orderpay users create/);
+    assert.match(await refuse(['users', 'create', '--email', 'hal@example.com', '--password', '12345678', '--scope', 'x']), /--scope/);
+    assert.match(await refuse(['users', 'delete']), /usage: orderpay users create/);
+    assert.deepEqual(await queryRows("SELECT id FROM users WHERE email = 'hal@example.com'"), []);
+  });
+
+  test('list shows users without their password hashes', async () => {
+    const created = await succeed(['users', 'create', '--email', 'ivy@example.com', '--password', 'ivy-password', '--role', 'staff']);
+    const result = await runOrderpay(['users', 'list', '--json'], env);
+    assert.equal(result.code, 0, result.stderr);
+    assert.doesNotMatch(result.stdout, /scrypt/);
+    const { users } = parseJsonOutput(result.stdout) as { users: Record<string, unknown>[] };
+    const ivy = users.find((u) => u.email === 'ivy@example.com');
+    assert.deepEqual(ivy, { id: created.id, email: 'ivy@example.com', name: 'ivy', role: 'staff', hasPassword: true, createdAt: ivy?.createdAt });
+    assert.match(ivy!.createdAt as string, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/);
+
+    const human = assertHuman(await runOrderpay(['users', 'list'], env));
+    assert.match(human, new RegExp(`^ +${created.id}  staff     ivy@example\\.com  ivy$`, 'm'));
+  });
+});
+
+describe(`orderpay clients (${DATABASE})`, () => {
+  interface ClientRow {
+    client_name: string;
+    metadata: Record<string, unknown>;
+  }
+  const findClient = async (clientId: string) =>
+    (await queryRows<ClientRow>('SELECT client_name, metadata FROM oauth_clients WHERE client_id = $1', [clientId]))[0];
+
+  test('create --public registers an authorization-code client without a secret', async () => {
+    const client = await succeed([
+      'clients', 'create', '--name', 'Shop app', '--public',
+      '--redirect-uri', 'http://127.0.0.1:8080/callback', '--redirect-uri', 'https://shop.example/callback',
+      '--scope', 'openid orders:read orders:write offline_access',
+    ]);
+    assert.match(client.client_id as string, CLIENT_ID);
+    assert.deepEqual(client, {
+      client_id: client.client_id,
+      client_id_issued_at: client.client_id_issued_at,
+      client_name: 'Shop app',
+      client_type: 'public',
+      redirect_uris: ['http://127.0.0.1:8080/callback', 'https://shop.example/callback'],
+      grant_types: ['authorization_code', 'refresh_token'],
+      token_endpoint_auth_method: 'none',
+      scope: 'openid orders:read orders:write offline_access',
+    });
+    assert.ok(Math.abs((client.client_id_issued_at as number) - Date.now() / 1000) < 120);
+
+    assert.deepEqual(await findClient(client.client_id as string), {
+      client_name: 'Shop app',
+      metadata: {
+        client_id: client.client_id,
+        client_name: 'Shop app',
+        redirect_uris: ['http://127.0.0.1:8080/callback', 'https://shop.example/callback'],
+        grant_types: ['authorization_code', 'refresh_token'],
+        response_types: ['code'],
+        token_endpoint_auth_method: 'none',
+        scope: 'openid orders:read orders:write offline_access',
+      },
+    });
+  });
+
+  test('create --public without --scope gets every scope but the staff-only one', async () => {
+    const client = await succeed(['clients', 'create', '--name', 'Defaults', '--public', '--redirect-uri', 'http://[::1]/cb']);
+    assert.equal(client.scope, 'openid profile email offline_access orders:read orders:write payments:read payments:write');
+    assert.deepEqual(client.redirect_uris, ['http://[::1]/cb']);
+  });
+
+  test('create --confidential prints the secret once and stores only its scrypt hash', async () => {
+    const result = await runOrderpay(
+      ['clients', 'create', '--name', 'Shipping', '--confidential', '--grant', 'client_credentials', '--scope', 'orders:read orders:write', '--json'], env,
+    );
+    assert.equal(result.code, 0, result.stderr);
+    const client = parseJsonOutput(result.stdout);
+    const secret = client.client_secret as string;
+    assert.match(secret, /^[\w-]{43}$/, '32 random bytes, base64url');
+    assert.deepEqual(client, {
+      client_id: client.client_id,
+      client_secret: secret,
+      client_secret_expires_at: 0,
+      client_id_issued_at: client.client_id_issued_at,
+      client_name: 'Shipping',
+      client_type: 'confidential',
+      redirect_uris: [],
+      grant_types: ['client_credentials'],
+      token_endpoint_auth_method: 'client_secret_basic',
+      scope: 'orders:read orders:write',
+    });
+
+    const row = await findClient(client.client_id as string);
+    const stored = row!.metadata.client_secret as string;
+    assert.match(stored, /^scrypt\$32768\$8\$1\$[\w-]{22}\$[\w-]{43}$/);
+    assert.notEqual(stored, secret);
+    assert.ok(!JSON.stringify(row).includes(secret), 'the plaintext secret is nowhere in the row');
+    assert.equal(await verifyClientSecret(stored, secret), true);
+    assert.deepEqual({ ...row!.metadata, client_secret: undefined }, {
+      client_id: client.client_id,
+      client_secret: undefined,
+      client_name: 'Shipping',
+      grant_types: ['client_credentials'],
+      response_types: [],
+      redirect_uris: [],
+      token_endpoint_auth_method: 'client_secret_basic',
+      scope: 'orders:read orders:write',
+    });
+
+    // The human form shows the secret too, and says it will not be shown again.
+    const human = assertHuman(await runOrderpay(['clients', 'create', '--name', 'Human', '--confidential', '--grant', 'client_credentials', '--scope', 'orders:read'], env));
+    assert.match(human, /^  client_secret: [\w-]{43}$/m);
+    assert.match(human, /shown only this once/);
+  });
+
+  test('redirect URIs that are not https (or loopback http), or carry a fragment, exit 2 without a row', async () => {
+    const cases: [string, RegExp][] = [
+      ['http://shop.example/callback', /must use https/],
+      ['https://shop.example/callback#done', /must not contain a fragment/],
+      ['/callback', /not an absolute URI/],
+      ['com.example.app:/callback', /must use https/],
+      ['https://user:pw@shop.example/cb', /must not contain credentials/],
+    ];
+    for (const [uri, message] of cases) {
+      const error = await refuse(['clients', 'create', '--name', 'Rejected', '--public', '--redirect-uri', 'https://ok.example/cb', '--redirect-uri', uri]);
+      assert.match(error, message, uri);
+      assert.ok(error.includes(uri), `names the URI: ${error}`);
+    }
+    assert.deepEqual(await queryRows("SELECT client_id FROM oauth_clients WHERE client_name = 'Rejected'"), []);
+  });
+
+  test('scopes outside the allowed set, and identity scopes on a service client, exit 2', async () => {
+    assert.match(
+      await refuse(['clients', 'create', '--name', 'Rejected', '--public', '--redirect-uri', 'https://a.example/cb', '--scope', 'openid orders:delete']),
+      /a public client cannot have scope orders:delete/,
+    );
+    for (const scope of ['openid', 'profile', 'email', 'offline_access']) {
+      assert.match(
+        await refuse(['clients', 'create', '--name', 'Rejected', '--confidential', '--grant', 'client_credentials', '--scope', `orders:read ${scope}`]),
+        new RegExp(`a client-credentials client cannot have scope ${scope}`),
+      );
+    }
+    assert.deepEqual(await queryRows("SELECT client_id FROM oauth_clients WHERE client_name = 'Rejected'"), []);
+  });
+
+  test('a command line that is not one of the two shapes exits 2', async () => {
+    const refusals: [string[], RegExp][] = [
+      [['--name', 'X', '--redirect-uri', 'https://a.example/cb'], /exactly one of --public or --confidential/],
+      [['--name', 'X', '--public', '--confidential', '--redirect-uri', 'https://a.example/cb'], /exactly one of --public or --confidential/],
+      [['--public', '--redirect-uri', 'https://a.example/cb'], /needs --name/],
+      [['--name', 'X', '--public'], /at least one redirect URI/],
+      [['--name', 'X', '--public', '--redirect-uri', 'https://a.example/cb', '--grant', 'client_credentials'], /drop --grant/],
+      [['--name', 'X', '--confidential', '--scope', 'orders:read'], /needs --grant client_credentials/],
+      [['--name', 'X', '--confidential', '--grant', 'authorization_code', '--scope', 'orders:read'], /client_credentials only/],
+      [['--name', 'X', '--confidential', '--grant', 'client_credentials'], /needs --scope/],
+      [['--name', 'X', '--confidential', '--grant', 'client_credentials', '--scope', 'orders:read', '--redirect-uri', 'https://a.example/cb'], /drop --redirect-uri/],
+      [['--name', 'X', '--public', '--redirect-uri'], /--redirect-uri/],
+    ];
+    for (const [args, message] of refusals) assert.match(await refuse(['clients', 'create', ...args]), message, args.join(' '));
+  });
+
+  test('list shows every client and never a secret or its hash', async () => {
+    const created = await succeed(['clients', 'create', '--name', 'Listed', '--confidential', '--grant', 'client_credentials', '--scope', 'payments:read']);
+    const result = await runOrderpay(['clients', 'list', '--json'], env);
+    assert.equal(result.code, 0, result.stderr);
+    assert.ok(!result.stdout.includes(created.client_secret as string));
+    assert.doesNotMatch(result.stdout, /scrypt|"client_secret"/);
+    const { clients } = parseJsonOutput(result.stdout) as { clients: Record<string, unknown>[] };
+    const { client_secret: _secret, client_secret_expires_at: _expiry, ...expected } = created;
+    assert.deepEqual(clients.find((c) => c.client_id === created.client_id), expected);
+    assert.ok(clients.some((c) => c.client_name === 'Shop app' && c.client_type === 'public'));
+
+    const human = assertHuman(await runOrderpay(['clients', 'list'], env));
+    assert.ok(human.includes(`${created.client_id}  confidential  "Listed"`));
+    assert.doesNotMatch(human, /scrypt|secret/);
+  });
+});
+
+describe(`orderpay keys (${DATABASE})`, () => {
+  interface KeyRow {
+    kid: string;
+    created_at: string;
+    retired_at: string | null;
+    expires_at: string | null;
+    private_jwk: Record<string, string>;
+  }
+  const keyRows = () => queryRows<KeyRow>('SELECT kid, created_at, retired_at, expires_at, private_jwk FROM signing_keys ORDER BY created_at, kid');
+  const seconds = (timestamp: string) => Date.parse(timestamp) / 1000;
+
+  test('rotate retires the active key, published until its tokens expired, and the new key signs', async () => {
+    // A token from the key in use before the rotation.
+    const before = await succeed(['tokens', 'issue', '--client-id', 'svc']);
+    const oldKid = decodeProtectedHeader(before.access_token as string).kid;
+
+    const rotated = await succeed(['keys', 'rotate']);
+    const { active, retired } = rotated as { active: Record<string, unknown>; retired: Record<string, unknown>[] };
+    assert.deepEqual(Object.keys(rotated), ['active', 'retired']);
+    assert.deepEqual(active, { kid: active.kid, alg: 'RS256', createdAt: active.createdAt, retiredAt: null, expiresAt: null, status: 'active' });
+    assert.notEqual(active.kid, oldKid);
+    assert.equal(retired.length, 1);
+    assert.deepEqual(retired[0], {
+      kid: oldKid, alg: 'RS256', createdAt: retired[0]!.createdAt, retiredAt: active.createdAt, expiresAt: retired[0]!.expiresAt, status: 'retired',
+    });
+    assert.equal(seconds(retired[0]!.expiresAt as string) - seconds(retired[0]!.retiredAt as string), MAX_SIGNED_TOKEN_LIFETIME_SECONDS);
+    assert.equal(MAX_SIGNED_TOKEN_LIFETIME_SECONDS, 3600 + 300);
+
+    const rows = await keyRows();
+    const oldRow = rows.find((r) => r.kid === oldKid)!;
+    const newRow = rows.find((r) => r.kid === active.kid)!;
+    assert.equal(rows.filter((r) => r.retired_at === null).length, 1, 'one active key');
+    assert.equal(newRow.retired_at, null);
+    assert.equal(newRow.expires_at, null);
+    assert.ok(oldRow.retired_at && oldRow.expires_at);
+    assert.equal(seconds(oldRow.expires_at) - seconds(oldRow.retired_at), MAX_SIGNED_TOKEN_LIFETIME_SECONDS);
+    assert.ok(Math.abs(seconds(oldRow.retired_at) - Date.now() / 1000) < 120, 'retired now');
+
+    // Tokens are signed with the new key from now on.
+    const after = await succeed(['tokens', 'issue', '--client-id', 'svc']);
+    assert.equal(decodeProtectedHeader(after.access_token as string).kid, active.kid);
+
+    // A second rotation retires the second key; the first keeps its original expiry.
+    const again = (await succeed(['keys', 'rotate'])) as { active: { kid: string }; retired: { kid: string }[] };
+    assert.deepEqual(again.retired.map((k) => k.kid), [active.kid]);
+    const firstAgain = (await keyRows()).find((r) => r.kid === oldKid)!;
+    assert.equal(firstAgain.expires_at, oldRow.expires_at);
+  });
+
+  test('list shows kid, alg, status and dates of every key, never private members', async () => {
+    await succeed(['keys', 'rotate']);
+    const result = await runOrderpay(['keys', 'list', '--json'], env);
+    assert.equal(result.code, 0, result.stderr);
+    const { keys } = parseJsonOutput(result.stdout) as { keys: Record<string, unknown>[] };
+    const rows = await keyRows();
+    assert.deepEqual(keys.map((k) => k.kid).sort(), rows.map((r) => r.kid).sort());
+    for (const key of keys) assert.deepEqual(Object.keys(key), ['kid', 'alg', 'createdAt', 'retiredAt', 'expiresAt', 'status']);
+    assert.equal(keys[0]!.status, 'active', 'newest first');
+    assert.deepEqual(keys.slice(1).map((k) => k.status), keys.slice(1).map(() => 'retired'));
+    for (const row of rows) {
+      for (const member of ['d', 'p', 'q', 'dp', 'dq', 'qi']) {
+        assert.ok(row.private_jwk[member], `the row has ${member}`);
+        assert.ok(!result.stdout.includes(row.private_jwk[member]!), `private member ${member} of ${row.kid} printed`);
+      }
+      assert.ok(!result.stdout.includes(row.private_jwk.n!), 'not even the public modulus');
+    }
+    assert.doesNotMatch(result.stdout, /"(d|p|q|dp|dq|qi|n|e)":/);
+
+    const human = assertHuman(await runOrderpay(['keys', 'list'], env));
+    assert.match(human, new RegExp(`^${keys[0]!.kid}  RS256  active `));
+    assert.match(human, /retired .* published until /);
+  });
+
+  test('an unknown keys subcommand exits 2', async () => {
+    assert.match(await refuse(['keys', 'delete']), /usage: orderpay keys rotate \| orderpay keys list/);
+    assert.match(await refuse(['keys', 'rotate', '--force']), /--force/);
+  });
+});
