@@ -6,63 +6,50 @@ import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { decodeJwt, decodeProtectedHeader } from 'jose';
-import { serverUrl } from '../helpers/db.ts';
 import {
   BIN_ENTRY,
+  cleanUpProcessesAndDatabases,
   commandEnv,
   createTargetDatabase,
-  killRemaining,
+  DATABASE_LABEL,
   parseJsonOutput,
   PUBLIC_URL,
   ROOT,
   runOrderpay,
   type Env,
-  type TargetDatabase,
 } from './orderpay-process.ts';
 
-const DATABASE = serverUrl ? 'PostgreSQL' : 'embedded PGlite';
 const ALL_SCOPES = 'orders:read orders:write products:write payments:read payments:write';
 const CUSTOMER_SCOPES = 'orders:read orders:write payments:read payments:write';
 
-const databases: TargetDatabase[] = [];
-async function freshDatabase(): Promise<TargetDatabase> {
-  const target = await createTargetDatabase();
-  databases.push(target);
-  return target;
-}
+after(cleanUpProcessesAndDatabases);
 
-after(async () => {
-  await killRemaining();
-  await Promise.all(databases.map((target) => target.drop()));
-});
+/** Runs a `--json` command that must exit 0 with nothing on stderr; returns the object it printed. */
+async function runJsonCommand(args: string[], env: Env, options: { entry?: string } = {}): Promise<Record<string, unknown>> {
+  const result = await runOrderpay(args, env, options);
+  assert.equal(result.stderr, '');
+  assert.equal(result.code, 0);
+  return parseJsonOutput(result.stdout);
+}
 
 async function migrationVersions(): Promise<string[]> {
   const files = await readdir(path.join(ROOT, 'src/db/migrations'));
   return files.filter((f) => f.endsWith('.sql')).map((f) => f.replace(/\.sql$/, '')).sort();
 }
 
-describe(`orderpay migrate (${DATABASE})`, () => {
+describe(`orderpay migrate (${DATABASE_LABEL})`, () => {
   test('applies every migration once, then reports nothing to apply', async () => {
-    const env = commandEnv((await freshDatabase()).env);
+    const env = commandEnv((await createTargetDatabase()).env);
 
-    const first = await runOrderpay(['migrate', '--json'], env);
-    assert.equal(first.stderr, '');
-    assert.equal(first.code, 0);
-    assert.deepEqual(parseJsonOutput(first.stdout), { applied: await migrationVersions() });
+    assert.deepEqual(await runJsonCommand(['migrate', '--json'], env), { applied: await migrationVersions() });
 
-    const second = await runOrderpay(['migrate', '--json'], env);
-    assert.equal(second.stderr, '');
-    assert.equal(second.code, 0);
-    assert.deepEqual(parseJsonOutput(second.stdout), { applied: [] });
+    assert.deepEqual(await runJsonCommand(['migrate', '--json'], env), { applied: [] });
   });
 
   test('bin/orderpay.js runs the same command, with --json and for humans', async () => {
-    const env = commandEnv((await freshDatabase()).env);
+    const env = commandEnv((await createTargetDatabase()).env);
 
-    const json = await runOrderpay(['migrate', '--json'], env, { entry: BIN_ENTRY });
-    assert.equal(json.stderr, '');
-    assert.equal(json.code, 0);
-    assert.deepEqual(parseJsonOutput(json.stdout), { applied: await migrationVersions() });
+    assert.deepEqual(await runJsonCommand(['migrate', '--json'], env, { entry: BIN_ENTRY }), { applied: await migrationVersions() });
 
     const human = await runOrderpay(['migrate'], env, { entry: BIN_ENTRY });
     assert.equal(human.code, 0);
@@ -70,14 +57,11 @@ describe(`orderpay migrate (${DATABASE})`, () => {
   });
 });
 
-describe(`orderpay seed (${DATABASE})`, () => {
+describe(`orderpay seed (${DATABASE_LABEL})`, () => {
   test('loads the demo data into an empty database once', async () => {
-    const env = commandEnv((await freshDatabase()).env);
+    const env = commandEnv((await createTargetDatabase()).env);
 
-    const first = await runOrderpay(['seed', '--json'], env);
-    assert.equal(first.stderr, '');
-    assert.equal(first.code, 0);
-    const seeded = parseJsonOutput(first.stdout);
+    const seeded = await runJsonCommand(['seed', '--json'], env);
     assert.deepEqual(Object.keys(seeded).sort(), ['orders', 'products', 'seeded', 'users']);
     assert.equal(seeded.seeded, true);
     // A staff user and customers; orders in each of the five statuses.
@@ -85,26 +69,20 @@ describe(`orderpay seed (${DATABASE})`, () => {
     assert.ok(Number.isInteger(seeded.products) && (seeded.products as number) >= 1, `products: ${seeded.products}`);
     assert.ok(Number.isInteger(seeded.orders) && (seeded.orders as number) >= 5, `orders: ${seeded.orders}`);
 
-    const second = await runOrderpay(['seed', '--json'], env);
-    assert.equal(second.stderr, '');
-    assert.equal(second.code, 0);
-    assert.deepEqual(parseJsonOutput(second.stdout), { seeded: false, users: 0, products: 0, orders: 0 });
+    assert.deepEqual(await runJsonCommand(['seed', '--json'], env), { seeded: false, users: 0, products: 0, orders: 0 });
   });
 });
 
-describe(`orderpay tokens issue (${DATABASE})`, () => {
+describe(`orderpay tokens issue (${DATABASE_LABEL})`, () => {
   let env: Env;
   before(async () => {
-    env = commandEnv((await freshDatabase()).env);
+    env = commandEnv((await createTargetDatabase()).env);
     const seed = await runOrderpay(['seed', '--json'], env);
     assert.equal(seed.code, 0, seed.stderr);
   });
 
   async function issue(args: string[]): Promise<{ body: Record<string, unknown>; header: Record<string, unknown>; claims: Record<string, unknown> }> {
-    const result = await runOrderpay(['tokens', 'issue', ...args, '--json'], env);
-    assert.equal(result.stderr, '');
-    assert.equal(result.code, 0);
-    const body = parseJsonOutput(result.stdout);
+    const body = await runJsonCommand(['tokens', 'issue', ...args, '--json'], env);
     assert.equal(typeof body.access_token, 'string');
     const token = body.access_token as string;
     return { body, header: decodeProtectedHeader(token), claims: decodeJwt(token) };

@@ -25,8 +25,20 @@ export interface TargetDatabase {
   drop(): Promise<void>;
 }
 
+/** The database the commands run against, as test titles name it. */
+export const DATABASE_LABEL = serverUrl ? 'PostgreSQL' : 'embedded PGlite';
+
+/** Databases created by this file, dropped by cleanUpProcessesAndDatabases. */
+const created: TargetDatabase[] = [];
+
 /** A fresh, empty (not migrated) database for one group of commands. */
 export async function createTargetDatabase(): Promise<TargetDatabase> {
+  const target = await createEmptyTarget();
+  created.push(target);
+  return target;
+}
+
+async function createEmptyTarget(): Promise<TargetDatabase> {
   if (serverUrl) {
     const empty = await createEmptyServerDatabase();
     // The embedded database seeds on an empty `serve` by default; ask PostgreSQL for the same.
@@ -190,4 +202,10 @@ export async function killRemaining(): Promise<void> {
       return closed;
     }),
   );
+}
+
+/** killRemaining, then drops every database createTargetDatabase made for this file: for after(). */
+export async function cleanUpProcessesAndDatabases(): Promise<void> {
+  await killRemaining();
+  await Promise.all(created.splice(0).map((target) => target.drop()));
 }

@@ -6,9 +6,10 @@ import { after, before, describe, test } from 'node:test';
 import { decodeJwt } from 'jose';
 import { serverUrl } from '../helpers/db.ts';
 import {
+  cleanUpProcessesAndDatabases,
   commandEnv,
   createTargetDatabase,
-  killRemaining,
+  DATABASE_LABEL,
   parseJsonOutput,
   PUBLIC_URL,
   runOrderpay,
@@ -18,24 +19,13 @@ import {
   type TargetDatabase,
 } from './orderpay-process.ts';
 
-const DATABASE = serverUrl ? 'PostgreSQL' : 'embedded PGlite';
 const ALICE = 'alice@example.com';
 const STAFF = 'staff@example.com';
 const STATUSES = ['cancelled', 'delivered', 'paid', 'pending', 'shipped'];
 
 const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
 
-const databases: TargetDatabase[] = [];
-async function freshDatabase(): Promise<TargetDatabase> {
-  const target = await createTargetDatabase();
-  databases.push(target);
-  return target;
-}
-
-after(async () => {
-  await killRemaining();
-  await Promise.all(databases.map((target) => target.drop()));
-});
+after(cleanUpProcessesAndDatabases);
 
 interface OrderList {
   data: { id: number; status: string; customerId: number }[];
@@ -56,12 +46,12 @@ async function stopCleanly(server: ServeProcess, target: TargetDatabase): Promis
   if (target.dataDir) assert.equal(existsSync(`${target.dataDir}.lock`), false, 'the lock file is removed');
 }
 
-describe(`orderpay serve on an empty database (${DATABASE})`, () => {
+describe(`orderpay serve on an empty database (${DATABASE_LABEL})`, () => {
   let target: TargetDatabase;
   let env: Env;
   let seededTotal: number;
   before(async () => {
-    target = await freshDatabase();
+    target = await createTargetDatabase();
     env = commandEnv(target.env);
   });
 
@@ -221,9 +211,9 @@ describe(`orderpay serve on an empty database (${DATABASE})`, () => {
   });
 });
 
-describe(`orderpay serve with NODE_ENV=production (${DATABASE})`, () => {
+describe(`orderpay serve with NODE_ENV=production (${DATABASE_LABEL})`, () => {
   test('an empty database is migrated but not seeded, and no demo tokens are printed', async () => {
-    const target = await freshDatabase();
+    const target = await createTargetDatabase();
     const env = commandEnv(target.env);
     const server = await startServe({ ...env, NODE_ENV: 'production' });
     try {

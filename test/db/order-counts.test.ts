@@ -7,20 +7,7 @@ import { ORDER_STATUSES, type OrderStatus } from '../../src/orders/orders.rules.
 import { insertOrder, selectOrderPage, softDeleteOrder, updateOrderStatus } from '../../src/orders/orders.store.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
 import { createUser } from '../helpers/factories.ts';
-
-/** mulberry32: a small seeded PRNG, so a failing sequence can be replayed from its seed. */
-function createRandom(seed: number) {
-  let state = seed >>> 0;
-  const next = () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let x = state;
-    x = Math.imul(x ^ (x >>> 15), x | 1);
-    x ^= x + Math.imul(x ^ (x >>> 7), x | 61);
-    return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
-  };
-  const pick = <T>(items: readonly T[]): T => items[Math.floor(next() * items.length)]!;
-  return { next, pick, int: (n: number) => Math.floor(next() * n) };
-}
+import { createRandom } from '../helpers/random.ts';
 
 interface CountRow {
   customer_id?: number;

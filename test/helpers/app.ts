@@ -1,4 +1,6 @@
 // The real application over a real test database, with tokens signed by a key in that database.
+import assert from 'node:assert/strict';
+import { after, before } from 'node:test';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import { buildApp } from '../../src/app.ts';
 import { signAccessToken } from '../../src/auth/access-token.ts';
@@ -56,5 +58,26 @@ export async function startTestApp(overrides: Partial<Config> = {}, now?: () => 
       await app.close();
       await drop();
     },
+  };
+}
+
+/**
+ * The app shared by the tests of one file: started in a before() hook and closed in an after()
+ * hook, so call it at the top level of the file. The TestApp it returns forwards to that app.
+ */
+export function setUpTestApp(overrides: Partial<Config> = {}): TestApp {
+  let started: TestApp | undefined;
+  before(async () => {
+    started = await startTestApp(overrides);
+  });
+  after(() => started?.close());
+  const current = (): TestApp => started ?? assert.fail('the test app is used before its before() hook ran');
+  return {
+    get app() { return current().app; },
+    get db() { return current().db; },
+    get config() { return current().config; },
+    token: (options) => current().token(options),
+    request: (token, options) => current().request(token, options),
+    close: () => current().close(),
   };
 }

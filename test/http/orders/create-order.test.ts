@@ -1,39 +1,16 @@
 // POST /v1/orders and POST /orders: the signed-in user orders qty units of one product; the
 // total is price × qty in the product's currency. Every refusal leaves the database unchanged.
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { LightMyRequestResponse } from 'fastify';
-import { ERRORS, type ErrorCode } from '../../../src/http/errors.ts';
-import { PUBLIC_URL, startTestApp, type TestApp } from '../../helpers/app.ts';
+import { createCustomer, createServiceToken } from '../../helpers/actors.ts';
+import { PUBLIC_URL, setUpTestApp } from '../../helpers/app.ts';
 import { createProduct, createUser } from '../../helpers/factories.ts';
+import { expectProblem } from '../../helpers/problems.ts';
 
-let t: TestApp;
-before(async () => {
-  t = await startTestApp();
-});
-after(async () => {
-  await t.close();
-});
+const t = setUpTestApp();
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 const TIMESTAMP = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{1,6})?Z$/;
-
-function expectProblem(res: LightMyRequestResponse, status: number, code: ErrorCode, instance: string, detail: string, extra: Record<string, unknown> = {}): void {
-  assert.equal(res.statusCode, status, res.body);
-  assert.equal(res.headers['content-type'], 'application/problem+json; charset=utf-8');
-  assert.equal(res.headers['cache-control'], 'no-store');
-  assert.equal(res.headers.etag, undefined);
-  assert.equal(res.headers.location, undefined);
-  assert.deepEqual(res.json(), {
-    type: `${PUBLIC_URL}/problems/${code.toLowerCase().replaceAll('_', '-')}`,
-    title: ERRORS[code].title, status, detail, instance, code, requestId: res.headers['x-request-id'], ...extra,
-  });
-}
-
-async function customer() {
-  const user = await createUser(t.db);
-  return { user, token: await t.token({ userId: user.id }) };
-}
 
 const post = (token: string | undefined, url: string, payload: unknown, headers: Record<string, string> = {}) =>
   t.request(token, { method: 'POST', url, payload: payload as string, headers });
@@ -58,7 +35,7 @@ async function itemCount(): Promise<number> {
 describe('POST /orders: 201', () => {
   for (const prefix of ['/v1', '']) {
     test(`POST ${prefix}/orders → 201 with Location, ETag and the order; rows written`, async () => {
-      const { user, token } = await customer();
+      const { user, token } = await createCustomer(t);
       const product = await createProduct(t.db, { price: 1999, currency: 'EUR' });
       const res = await post(token, `${prefix}/orders`, { productId: product.id, qty: 3 });
       assert.equal(res.statusCode, 201, res.body);
@@ -94,7 +71,7 @@ describe('POST /orders: 201', () => {
       [1_000_000_000_000, 'EUR', 1000, 1_000_000_000_000_000],
       [333, 'KWD', 3, 999],
     ];
-    const { user, token } = await customer();
+    const { user, token } = await createCustomer(t);
     for (const [price, currency, qty, total] of cases) {
       const product = await createProduct(t.db, { price, currency });
       const res = await post(token, '/v1/orders', { productId: product.id, qty });
@@ -106,7 +83,7 @@ describe('POST /orders: 201', () => {
   });
 
   test('qty 1 and 1000 are the bounds accepted', async () => {
-    const { token } = await customer();
+    const { token } = await createCustomer(t);
     const product = await createProduct(t.db, { price: 5 });
     for (const qty of [1, 1000]) {
       const res = await post(token, '/orders', { productId: product.id, qty });
@@ -116,7 +93,7 @@ describe('POST /orders: 201', () => {
   });
 
   test('a later price change does not touch a placed order', async () => {
-    const { token } = await customer();
+    const { token } = await createCustomer(t);
     const product = await createProduct(t.db, { price: 100 });
     const res = await post(token, '/orders', { productId: product.id, qty: 2 });
     await t.db.query('UPDATE products SET price = 999 WHERE id = $1', [product.id]);
@@ -134,7 +111,7 @@ describe('POST /orders: 201', () => {
   });
 
   test('the vendor media type in Accept is answered in kind', async () => {
-    const { token } = await customer();
+    const { token } = await createCustomer(t);
     const product = await createProduct(t.db);
     const res = await post(token, '/orders', { productId: product.id, qty: 1 }, { accept: 'application/vnd.orderpay.v1+json' });
     assert.equal(res.statusCode, 201);
@@ -164,7 +141,7 @@ describe('POST /orders: invalid bodies → 400 with a pointer, nothing written',
   ];
   for (const [name, body, errors] of cases) {
     test(name, async () => {
-      const { user, token } = await customer();
+      const { user, token } = await createCustomer(t);
       const product = await createProduct(t.db);
       const items = await itemCount();
       const res = await post(token, '/v1/orders', body(product.id), { 'content-type': 'application/json' });
@@ -181,7 +158,7 @@ describe('POST /orders: invalid bodies → 400 with a pointer, nothing written',
 
 describe('POST /orders: refused → nothing written', () => {
   test('a product that does not exist → 422 ORDER_PRODUCT_NOT_FOUND', async () => {
-    const { user, token } = await customer();
+    const { user, token } = await createCustomer(t);
     const res = await post(token, '/v1/orders', { productId: 2_000_000_000, qty: 1 });
     expectProblem(res, 422, 'ORDER_PRODUCT_NOT_FOUND', '/v1/orders', 'Product 2000000000 does not exist.', {
       errors: [{ pointer: '/productId', detail: 'no such product' }],
@@ -190,7 +167,7 @@ describe('POST /orders: refused → nothing written', () => {
   });
 
   test('an inactive product → 422 ORDER_PRODUCT_INACTIVE', async () => {
-    const { user, token } = await customer();
+    const { user, token } = await createCustomer(t);
     const product = await createProduct(t.db, { active: false });
     const res = await post(token, '/orders', { productId: product.id, qty: 1 });
     expectProblem(res, 422, 'ORDER_PRODUCT_INACTIVE', '/orders', `Product ${product.id} is not for sale.`, {
@@ -202,7 +179,7 @@ describe('POST /orders: refused → nothing written', () => {
   test('a service (client credentials) token → 403 ORDER_CUSTOMER_REQUIRED', async () => {
     const product = await createProduct(t.db);
     const items = await itemCount();
-    const res = await post(await t.token({ service: true, scopes: ['orders:read', 'orders:write'] }), '/v1/orders', { productId: product.id, qty: 1 });
+    const res = await post(await createServiceToken(t, ['orders:read', 'orders:write']), '/v1/orders', { productId: product.id, qty: 1 });
     expectProblem(res, 403, 'ORDER_CUSTOMER_REQUIRED', '/v1/orders', 'Orders are placed by a signed-in user; this token belongs to a service client.');
     assert.equal(await itemCount(), items);
   });
@@ -218,7 +195,7 @@ describe('POST /orders: refused → nothing written', () => {
   });
 
   test('without orders:write → 403 insufficient_scope naming it', async () => {
-    const { user } = await customer();
+    const { user } = await createCustomer(t);
     const product = await createProduct(t.db);
     const res = await post(await t.token({ userId: user.id, scopes: ['orders:read', 'products:write'] }), '/v1/orders', { productId: product.id, qty: 1 });
     expectProblem(res, 403, 'AUTH_INSUFFICIENT_SCOPE', '/v1/orders', 'This operation requires the scope "orders:write".');
@@ -235,7 +212,7 @@ describe('POST /orders: refused → nothing written', () => {
 
   for (const contentType of ['text/plain', 'application/x-www-form-urlencoded', 'application/xml']) {
     test(`Content-Type ${contentType} → 415`, async () => {
-      const { user, token } = await customer();
+      const { user, token } = await createCustomer(t);
       const product = await createProduct(t.db);
       const res = await post(token, '/v1/orders', JSON.stringify({ productId: product.id, qty: 1 }), { 'content-type': contentType });
       expectProblem(res, 415, 'REQUEST_UNSUPPORTED_MEDIA_TYPE', '/v1/orders', 'Send the body as application/json.');
@@ -244,7 +221,7 @@ describe('POST /orders: refused → nothing written', () => {
   }
 
   test('a body over 64 KiB → 413', async () => {
-    const { user, token } = await customer();
+    const { user, token } = await createCustomer(t);
     const product = await createProduct(t.db);
     const payload = JSON.stringify({ productId: product.id, qty: 1, padding: 'x'.repeat(64 * 1024) });
     const res = await post(token, '/v1/orders', payload, { 'content-type': 'application/json' });
@@ -253,7 +230,7 @@ describe('POST /orders: refused → nothing written', () => {
   });
 
   test('a body just under 64 KiB is read (and its unknown field refused)', async () => {
-    const { token } = await customer();
+    const { token } = await createCustomer(t);
     const product = await createProduct(t.db);
     const base = JSON.stringify({ productId: product.id, qty: 1, padding: '' });
     const payload = JSON.stringify({ productId: product.id, qty: 1, padding: 'x'.repeat(64 * 1024 - base.length) });
@@ -270,7 +247,7 @@ describe('POST /orders: refused → nothing written', () => {
     ['an empty body', '', 'The JSON body is empty.'],
   ] as const) {
     test(`${name} → 400 REQUEST_BODY_MALFORMED`, async () => {
-      const { user, token } = await customer();
+      const { user, token } = await createCustomer(t);
       const res = await post(token, '/v1/orders', payload, { 'content-type': 'application/json' });
       expectProblem(res, 400, 'REQUEST_BODY_MALFORMED', '/v1/orders', detail);
       assert.deepEqual(await ordersOf(user.id), []);

@@ -1,41 +1,15 @@
 // DELETE /orders/{orderId}: soft delete of pending or cancelled orders, idempotent, with If-Match
 // (RFC 9110 §13.1.1: a deleted order has no current representation, so every If-Match fails).
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { LightMyRequestResponse } from 'fastify';
-import { ERRORS, type ErrorCode } from '../../../src/http/errors.ts';
 import type { OrderStatus } from '../../../src/orders/orders.rules.ts';
-import { PUBLIC_URL, startTestApp, type TestApp } from '../../helpers/app.ts';
-import { createOrder, createUser } from '../../helpers/factories.ts';
+import { createCustomer, createServiceToken, createStaffToken } from '../../helpers/actors.ts';
+import { setUpTestApp } from '../../helpers/app.ts';
+import { createOrder } from '../../helpers/factories.ts';
+import { expectProblem } from '../../helpers/problems.ts';
 
-let t: TestApp;
-before(async () => {
-  t = await startTestApp();
-});
-after(async () => {
-  await t.close();
-});
-
-function expectProblem(res: LightMyRequestResponse, status: number, code: ErrorCode, instance: string, detail: string, extra: Record<string, unknown> = {}): void {
-  assert.equal(res.statusCode, status, res.body);
-  assert.equal(res.headers['content-type'], 'application/problem+json; charset=utf-8');
-  assert.equal(res.headers['cache-control'], 'no-store');
-  assert.equal(res.headers.etag, undefined);
-  assert.deepEqual(res.json(), {
-    type: `${PUBLIC_URL}/problems/${code.toLowerCase().replaceAll('_', '-')}`,
-    title: ERRORS[code].title, status, detail, instance, code, requestId: res.headers['x-request-id'], ...extra,
-  });
-}
-
-async function customer() {
-  const user = await createUser(t.db);
-  return { user, token: await t.token({ userId: user.id }) };
-}
-
-async function staffToken(): Promise<string> {
-  const staff = await createUser(t.db, 'staff');
-  return t.token({ userId: staff.id, staff: true });
-}
+const t = setUpTestApp();
 
 const del = (token: string | undefined, id: number | string, headers: Record<string, string> = {}) =>
   t.request(token, { method: 'DELETE', url: `/orders/${id}`, headers });
@@ -64,7 +38,7 @@ function expectNoContent(res: LightMyRequestResponse): void {
 describe('DELETE /orders/{orderId}: deletable orders', () => {
   for (const status of ['pending', 'cancelled'] as const) {
     test(`${status} → 204; the row is kept with deleted_at set; GET → 404`, async () => {
-      const { user, token } = await customer();
+      const { user, token } = await createCustomer(t);
       const order = await createOrder(t.db, user.id, { status });
       const before = await row(order.id);
       assert.equal(before.deletedAt, null);
@@ -85,7 +59,7 @@ describe('DELETE /orders/{orderId}: deletable orders', () => {
   }
 
   test('repeating DELETE → 204 again, and nothing changes', async () => {
-    const { user, token } = await customer();
+    const { user, token } = await createCustomer(t);
     const order = await createOrder(t.db, user.id);
     expectNoContent(await del(token, order.id));
     const afterFirst = await row(order.id);
@@ -96,7 +70,7 @@ describe('DELETE /orders/{orderId}: deletable orders', () => {
   });
 
   test('/v1 and unversioned paths delete alike', async () => {
-    const { user, token } = await customer();
+    const { user, token } = await createCustomer(t);
     const order = await createOrder(t.db, user.id);
     const res = await t.request(token, { method: 'DELETE', url: `/v1/orders/${order.id}` });
     expectNoContent(res);
@@ -105,11 +79,11 @@ describe('DELETE /orders/{orderId}: deletable orders', () => {
   });
 
   test('staff may delete a customer\'s pending order; a service client too', async () => {
-    const a = await customer();
+    const a = await createCustomer(t);
     const first = await createOrder(t.db, a.user.id);
     const second = await createOrder(t.db, a.user.id, { status: 'cancelled' });
-    expectNoContent(await del(await staffToken(), first.id));
-    expectNoContent(await del(await t.token({ service: true, scopes: ['orders:write'] }), second.id));
+    expectNoContent(await del(await createStaffToken(t), first.id));
+    expectNoContent(await del(await createServiceToken(t, ['orders:write']), second.id));
     assert.notEqual((await row(first.id)).deletedAt, null);
     assert.notEqual((await row(second.id)).deletedAt, null);
   });
@@ -118,10 +92,10 @@ describe('DELETE /orders/{orderId}: deletable orders', () => {
 describe('DELETE /orders/{orderId}: orders that took money stay', () => {
   for (const status of ['paid', 'shipped', 'delivered'] as const satisfies OrderStatus[]) {
     test(`${status} → 409 ORDER_NOT_DELETABLE, for the owner and for staff; nothing changes`, async () => {
-      const { user, token } = await customer();
+      const { user, token } = await createCustomer(t);
       const order = await createOrder(t.db, user.id, { status });
       const before = await row(order.id);
-      for (const caller of [token, await staffToken()]) {
+      for (const caller of [token, await createStaffToken(t)]) {
         expectProblem(await del(caller, order.id), 409, 'ORDER_NOT_DELETABLE', `/orders/${order.id}`,
           `The order is ${status}; only pending or cancelled orders can be deleted.`, { currentStatus: status });
       }
@@ -133,20 +107,20 @@ describe('DELETE /orders/{orderId}: orders that took money stay', () => {
 
 describe('DELETE /orders/{orderId}: If-Match', () => {
   test('the current tag → 204', async () => {
-    const { user, token } = await customer();
+    const { user, token } = await createCustomer(t);
     const order = await createOrder(t.db, user.id);
     expectNoContent(await del(token, order.id, { 'if-match': `"o${order.id}.1.v1"` }));
     assert.notEqual((await row(order.id)).deletedAt, null);
   });
 
   test('* on an existing order → 204', async () => {
-    const { user, token } = await customer();
+    const { user, token } = await createCustomer(t);
     const order = await createOrder(t.db, user.id);
     expectNoContent(await del(token, order.id, { 'if-match': '*' }));
   });
 
   test('a stale or weak tag → 412 naming the current one; nothing changes', async () => {
-    const { user, token } = await customer();
+    const { user, token } = await createCustomer(t);
     const order = await createOrder(t.db, user.id, { status: 'cancelled' });
     const before = await row(order.id);
     for (const tag of [`"o${order.id}.1.v1"`, `W/"o${order.id}.2.v1"`]) {
@@ -157,7 +131,7 @@ describe('DELETE /orders/{orderId}: If-Match', () => {
   });
 
   test('on an already-deleted order any If-Match fails → 412, even *; nothing changes', async () => {
-    const { user, token } = await customer();
+    const { user, token } = await createCustomer(t);
     const order = await createOrder(t.db, user.id);
     const etag = `"o${order.id}.1.v1"`;
     expectNoContent(await del(token, order.id, { 'if-match': etag }));
@@ -170,7 +144,7 @@ describe('DELETE /orders/{orderId}: If-Match', () => {
   });
 
   test('the precondition is checked before deletability: a paid order with a stale tag → 412', async () => {
-    const { user, token } = await customer();
+    const { user, token } = await createCustomer(t);
     const order = await createOrder(t.db, user.id, { status: 'paid' });
     const res = await del(token, order.id, { 'if-match': `"o${order.id}.1.v1"` });
     assert.equal(res.statusCode, 412);
@@ -179,7 +153,7 @@ describe('DELETE /orders/{orderId}: If-Match', () => {
   });
 
   test('a malformed If-Match → 400', async () => {
-    const { user, token } = await customer();
+    const { user, token } = await createCustomer(t);
     const order = await createOrder(t.db, user.id);
     expectProblem(await del(token, order.id, { 'if-match': 'not-a-tag' }), 400, 'REQUEST_HEADER_INVALID', `/orders/${order.id}`,
       'If-Match must be "*" or a list of entity tags.', {
@@ -191,8 +165,8 @@ describe('DELETE /orders/{orderId}: If-Match', () => {
 
 describe('DELETE /orders/{orderId}: not found and forbidden', () => {
   test('another customer\'s order → 404 like a missing one; nothing changes', async () => {
-    const owner = await customer();
-    const other = await customer();
+    const owner = await createCustomer(t);
+    const other = await createCustomer(t);
     const order = await createOrder(t.db, owner.user.id);
     const before = await row(order.id);
     for (const headers of [{}, { 'if-match': '*' }] as Record<string, string>[]) {
@@ -205,18 +179,18 @@ describe('DELETE /orders/{orderId}: not found and forbidden', () => {
   });
 
   test('an order that never existed → 404', async () => {
-    const { token } = await customer();
+    const { token } = await createCustomer(t);
     expectProblem(await del(token, 2_000_000_000), 404, 'ORDER_NOT_FOUND', '/orders/2000000000', 'Order 2000000000 does not exist.');
   });
 
   test('a malformed id → 400 naming the parameter', async () => {
-    const { token } = await customer();
+    const { token } = await createCustomer(t);
     const detail = 'path parameter "orderId" must be >= 1';
     expectProblem(await del(token, 0), 400, 'REQUEST_PARAMETER_INVALID', '/orders/0', detail, { errors: [{ parameter: 'orderId', detail }] });
   });
 
   test('without orders:write → 403 insufficient_scope; without a token → 401', async () => {
-    const { user } = await customer();
+    const { user } = await createCustomer(t);
     const order = await createOrder(t.db, user.id);
     const res = await del(await t.token({ userId: user.id, scopes: ['orders:read'] }), order.id);
     expectProblem(res, 403, 'AUTH_INSUFFICIENT_SCOPE', `/orders/${order.id}`, 'This operation requires the scope "orders:write".');

@@ -1,53 +1,19 @@
 // GET /orders/{orderId}: the representation, its strong entity tag and revalidation with
 // If-None-Match (RFC 9110 §8.8.3, §13.1.2), and that another customer's order is indistinguishable
 // from a missing one.
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { LightMyRequestResponse } from 'fastify';
-import { ERRORS, type ErrorCode } from '../../../src/http/errors.ts';
-import { PUBLIC_URL, startTestApp, type TestApp } from '../../helpers/app.ts';
-import { createOrder, createUser } from '../../helpers/factories.ts';
+import { createCustomer, createServiceToken, createStaffToken, get } from '../../helpers/actors.ts';
+import { setUpTestApp } from '../../helpers/app.ts';
+import { createOrder } from '../../helpers/factories.ts';
+import { expectProblem } from '../../helpers/problems.ts';
+import { readStoredOrder } from './stored-orders.ts';
 
-let t: TestApp;
-before(async () => {
-  t = await startTestApp();
-});
-after(async () => {
-  await t.close();
-});
+const t = setUpTestApp();
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 const MISSING_ID = 2_000_000_000;
-
-function expectProblem(res: LightMyRequestResponse, status: number, code: ErrorCode, instance: string, detail: string, extra: Record<string, unknown> = {}): void {
-  assert.equal(res.statusCode, status, res.body);
-  assert.equal(res.headers['content-type'], 'application/problem+json; charset=utf-8');
-  assert.equal(res.headers['cache-control'], 'no-store');
-  assert.equal(res.headers.etag, undefined);
-  assert.deepEqual(res.json(), {
-    type: `${PUBLIC_URL}/problems/${code.toLowerCase().replaceAll('_', '-')}`,
-    title: ERRORS[code].title, status, detail, instance, code, requestId: res.headers['x-request-id'], ...extra,
-  });
-}
-
-async function customer() {
-  const user = await createUser(t.db);
-  return { user, token: await t.token({ userId: user.id }) };
-}
-
-async function staffToken(): Promise<string> {
-  const staff = await createUser(t.db, 'staff');
-  return t.token({ userId: staff.id, staff: true });
-}
-
-const get = (token: string | undefined, url: string, headers: Record<string, string> = {}) => t.request(token, { method: 'GET', url, headers });
-
-async function orderInDb(id: number) {
-  const { rows } = await t.db.query<{ id: number; status: string; customerId: number; total: number; currency: string; createdAt: string; updatedAt: string }>(
-    `SELECT id, status, customer_id AS "customerId", total, currency, created_at AS "createdAt", updated_at AS "updatedAt"
-       FROM orders WHERE id = $1`, [id]);
-  return rows[0]!;
-}
 
 function expectOrder(res: LightMyRequestResponse, etag: string, body: unknown, contentType = JSON_TYPE): void {
   assert.equal(res.statusCode, 200, res.body);
@@ -70,91 +36,91 @@ function expectNotModified(res: LightMyRequestResponse, etag: string): void {
 
 describe('GET /orders/{orderId}: 200', () => {
   test('the order, a strong ETag, Cache-Control: private, no-cache', async () => {
-    const { user, token } = await customer();
+    const { user, token } = await createCustomer(t);
     const order = await createOrder(t.db, user.id, { price: 4321, qty: 3, currency: 'USD' });
-    const res = await get(token, `/orders/${order.id}`);
+    const res = await get(t, token, `/orders/${order.id}`);
     expectOrder(res, `"o${order.id}.1.v1"`, {
       id: order.id, status: 'pending', customerId: user.id, total: 12963, currency: 'USD', createdAt: order.createdAt, updatedAt: order.updatedAt,
     });
-    assert.deepEqual(res.json(), await orderInDb(order.id));
+    assert.deepEqual(res.json(), await readStoredOrder(t.db, order.id));
     assert.doesNotMatch(String(res.headers.etag), /^W\//);
     assert.match(res.json().createdAt, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{1,6})?Z$/);
     assert.match(String(res.headers['x-request-id']), /^[0-9a-f-]{36}$/);
   });
 
   test('every status is served as stored', async () => {
-    const { user, token } = await customer();
+    const { user, token } = await createCustomer(t);
     for (const status of ['paid', 'shipped', 'delivered', 'cancelled'] as const) {
       const order = await createOrder(t.db, user.id, { status });
-      const res = await get(token, `/orders/${order.id}`);
+      const res = await get(t, token, `/orders/${order.id}`);
       // The factory moves the order in a second statement: version 2.
-      expectOrder(res, `"o${order.id}.2.v1"`, await orderInDb(order.id));
+      expectOrder(res, `"o${order.id}.2.v1"`, await readStoredOrder(t.db, order.id));
       assert.equal(res.json().status, status);
     }
   });
 
   test('staff and service clients read any customer\'s order, with the same ETag', async () => {
-    const { user } = await customer();
+    const { user } = await createCustomer(t);
     const order = await createOrder(t.db, user.id);
-    for (const token of [await staffToken(), await t.token({ service: true, scopes: ['orders:read'] })]) {
-      expectOrder(await get(token, `/orders/${order.id}`), `"o${order.id}.1.v1"`, await orderInDb(order.id));
+    for (const token of [await createStaffToken(t), await createServiceToken(t, ['orders:read'])]) {
+      expectOrder(await get(t, token, `/orders/${order.id}`), `"o${order.id}.1.v1"`, await readStoredOrder(t.db, order.id));
     }
   });
 
   test('the ETag carries the API version: the same on /v1, unversioned and with the vendor type', async () => {
-    const { user, token } = await customer();
+    const { user, token } = await createCustomer(t);
     const order = await createOrder(t.db, user.id);
-    const body = await orderInDb(order.id);
+    const body = await readStoredOrder(t.db, order.id);
     const etag = `"o${order.id}.1.v1"`;
-    expectOrder(await get(token, `/orders/${order.id}`), etag, body);
-    expectOrder(await get(token, `/v1/orders/${order.id}`), etag, body);
+    expectOrder(await get(t, token, `/orders/${order.id}`), etag, body);
+    expectOrder(await get(t, token, `/v1/orders/${order.id}`), etag, body);
     const vendor = 'application/vnd.orderpay.v1+json';
-    expectOrder(await get(token, `/orders/${order.id}`, { accept: vendor }), etag, body, `${vendor}; charset=utf-8`);
-    expectOrder(await get(token, `/v1/orders/${order.id}`, { accept: vendor }), etag, body, `${vendor}; charset=utf-8`);
+    expectOrder(await get(t, token, `/orders/${order.id}`, { accept: vendor }), etag, body, `${vendor}; charset=utf-8`);
+    expectOrder(await get(t, token, `/v1/orders/${order.id}`, { accept: vendor }), etag, body, `${vendor}; charset=utf-8`);
   });
 });
 
 describe('GET /orders/{orderId}: If-None-Match', () => {
   async function tagged() {
-    const { user, token } = await customer();
+    const { user, token } = await createCustomer(t);
     const order = await createOrder(t.db, user.id);
     return { token, id: order.id, etag: `"o${order.id}.1.v1"` };
   }
 
   test('the exact tag → 304 with ETag, Cache-Control and Vary, no body', async () => {
     const { token, id, etag } = await tagged();
-    expectNotModified(await get(token, `/orders/${id}`, { 'if-none-match': etag }), etag);
-    expectNotModified(await get(token, `/v1/orders/${id}`, { 'if-none-match': etag }), etag);
+    expectNotModified(await get(t, token, `/orders/${id}`, { 'if-none-match': etag }), etag);
+    expectNotModified(await get(t, token, `/v1/orders/${id}`, { 'if-none-match': etag }), etag);
   });
 
   test('the weak form W/"…" matches too (weak comparison)', async () => {
     const { token, id, etag } = await tagged();
-    expectNotModified(await get(token, `/orders/${id}`, { 'if-none-match': `W/${etag}` }), etag);
+    expectNotModified(await get(t, token, `/orders/${id}`, { 'if-none-match': `W/${etag}` }), etag);
   });
 
   test('a list with the tag among others → 304', async () => {
     const { token, id, etag } = await tagged();
-    expectNotModified(await get(token, `/orders/${id}`, { 'if-none-match': `"o${id}.0.v1", W/"x", ${etag}` }), etag);
-    expectNotModified(await get(token, `/orders/${id}`, { 'if-none-match': `${etag},"other"` }), etag);
+    expectNotModified(await get(t, token, `/orders/${id}`, { 'if-none-match': `"o${id}.0.v1", W/"x", ${etag}` }), etag);
+    expectNotModified(await get(t, token, `/orders/${id}`, { 'if-none-match': `${etag},"other"` }), etag);
   });
 
   test('* → 304 for an order that exists', async () => {
     const { token, id, etag } = await tagged();
-    expectNotModified(await get(token, `/orders/${id}`, { 'if-none-match': '*' }), etag);
+    expectNotModified(await get(t, token, `/orders/${id}`, { 'if-none-match': '*' }), etag);
   });
 
   test('tags that do not match → 200 with the full representation', async () => {
     const { token, id, etag } = await tagged();
-    const body = await orderInDb(id);
+    const body = await readStoredOrder(t.db, id);
     for (const header of [`"o${id}.2.v1"`, `"o${id}.1.v2"`, `"o${id + 1}.1.v1"`, `"x", W/"o${id}.0.v1"`, `"o${id}.1.V1"`, '""']) {
-      expectOrder(await get(token, `/orders/${id}`, { 'if-none-match': header }), etag, body);
+      expectOrder(await get(t, token, `/orders/${id}`, { 'if-none-match': header }), etag, body);
     }
   });
 
   test('a malformed If-None-Match → 400 naming the header', async () => {
     const { token, id } = await tagged();
     for (const header of [`o${id}.1.v1`, 'W/', '"unterminated', `"a" "b"`]) {
-      const res = await get(token, `/orders/${id}`, { 'if-none-match': header });
+      const res = await get(t, token, `/orders/${id}`, { 'if-none-match': header });
       const detail = 'If-None-Match must be "*" or a comma-separated list of quoted entity tags';
       expectProblem(res, 400, 'REQUEST_HEADER_INVALID', `/orders/${id}`, 'If-None-Match must be "*" or a list of entity tags.', {
         errors: [{ parameter: 'If-None-Match', detail }],
@@ -163,7 +129,7 @@ describe('GET /orders/{orderId}: If-None-Match', () => {
   });
 
   test('the ETag changes with every update; the old tag no longer matches', async () => {
-    const { user, token } = await customer();
+    const { user, token } = await createCustomer(t);
     const order = await createOrder(t.db, user.id);
     const old = `"o${order.id}.1.v1"`;
     const put = await t.request(token, { method: 'PUT', url: `/orders/${order.id}`, payload: { status: 'cancelled' } });
@@ -171,30 +137,30 @@ describe('GET /orders/{orderId}: If-None-Match', () => {
     const fresh = `"o${order.id}.2.v1"`;
     assert.equal(put.headers.etag, fresh);
 
-    const res = await get(token, `/orders/${order.id}`, { 'if-none-match': old });
-    expectOrder(res, fresh, await orderInDb(order.id));
+    const res = await get(t, token, `/orders/${order.id}`, { 'if-none-match': old });
+    expectOrder(res, fresh, await readStoredOrder(t.db, order.id));
     assert.equal(res.json().status, 'cancelled');
-    expectNotModified(await get(token, `/orders/${order.id}`, { 'if-none-match': fresh }), fresh);
+    expectNotModified(await get(t, token, `/orders/${order.id}`, { 'if-none-match': fresh }), fresh);
 
-    const staff = await staffToken();
+    const staff = await createStaffToken(t);
     const shipped = await createOrder(t.db, user.id, { status: 'paid' });
     assert.equal((await t.request(staff, { method: 'PUT', url: `/orders/${shipped.id}`, payload: { status: 'shipped' } })).statusCode, 200);
     assert.equal((await t.request(staff, { method: 'PUT', url: `/orders/${shipped.id}`, payload: { status: 'delivered' } })).statusCode, 200);
-    expectOrder(await get(token, `/orders/${shipped.id}`, { 'if-none-match': `"o${shipped.id}.3.v1"` }), `"o${shipped.id}.4.v1"`, await orderInDb(shipped.id));
+    expectOrder(await get(t, token, `/orders/${shipped.id}`, { 'if-none-match': `"o${shipped.id}.3.v1"` }), `"o${shipped.id}.4.v1"`, await readStoredOrder(t.db, shipped.id));
   });
 });
 
 describe('GET /orders/{orderId}: not found', () => {
   test('another customer\'s order → 404 exactly like a missing one', async () => {
-    const owner = await customer();
-    const other = await customer();
+    const owner = await createCustomer(t);
+    const other = await createCustomer(t);
     const order = await createOrder(t.db, owner.user.id);
-    const foreign = await get(other.token, `/orders/${order.id}`);
+    const foreign = await get(t, other.token, `/orders/${order.id}`);
     expectProblem(foreign, 404, 'ORDER_NOT_FOUND', `/orders/${order.id}`, `Order ${order.id} does not exist.`);
 
     // The same id once the order is really gone: the same answer, byte for byte but the request id.
     await t.db.query('UPDATE orders SET deleted_at = now() WHERE id = $1', [order.id]);
-    const gone = await get(other.token, `/orders/${order.id}`);
+    const gone = await get(t, other.token, `/orders/${order.id}`);
     const strip = (res: LightMyRequestResponse) => {
       const { requestId: _r, ...body } = res.json();
       const { 'x-request-id': _x, date: _d, ...headers } = res.headers;
@@ -203,36 +169,36 @@ describe('GET /orders/{orderId}: not found', () => {
     assert.deepEqual(strip(gone), strip(foreign));
 
     // And a never-existing id differs only in the id it names.
-    const missing = await get(other.token, `/orders/${MISSING_ID}`);
+    const missing = await get(t, other.token, `/orders/${MISSING_ID}`);
     expectProblem(missing, 404, 'ORDER_NOT_FOUND', `/orders/${MISSING_ID}`, `Order ${MISSING_ID} does not exist.`);
     assert.deepEqual(Object.keys(missing.headers).sort(), Object.keys(foreign.headers).sort());
     assert.deepEqual(Object.keys(missing.json()), Object.keys(foreign.json()));
   });
 
   test('an If-None-Match: * does not reveal another customer\'s order', async () => {
-    const owner = await customer();
-    const other = await customer();
+    const owner = await createCustomer(t);
+    const other = await createCustomer(t);
     const order = await createOrder(t.db, owner.user.id);
-    expectProblem(await get(other.token, `/orders/${order.id}`, { 'if-none-match': '*' }), 404, 'ORDER_NOT_FOUND', `/orders/${order.id}`, `Order ${order.id} does not exist.`);
-    expectProblem(await get(other.token, `/orders/${order.id}`, { 'if-none-match': `"o${order.id}.1.v1"` }), 404, 'ORDER_NOT_FOUND', `/orders/${order.id}`, `Order ${order.id} does not exist.`);
+    expectProblem(await get(t, other.token, `/orders/${order.id}`, { 'if-none-match': '*' }), 404, 'ORDER_NOT_FOUND', `/orders/${order.id}`, `Order ${order.id} does not exist.`);
+    expectProblem(await get(t, other.token, `/orders/${order.id}`, { 'if-none-match': `"o${order.id}.1.v1"` }), 404, 'ORDER_NOT_FOUND', `/orders/${order.id}`, `Order ${order.id} does not exist.`);
   });
 
   test('a deleted order → 404, for its owner and for staff; the row is kept', async () => {
-    const { user, token } = await customer();
+    const { user, token } = await createCustomer(t);
     const order = await createOrder(t.db, user.id);
     assert.equal((await t.request(token, { method: 'DELETE', url: `/orders/${order.id}` })).statusCode, 204);
-    for (const reader of [token, await staffToken()]) {
-      expectProblem(await get(reader, `/orders/${order.id}`), 404, 'ORDER_NOT_FOUND', `/orders/${order.id}`, `Order ${order.id} does not exist.`);
+    for (const reader of [token, await createStaffToken(t)]) {
+      expectProblem(await get(t, reader, `/orders/${order.id}`), 404, 'ORDER_NOT_FOUND', `/orders/${order.id}`, `Order ${order.id} does not exist.`);
     }
-    expectProblem(await get(token, `/orders/${order.id}`, { 'if-none-match': '*' }), 404, 'ORDER_NOT_FOUND', `/orders/${order.id}`, `Order ${order.id} does not exist.`);
+    expectProblem(await get(t, token, `/orders/${order.id}`, { 'if-none-match': '*' }), 404, 'ORDER_NOT_FOUND', `/orders/${order.id}`, `Order ${order.id} does not exist.`);
     const { rows } = await t.db.query<{ deleted: boolean }>('SELECT deleted_at IS NOT NULL AS deleted FROM orders WHERE id = $1', [order.id]);
     assert.deepEqual(rows, [{ deleted: true }]);
   });
 
   test('an id that never existed → 404, also for staff', async () => {
-    const staff = await staffToken();
-    expectProblem(await get(staff, `/orders/${MISSING_ID}`), 404, 'ORDER_NOT_FOUND', `/orders/${MISSING_ID}`, `Order ${MISSING_ID} does not exist.`);
-    expectProblem(await get(staff, `/v1/orders/${MISSING_ID}`), 404, 'ORDER_NOT_FOUND', `/v1/orders/${MISSING_ID}`, `Order ${MISSING_ID} does not exist.`);
+    const staff = await createStaffToken(t);
+    expectProblem(await get(t, staff, `/orders/${MISSING_ID}`), 404, 'ORDER_NOT_FOUND', `/orders/${MISSING_ID}`, `Order ${MISSING_ID} does not exist.`);
+    expectProblem(await get(t, staff, `/v1/orders/${MISSING_ID}`), 404, 'ORDER_NOT_FOUND', `/v1/orders/${MISSING_ID}`, `Order ${MISSING_ID} does not exist.`);
   });
 });
 
@@ -249,30 +215,30 @@ describe('GET /orders/{orderId}: malformed id → 400 naming the parameter', () 
   ];
   for (const [id, message] of cases) {
     test(`/orders/${id} → 400`, async () => {
-      const { token } = await customer();
+      const { token } = await createCustomer(t);
       const detail = `path parameter "orderId" ${message}`;
-      expectProblem(await get(token, `/orders/${id}`), 400, 'REQUEST_PARAMETER_INVALID', `/orders/${id}`, detail, { errors: [{ parameter: 'orderId', detail }] });
+      expectProblem(await get(t, token, `/orders/${id}`), 400, 'REQUEST_PARAMETER_INVALID', `/orders/${id}`, detail, { errors: [{ parameter: 'orderId', detail }] });
     });
   }
 
   test('the largest id is well-formed: 404, not 400 or 500', async () => {
-    const { token } = await customer();
+    const { token } = await createCustomer(t);
     const id = Number.MAX_SAFE_INTEGER;
-    expectProblem(await get(token, `/orders/${id}`), 404, 'ORDER_NOT_FOUND', `/orders/${id}`, `Order ${id} does not exist.`);
+    expectProblem(await get(t, token, `/orders/${id}`), 404, 'ORDER_NOT_FOUND', `/orders/${id}`, `Order ${id} does not exist.`);
   });
 });
 
 describe('GET /orders/{orderId}: authentication', () => {
   test('without a token → 401', async () => {
-    const res = await get(undefined, `/orders/${MISSING_ID}`);
+    const res = await get(t, undefined, `/orders/${MISSING_ID}`);
     expectProblem(res, 401, 'AUTH_TOKEN_MISSING', `/orders/${MISSING_ID}`, 'This endpoint requires an access token: Authorization: Bearer <token>.');
     assert.equal(res.headers['www-authenticate'], 'Bearer realm="orderpay"');
   });
 
   test('without orders:read → 403 insufficient_scope, even for the owner', async () => {
-    const { user } = await customer();
+    const { user } = await createCustomer(t);
     const order = await createOrder(t.db, user.id);
-    const res = await get(await t.token({ userId: user.id, scopes: ['orders:write', 'products:write'] }), `/orders/${order.id}`);
+    const res = await get(t, await t.token({ userId: user.id, scopes: ['orders:write', 'products:write'] }), `/orders/${order.id}`);
     expectProblem(res, 403, 'AUTH_INSUFFICIENT_SCOPE', `/orders/${order.id}`, 'This operation requires the scope "orders:read".');
     assert.equal(res.headers['www-authenticate'], 'Bearer realm="orderpay", error="insufficient_scope", scope="orders:read"');
   });

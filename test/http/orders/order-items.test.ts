@@ -1,45 +1,18 @@
 // GET /order-items?orderId=: the items of one order as a collection (the spec's flat path with a
 // query filter instead of a third nesting level).
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { LightMyRequestResponse } from 'fastify';
-import { ERRORS, type ErrorCode } from '../../../src/http/errors.ts';
+import type { ErrorCode } from '../../../src/http/errors.ts';
 import { insertOrder, insertOrderItem } from '../../../src/orders/orders.store.ts';
-import { PUBLIC_URL, startTestApp, type TestApp } from '../../helpers/app.ts';
-import { createOrder, createProduct, createUser } from '../../helpers/factories.ts';
+import { createCustomer, createServiceToken, createStaffToken, get } from '../../helpers/actors.ts';
+import { PUBLIC_URL, setUpTestApp } from '../../helpers/app.ts';
+import { createOrder, createProduct } from '../../helpers/factories.ts';
+import { expectProblem } from '../../helpers/problems.ts';
 
-let t: TestApp;
-before(async () => {
-  t = await startTestApp();
-});
-after(async () => {
-  await t.close();
-});
+const t = setUpTestApp();
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 
-function expectProblem(res: LightMyRequestResponse, status: number, code: ErrorCode, instance: string, detail: string, extra: Record<string, unknown> = {}): void {
-  assert.equal(res.statusCode, status, res.body);
-  assert.equal(res.headers['content-type'], 'application/problem+json; charset=utf-8');
-  assert.equal(res.headers['cache-control'], 'no-store');
-  assert.equal(res.headers.link, undefined);
-  assert.deepEqual(res.json(), {
-    type: `${PUBLIC_URL}/problems/${code.toLowerCase().replaceAll('_', '-')}`,
-    title: ERRORS[code].title, status, detail, instance, code, requestId: res.headers['x-request-id'], ...extra,
-  });
-}
-
-async function customer() {
-  const user = await createUser(t.db);
-  return { user, token: await t.token({ userId: user.id }) };
-}
-
-async function staffToken(): Promise<string> {
-  const staff = await createUser(t.db, 'staff');
-  return t.token({ userId: staff.id, staff: true });
-}
-
-const get = (token: string | undefined, url: string) => t.request(token, { method: 'GET', url });
 const link = (query: string, rel: string) => `<${PUBLIC_URL}/order-items?${query}>; rel="${rel}"`;
 
 async function itemsInDb(orderId: number) {
@@ -65,13 +38,13 @@ async function orderWithItems(customerId: number, count: number, currency = 'EUR
 
 describe('GET /order-items?orderId=: 200', () => {
   test('the items of an order placed through the API, in the envelope', async () => {
-    const { user, token } = await customer();
+    const { user, token } = await createCustomer(t);
     const product = await createProduct(t.db, { price: 275, currency: 'CHF' });
     const placed = await t.request(token, { method: 'POST', url: '/orders', payload: { productId: product.id, qty: 4 } });
     assert.equal(placed.statusCode, 201);
     const orderId = placed.json().id;
 
-    const res = await get(token, `/order-items?orderId=${orderId}`);
+    const res = await get(t, token, `/order-items?orderId=${orderId}`);
     assert.equal(res.statusCode, 200, res.body);
     assert.equal(res.headers['content-type'], JSON_TYPE);
     assert.equal(res.headers['cache-control'], 'private, no-cache');
@@ -88,43 +61,43 @@ describe('GET /order-items?orderId=: 200', () => {
   });
 
   test('several items, in id order, paged with Link', async () => {
-    const { user, token } = await customer();
+    const { user, token } = await createCustomer(t);
     const order = await orderWithItems(user.id, 5, 'JPY');
     const all = await itemsInDb(order.id);
     assert.equal(all.length, 5);
 
-    const page2 = await get(token, `/order-items?orderId=${order.id}&pageSize=2&page=2`);
+    const page2 = await get(t, token, `/order-items?orderId=${order.id}&pageSize=2&page=2`);
     assert.equal(page2.statusCode, 200);
     assert.deepEqual(page2.json(), { data: all.slice(2, 4), meta: { total: 5, page: 2, pageSize: 2, totalPages: 3 } });
     const q = (page: number) => `orderId=${order.id}&pageSize=2&page=${page}`;
     assert.equal(page2.headers.link, [link(q(1), 'first'), link(q(1), 'prev'), link(q(3), 'next'), link(q(3), 'last')].join(', '));
 
-    const page3 = await get(token, `/order-items?orderId=${order.id}&pageSize=2&page=3`);
+    const page3 = await get(t, token, `/order-items?orderId=${order.id}&pageSize=2&page=3`);
     assert.deepEqual(page3.json(), { data: all.slice(4), meta: { total: 5, page: 3, pageSize: 2, totalPages: 3 } });
 
     // Past the last page the total is still exact.
-    const beyond = await get(token, `/order-items?orderId=${order.id}&pageSize=2&page=7`);
+    const beyond = await get(t, token, `/order-items?orderId=${order.id}&pageSize=2&page=7`);
     assert.deepEqual(beyond.json(), { data: [], meta: { total: 5, page: 7, pageSize: 2, totalPages: 3 } });
     assert.equal(beyond.headers.link, [link(`orderId=${order.id}&pageSize=2&page=1`, 'first'), link(`orderId=${order.id}&pageSize=2&page=3`, 'prev'), link(`orderId=${order.id}&pageSize=2&page=3`, 'last')].join(', '));
   });
 
   test('an order without items: an empty collection', async () => {
-    const { user, token } = await customer();
+    const { user, token } = await createCustomer(t);
     const order = await t.db.transaction((tx) => insertOrder(tx, { customerId: user.id, total: 0, currency: 'EUR' }));
     for (const page of [1, 2]) {
-      const res = await get(token, `/order-items?orderId=${order.id}&page=${page}`);
+      const res = await get(t, token, `/order-items?orderId=${order.id}&page=${page}`);
       assert.equal(res.statusCode, 200);
       assert.deepEqual(res.json(), { data: [], meta: { total: 0, page, pageSize: 20, totalPages: 0 } });
     }
   });
 
   test('staff and service clients read any order\'s items; /v1 answers the same', async () => {
-    const { user, token } = await customer();
+    const { user, token } = await createCustomer(t);
     const order = await createOrder(t.db, user.id);
     const expected = { data: await itemsInDb(order.id), meta: { total: 1, page: 1, pageSize: 20, totalPages: 1 } };
-    for (const reader of [token, await staffToken(), await t.token({ service: true, scopes: ['orders:read'] })]) {
+    for (const reader of [token, await createStaffToken(t), await createServiceToken(t, ['orders:read'])]) {
       for (const url of [`/order-items?orderId=${order.id}`, `/v1/order-items?orderId=${order.id}`]) {
-        const res = await get(reader, url);
+        const res = await get(t, reader, url);
         assert.equal(res.statusCode, 200, url);
         assert.deepEqual(res.json(), expected);
       }
@@ -132,29 +105,29 @@ describe('GET /order-items?orderId=: 200', () => {
   });
 
   test('items of a paid or cancelled order remain readable', async () => {
-    const { user, token } = await customer();
+    const { user, token } = await createCustomer(t);
     for (const status of ['paid', 'cancelled'] as const) {
       const order = await createOrder(t.db, user.id, { status });
-      assert.deepEqual((await get(token, `/order-items?orderId=${order.id}`)).json().data, await itemsInDb(order.id));
+      assert.deepEqual((await get(t, token, `/order-items?orderId=${order.id}`)).json().data, await itemsInDb(order.id));
     }
   });
 });
 
 describe('GET /order-items: not found', () => {
   test('another customer\'s order → 404 like a missing one', async () => {
-    const owner = await customer();
-    const other = await customer();
+    const owner = await createCustomer(t);
+    const other = await createCustomer(t);
     const order = await createOrder(t.db, owner.user.id);
-    expectProblem(await get(other.token, `/order-items?orderId=${order.id}`), 404, 'ORDER_NOT_FOUND', '/order-items', `Order ${order.id} does not exist.`);
-    expectProblem(await get(other.token, '/order-items?orderId=2000000000'), 404, 'ORDER_NOT_FOUND', '/order-items', 'Order 2000000000 does not exist.');
+    expectProblem(await get(t, other.token, `/order-items?orderId=${order.id}`), 404, 'ORDER_NOT_FOUND', '/order-items', `Order ${order.id} does not exist.`);
+    expectProblem(await get(t, other.token, '/order-items?orderId=2000000000'), 404, 'ORDER_NOT_FOUND', '/order-items', 'Order 2000000000 does not exist.');
   });
 
   test('a deleted order → 404, also for staff', async () => {
-    const { user, token } = await customer();
+    const { user, token } = await createCustomer(t);
     const order = await createOrder(t.db, user.id);
     assert.equal((await t.request(token, { method: 'DELETE', url: `/orders/${order.id}` })).statusCode, 204);
-    for (const reader of [token, await staffToken()]) {
-      expectProblem(await get(reader, `/order-items?orderId=${order.id}`), 404, 'ORDER_NOT_FOUND', '/order-items', `Order ${order.id} does not exist.`);
+    for (const reader of [token, await createStaffToken(t)]) {
+      expectProblem(await get(t, reader, `/order-items?orderId=${order.id}`), 404, 'ORDER_NOT_FOUND', '/order-items', `Order ${order.id} does not exist.`);
     }
     assert.equal((await itemsInDb(order.id)).length, 1);
   });
@@ -186,18 +159,18 @@ describe('GET /order-items: parameters', () => {
   ];
   for (const [query, expected] of cases) {
     test(`?${query} → 400 ${expected.code}`, async () => {
-      const { token } = await customer();
-      const res = await get(token, `/order-items${query ? `?${query}` : ''}`);
+      const { token } = await createCustomer(t);
+      const res = await get(t, token, `/order-items${query ? `?${query}` : ''}`);
       expectProblem(res, 400, expected.code, '/order-items', expected.detail, { errors: expected.errors });
     });
   }
 
   test('without a token → 401; without orders:read → 403', async () => {
-    const { user } = await customer();
+    const { user } = await createCustomer(t);
     const order = await createOrder(t.db, user.id);
-    expectProblem(await get(undefined, `/order-items?orderId=${order.id}`), 401, 'AUTH_TOKEN_MISSING', '/order-items',
+    expectProblem(await get(t, undefined, `/order-items?orderId=${order.id}`), 401, 'AUTH_TOKEN_MISSING', '/order-items',
       'This endpoint requires an access token: Authorization: Bearer <token>.');
-    const res = await get(await t.token({ userId: user.id, scopes: ['orders:write'] }), `/order-items?orderId=${order.id}`);
+    const res = await get(t, await t.token({ userId: user.id, scopes: ['orders:write'] }), `/order-items?orderId=${order.id}`);
     expectProblem(res, 403, 'AUTH_INSUFFICIENT_SCOPE', '/order-items', 'This operation requires the scope "orders:read".');
     assert.equal(res.headers['www-authenticate'], 'Bearer realm="orderpay", error="insufficient_scope", scope="orders:read"');
   });

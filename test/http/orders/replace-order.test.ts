@@ -1,43 +1,17 @@
 // PUT /orders/{orderId}: complete replacement of the writable representation (its status), by the
 // state machine per actor, idempotent, with If-Match (strong comparison, RFC 9110 §13.1.1).
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { LightMyRequestResponse } from 'fastify';
-import { ERRORS, type ErrorCode } from '../../../src/http/errors.ts';
 import { ORDER_STATUSES, type OrderStatus } from '../../../src/orders/orders.rules.ts';
-import { PUBLIC_URL, startTestApp, type TestApp } from '../../helpers/app.ts';
-import { createOrder, createUser } from '../../helpers/factories.ts';
+import { createCustomer, createServiceToken, createStaffToken } from '../../helpers/actors.ts';
+import { setUpTestApp } from '../../helpers/app.ts';
+import { createOrder } from '../../helpers/factories.ts';
+import { expectProblem } from '../../helpers/problems.ts';
 
-let t: TestApp;
-before(async () => {
-  t = await startTestApp();
-});
-after(async () => {
-  await t.close();
-});
+const t = setUpTestApp();
 
 const JSON_TYPE = 'application/json; charset=utf-8';
-
-function expectProblem(res: LightMyRequestResponse, status: number, code: ErrorCode, instance: string, detail: string, extra: Record<string, unknown> = {}): void {
-  assert.equal(res.statusCode, status, res.body);
-  assert.equal(res.headers['content-type'], 'application/problem+json; charset=utf-8');
-  assert.equal(res.headers['cache-control'], 'no-store');
-  assert.equal(res.headers.etag, undefined);
-  assert.deepEqual(res.json(), {
-    type: `${PUBLIC_URL}/problems/${code.toLowerCase().replaceAll('_', '-')}`,
-    title: ERRORS[code].title, status, detail, instance, code, requestId: res.headers['x-request-id'], ...extra,
-  });
-}
-
-async function customer() {
-  const user = await createUser(t.db);
-  return { user, token: await t.token({ userId: user.id }) };
-}
-
-async function staffToken(): Promise<string> {
-  const staff = await createUser(t.db, 'staff');
-  return t.token({ userId: staff.id, staff: true });
-}
 
 const put = (token: string | undefined, id: number | string, payload: unknown, headers: Record<string, string> = {}) =>
   t.request(token, { method: 'PUT', url: `/orders/${id}`, payload: payload as string, headers });
@@ -87,8 +61,8 @@ describe('PUT /orders/{orderId}: the state machine per actor', () => {
         const allowed = ALLOWED[actor].some(([f, tt]) => f === from && tt === to);
         const allowedFromHere = ORDER_STATUSES.filter((s) => ALLOWED[actor].some(([f, tt]) => f === from && tt === s));
         test(`${actor}: ${from} → ${to} → ${allowed ? 200 : 409}`, async () => {
-          const owner = await customer();
-          const token = actor === 'owner' ? owner.token : actor === 'staff' ? await staffToken() : await t.token({ service: true, scopes: ['orders:write'] });
+          const owner = await createCustomer(t);
+          const token = actor === 'owner' ? owner.token : actor === 'staff' ? await createStaffToken(t) : await createServiceToken(t, ['orders:write']);
           const order = await createOrder(t.db, owner.user.id, { status: from });
           const before = await stored(order.id);
           const res = await put(token, order.id, { status: to });
@@ -111,9 +85,9 @@ describe('PUT /orders/{orderId}: the state machine per actor', () => {
   }
 
   test('a full lifecycle: staff ships, a service client delivers; each step a new version', async () => {
-    const owner = await customer();
-    const staff = await staffToken();
-    const service = await t.token({ service: true, scopes: ['orders:write'] });
+    const owner = await createCustomer(t);
+    const staff = await createStaffToken(t);
+    const service = await createServiceToken(t, ['orders:write']);
     const order = await createOrder(t.db, owner.user.id, { status: 'paid' });
     assert.equal((await expectReplaced(await put(staff, order.id, { status: 'shipped' }), order.id)).version, 3);
     assert.equal((await expectReplaced(await put(service, order.id, { status: 'delivered' }), order.id)).version, 4);
@@ -124,7 +98,7 @@ describe('PUT /orders/{orderId}: the state machine per actor', () => {
 
 describe('PUT /orders/{orderId}: idempotent', () => {
   test('the same status → 200, nothing changes: version, ETag and updatedAt kept', async () => {
-    const { user, token } = await customer();
+    const { user, token } = await createCustomer(t);
     for (const status of ORDER_STATUSES) {
       const order = await createOrder(t.db, user.id, { status });
       const before = await stored(order.id);
@@ -134,7 +108,7 @@ describe('PUT /orders/{orderId}: idempotent', () => {
   });
 
   test('repeating a PUT leaves the same state and answers the same', async () => {
-    const { user, token } = await customer();
+    const { user, token } = await createCustomer(t);
     const order = await createOrder(t.db, user.id);
     const first = await put(token, order.id, { status: 'cancelled' });
     const afterFirst = await expectReplaced(first, order.id);
@@ -148,7 +122,7 @@ describe('PUT /orders/{orderId}: idempotent', () => {
   });
 
   test('a same-status PUT is a no-op even for an actor who could not have made that move', async () => {
-    const { user, token } = await customer();
+    const { user, token } = await createCustomer(t);
     const order = await createOrder(t.db, user.id, { status: 'shipped' });
     const before = await stored(order.id);
     assert.deepEqual(await expectReplaced(await put(token, order.id, { status: 'shipped' }), order.id), before);
@@ -157,7 +131,7 @@ describe('PUT /orders/{orderId}: idempotent', () => {
 
 describe('PUT /orders/{orderId}: If-Match', () => {
   async function pending() {
-    const { user, token } = await customer();
+    const { user, token } = await createCustomer(t);
     const order = await createOrder(t.db, user.id);
     return { token, id: order.id, etag: `"o${order.id}.1.v1"` };
   }
@@ -225,7 +199,7 @@ describe('PUT /orders/{orderId}: If-Match', () => {
 
 describe('PUT /orders/{orderId}: the body', () => {
   test('the read-only fields of a GET sent back unchanged → 200', async () => {
-    const { user, token } = await customer();
+    const { user, token } = await createCustomer(t);
     const order = await createOrder(t.db, user.id);
     const read = await t.request(token, { method: 'GET', url: `/orders/${order.id}` });
     const res = await put(token, order.id, { ...read.json<Record<string, unknown>>(), status: 'cancelled' }, { 'if-match': read.headers.etag as string });
@@ -234,7 +208,7 @@ describe('PUT /orders/{orderId}: the body', () => {
   });
 
   test('the whole representation repeated unchanged, same status → 200 no-op', async () => {
-    const { user, token } = await customer();
+    const { user, token } = await createCustomer(t);
     const order = await createOrder(t.db, user.id);
     const before = await stored(order.id);
     const read = await t.request(token, { method: 'GET', url: `/orders/${order.id}` });
@@ -250,7 +224,7 @@ describe('PUT /orders/{orderId}: the body', () => {
     ['updatedAt', '2020-01-01T00:00:00Z', (o: StoredOrder) => o.updatedAt],
   ] as const) {
     test(`${field} changed → 422 ORDER_READ_ONLY_FIELD, nothing changes`, async () => {
-      const { user, token } = await customer();
+      const { user, token } = await createCustomer(t);
       const order = await createOrder(t.db, user.id);
       const before = await stored(order.id);
       const res = await put(token, order.id, { status: 'cancelled', [field]: value });
@@ -262,7 +236,7 @@ describe('PUT /orders/{orderId}: the body', () => {
   }
 
   test('several read-only fields changed → each named', async () => {
-    const { user, token } = await customer();
+    const { user, token } = await createCustomer(t);
     const order = await createOrder(t.db, user.id, { price: 800 });
     const res = await put(token, order.id, { status: 'pending', total: 1, currency: 'JPY' });
     expectProblem(res, 422, 'ORDER_READ_ONLY_FIELD', `/orders/${order.id}`, 'Read-only fields differ from the order: total, currency.', {
@@ -283,7 +257,7 @@ describe('PUT /orders/{orderId}: the body', () => {
   ];
   for (const [name, body, errors] of bad) {
     test(`${name} → 400 REQUEST_BODY_INVALID`, async () => {
-      const { user, token } = await customer();
+      const { user, token } = await createCustomer(t);
       const order = await createOrder(t.db, user.id);
       const before = await stored(order.id);
       const res = await put(token, order.id, body);
@@ -293,7 +267,7 @@ describe('PUT /orders/{orderId}: the body', () => {
   }
 
   test('wrong content type → 415, malformed JSON → 400', async () => {
-    const { user, token } = await customer();
+    const { user, token } = await createCustomer(t);
     const order = await createOrder(t.db, user.id);
     expectProblem(await put(token, order.id, 'status=cancelled', { 'content-type': 'application/x-www-form-urlencoded' }),
       415, 'REQUEST_UNSUPPORTED_MEDIA_TYPE', `/orders/${order.id}`, 'Send the body as application/json.');
@@ -305,8 +279,8 @@ describe('PUT /orders/{orderId}: the body', () => {
 
 describe('PUT /orders/{orderId}: not found and forbidden', () => {
   test('another customer\'s order → 404 like a missing one; nothing changes', async () => {
-    const owner = await customer();
-    const other = await customer();
+    const owner = await createCustomer(t);
+    const other = await createCustomer(t);
     const order = await createOrder(t.db, owner.user.id);
     const before = await stored(order.id);
     for (const headers of [{}, { 'if-match': '*' }, { 'if-match': `"o${order.id}.1.v1"` }] as Record<string, string>[]) {
@@ -317,24 +291,24 @@ describe('PUT /orders/{orderId}: not found and forbidden', () => {
   });
 
   test('a deleted order → 404; a missing one → 404', async () => {
-    const { user, token } = await customer();
+    const { user, token } = await createCustomer(t);
     const order = await createOrder(t.db, user.id);
     assert.equal((await t.request(token, { method: 'DELETE', url: `/orders/${order.id}` })).statusCode, 204);
     const before = await stored(order.id);
     expectProblem(await put(token, order.id, { status: 'cancelled' }), 404, 'ORDER_NOT_FOUND', `/orders/${order.id}`, `Order ${order.id} does not exist.`);
-    expectProblem(await put(await staffToken(), order.id, { status: 'cancelled' }), 404, 'ORDER_NOT_FOUND', `/orders/${order.id}`, `Order ${order.id} does not exist.`);
+    expectProblem(await put(await createStaffToken(t), order.id, { status: 'cancelled' }), 404, 'ORDER_NOT_FOUND', `/orders/${order.id}`, `Order ${order.id} does not exist.`);
     assert.deepEqual(await stored(order.id), before);
     expectProblem(await put(token, 2_000_000_000, { status: 'cancelled' }), 404, 'ORDER_NOT_FOUND', '/orders/2000000000', 'Order 2000000000 does not exist.');
   });
 
   test('a malformed id → 400 naming the parameter', async () => {
-    const { token } = await customer();
+    const { token } = await createCustomer(t);
     const detail = 'path parameter "orderId" must be integer';
     expectProblem(await put(token, 'abc', { status: 'cancelled' }), 400, 'REQUEST_PARAMETER_INVALID', '/orders/abc', detail, { errors: [{ parameter: 'orderId', detail }] });
   });
 
   test('without orders:write → 403 insufficient_scope; without a token → 401', async () => {
-    const { user } = await customer();
+    const { user } = await createCustomer(t);
     const order = await createOrder(t.db, user.id);
     const res = await put(await t.token({ userId: user.id, scopes: ['orders:read'] }), order.id, { status: 'cancelled' });
     expectProblem(res, 403, 'AUTH_INSUFFICIENT_SCOPE', `/orders/${order.id}`, 'This operation requires the scope "orders:write".');

@@ -1,134 +1,91 @@
 // GET /users/{userId}/orders: one user's orders, with the collection rules of GET /orders (less
 // the customerId filter, which the path replaces).
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { LightMyRequestResponse } from 'fastify';
-import { ERRORS, type ErrorCode } from '../../../src/http/errors.ts';
-import type { OrderStatus } from '../../../src/orders/orders.rules.ts';
-import { PUBLIC_URL, startTestApp, type TestApp } from '../../helpers/app.ts';
-import { createOrder, createUser } from '../../helpers/factories.ts';
+import type { ErrorCode } from '../../../src/http/errors.ts';
+import { createCustomer, createServiceToken, createStaffToken, get } from '../../helpers/actors.ts';
+import { PUBLIC_URL, setUpTestApp } from '../../helpers/app.ts';
+import { expectProblem } from '../../helpers/problems.ts';
+import { createOrderRow, idsOf, readStoredOrder } from './stored-orders.ts';
 
-let t: TestApp;
-before(async () => {
-  t = await startTestApp();
-});
-after(async () => {
-  await t.close();
-});
+const t = setUpTestApp();
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 const MISSING_USER = 2_000_000_000;
 
-function expectProblem(res: LightMyRequestResponse, status: number, code: ErrorCode, instance: string, detail: string, extra: Record<string, unknown> = {}): void {
-  assert.equal(res.statusCode, status, res.body);
-  assert.equal(res.headers['content-type'], 'application/problem+json; charset=utf-8');
-  assert.equal(res.headers['cache-control'], 'no-store');
-  assert.equal(res.headers.link, undefined);
-  assert.deepEqual(res.json(), {
-    type: `${PUBLIC_URL}/problems/${code.toLowerCase().replaceAll('_', '-')}`,
-    title: ERRORS[code].title, status, detail, instance, code, requestId: res.headers['x-request-id'], ...extra,
-  });
-}
-
-async function customer() {
-  const user = await createUser(t.db);
-  return { user, token: await t.token({ userId: user.id }) };
-}
-
-async function staffToken(): Promise<string> {
-  const staff = await createUser(t.db, 'staff');
-  return t.token({ userId: staff.id, staff: true });
-}
-
-const get = (token: string | undefined, url: string) => t.request(token, { method: 'GET', url });
-const ids = (res: LightMyRequestResponse): number[] => res.json().data.map((o: { id: number }) => o.id);
-
-async function order(customerId: number, fields: { status?: OrderStatus; total?: number; createdAt?: string } = {}): Promise<number> {
-  const row = await createOrder(t.db, customerId, { status: fields.status, price: fields.total ?? 1000 });
-  if (fields.createdAt) await t.db.query('UPDATE orders SET created_at = $2 WHERE id = $1', [row.id, fields.createdAt]);
-  return row.id;
-}
-
-async function orderInDb(id: number) {
-  const { rows } = await t.db.query<Record<string, unknown>>(
-    `SELECT id, status, customer_id AS "customerId", total, currency, created_at AS "createdAt", updated_at AS "updatedAt"
-       FROM orders WHERE id = $1`, [id]);
-  return rows[0]!;
-}
-
 describe('GET /users/{userId}/orders: who may list', () => {
   test('a customer lists their own orders: 200, the envelope, Link, caching headers', async () => {
-    const me = await customer();
-    const other = await customer();
-    const first = await order(me.user.id, { createdAt: '2026-02-01T00:00:00Z' });
-    const second = await order(me.user.id, { status: 'paid', createdAt: '2026-02-02T00:00:00Z' });
-    await order(other.user.id);
+    const me = await createCustomer(t);
+    const other = await createCustomer(t);
+    const first = await createOrderRow(t.db, me.user.id, { createdAt: '2026-02-01T00:00:00Z' });
+    const second = await createOrderRow(t.db, me.user.id, { status: 'paid', createdAt: '2026-02-02T00:00:00Z' });
+    await createOrderRow(t.db, other.user.id);
     const path = `/users/${me.user.id}/orders`;
 
-    const res = await get(me.token, path);
+    const res = await get(t, me.token, path);
     assert.equal(res.statusCode, 200, res.body);
     assert.equal(res.headers['content-type'], JSON_TYPE);
     assert.equal(res.headers['cache-control'], 'private, no-cache');
     assert.equal(res.headers.vary, 'Accept');
     assert.equal(res.headers.link, `<${PUBLIC_URL}${path}?page=1>; rel="first", <${PUBLIC_URL}${path}?page=1>; rel="last"`);
     assert.deepEqual(res.json(), {
-      data: [await orderInDb(first), await orderInDb(second)],
+      data: [await readStoredOrder(t.db, first), await readStoredOrder(t.db, second)],
       meta: { total: 2, page: 1, pageSize: 20, totalPages: 1 },
     });
   });
 
   test('a customer asking for another user\'s orders → 403', async () => {
-    const me = await customer();
-    const other = await customer();
-    await order(other.user.id);
+    const me = await createCustomer(t);
+    const other = await createCustomer(t);
+    await createOrderRow(t.db, other.user.id);
     const path = `/users/${other.user.id}/orders`;
-    expectProblem(await get(me.token, path), 403, 'AUTH_FORBIDDEN', path, 'Customers can list only their own orders.');
+    expectProblem(await get(t, me.token, path), 403, 'AUTH_FORBIDDEN', path, 'Customers can list only their own orders.');
     // Whether the user exists or not: nothing is revealed.
     const missing = `/users/${MISSING_USER}/orders`;
-    expectProblem(await get(me.token, missing), 403, 'AUTH_FORBIDDEN', missing, 'Customers can list only their own orders.');
+    expectProblem(await get(t, me.token, missing), 403, 'AUTH_FORBIDDEN', missing, 'Customers can list only their own orders.');
   });
 
   test('staff and service clients list any user\'s orders', async () => {
-    const someone = await customer();
-    const a = await order(someone.user.id, { createdAt: '2026-02-01T00:00:00Z' });
-    const b = await order(someone.user.id, { status: 'shipped', createdAt: '2026-02-03T00:00:00Z' });
-    const expected = { data: [await orderInDb(a), await orderInDb(b)], meta: { total: 2, page: 1, pageSize: 20, totalPages: 1 } };
-    for (const token of [await staffToken(), await t.token({ service: true, scopes: ['orders:read'] })]) {
-      const res = await get(token, `/users/${someone.user.id}/orders`);
+    const someone = await createCustomer(t);
+    const a = await createOrderRow(t.db, someone.user.id, { createdAt: '2026-02-01T00:00:00Z' });
+    const b = await createOrderRow(t.db, someone.user.id, { status: 'shipped', createdAt: '2026-02-03T00:00:00Z' });
+    const expected = { data: [await readStoredOrder(t.db, a), await readStoredOrder(t.db, b)], meta: { total: 2, page: 1, pageSize: 20, totalPages: 1 } };
+    for (const token of [await createStaffToken(t), await createServiceToken(t, ['orders:read'])]) {
+      const res = await get(t, token, `/users/${someone.user.id}/orders`);
       assert.equal(res.statusCode, 200);
       assert.deepEqual(res.json(), expected);
     }
   });
 
   test('staff asking for a user that exists without orders → 200 empty', async () => {
-    const someone = await customer();
-    const res = await get(await staffToken(), `/users/${someone.user.id}/orders`);
+    const someone = await createCustomer(t);
+    const res = await get(t, await createStaffToken(t), `/users/${someone.user.id}/orders`);
     assert.equal(res.statusCode, 200);
     assert.deepEqual(res.json(), { data: [], meta: { total: 0, page: 1, pageSize: 20, totalPages: 0 } });
   });
 
   test('staff or a service client asking for an unknown user → 404 USER_NOT_FOUND', async () => {
     const path = `/users/${MISSING_USER}/orders`;
-    for (const token of [await staffToken(), await t.token({ service: true, scopes: ['orders:read'] })]) {
-      expectProblem(await get(token, path), 404, 'USER_NOT_FOUND', path, `User ${MISSING_USER} does not exist.`);
+    for (const token of [await createStaffToken(t), await createServiceToken(t, ['orders:read'])]) {
+      expectProblem(await get(t, token, path), 404, 'USER_NOT_FOUND', path, `User ${MISSING_USER} does not exist.`);
     }
   });
 
   test('/v1/users/{userId}/orders answers the same, links under /v1', async () => {
-    const me = await customer();
-    await order(me.user.id);
+    const me = await createCustomer(t);
+    await createOrderRow(t.db, me.user.id);
     const path = `/v1/users/${me.user.id}/orders`;
-    const res = await get(me.token, path);
+    const res = await get(t, me.token, path);
     assert.equal(res.statusCode, 200);
-    assert.deepEqual(res.json(), (await get(me.token, `/users/${me.user.id}/orders`)).json());
+    assert.deepEqual(res.json(), (await get(t, me.token, `/users/${me.user.id}/orders`)).json());
     assert.equal(res.headers.link, `<${PUBLIC_URL}${path}?page=1>; rel="first", <${PUBLIC_URL}${path}?page=1>; rel="last"`);
   });
 
   test('without a token → 401; without orders:read → 403 insufficient_scope', async () => {
-    const me = await customer();
+    const me = await createCustomer(t);
     const path = `/users/${me.user.id}/orders`;
-    expectProblem(await get(undefined, path), 401, 'AUTH_TOKEN_MISSING', path, 'This endpoint requires an access token: Authorization: Bearer <token>.');
-    const res = await get(await t.token({ userId: me.user.id, scopes: ['orders:write'] }), path);
+    expectProblem(await get(t, undefined, path), 401, 'AUTH_TOKEN_MISSING', path, 'This endpoint requires an access token: Authorization: Bearer <token>.');
+    const res = await get(t, await t.token({ userId: me.user.id, scopes: ['orders:write'] }), path);
     expectProblem(res, 403, 'AUTH_INSUFFICIENT_SCOPE', path, 'This operation requires the scope "orders:read".');
     assert.equal(res.headers['www-authenticate'], 'Bearer realm="orderpay", error="insufficient_scope", scope="orders:read"');
   });
@@ -136,50 +93,50 @@ describe('GET /users/{userId}/orders: who may list', () => {
 
 describe('GET /users/{userId}/orders: filters, sort, paging', () => {
   async function fixture() {
-    const me = await customer();
-    const a = await order(me.user.id, { status: 'pending', total: 500, createdAt: '2026-03-03T00:00:00Z' });
-    const b = await order(me.user.id, { status: 'paid', total: 1500, createdAt: '2026-03-01T00:00:00Z' });
-    const c = await order(me.user.id, { status: 'pending', total: 1500, createdAt: '2026-03-02T00:00:00Z' });
-    const d = await order(me.user.id, { status: 'shipped', total: 200, createdAt: '2026-03-02T00:00:00Z' });
+    const me = await createCustomer(t);
+    const a = await createOrderRow(t.db, me.user.id, { status: 'pending', total: 500, createdAt: '2026-03-03T00:00:00Z' });
+    const b = await createOrderRow(t.db, me.user.id, { status: 'paid', total: 1500, createdAt: '2026-03-01T00:00:00Z' });
+    const c = await createOrderRow(t.db, me.user.id, { status: 'pending', total: 1500, createdAt: '2026-03-02T00:00:00Z' });
+    const d = await createOrderRow(t.db, me.user.id, { status: 'shipped', total: 200, createdAt: '2026-03-02T00:00:00Z' });
     // Another customer's orders must never leak in, whatever the filter.
-    const other = await customer();
-    await order(other.user.id, { status: 'pending', total: 1500, createdAt: '2026-03-02T00:00:00Z' });
+    const other = await createCustomer(t);
+    await createOrderRow(t.db, other.user.id, { status: 'pending', total: 1500, createdAt: '2026-03-02T00:00:00Z' });
     return { ...me, path: `/users/${me.user.id}/orders`, a, b, c, d };
   }
 
   test('status, minTotal and both combined', async () => {
     const { token, path, a, b, c } = await fixture();
-    assert.deepEqual(ids(await get(token, `${path}?status=pending`)), [c, a]);
-    assert.deepEqual(ids(await get(token, `${path}?minTotal=500`)), [b, c, a]);
-    const both = await get(token, `${path}?status=pending&minTotal=1000`);
-    assert.deepEqual(both.json(), { data: [await orderInDb(c)], meta: { total: 1, page: 1, pageSize: 20, totalPages: 1 } });
-    assert.deepEqual(ids(await get(token, `${path}?status=delivered`)), []);
+    assert.deepEqual(idsOf(await get(t, token, `${path}?status=pending`)), [c, a]);
+    assert.deepEqual(idsOf(await get(t, token, `${path}?minTotal=500`)), [b, c, a]);
+    const both = await get(t, token, `${path}?status=pending&minTotal=1000`);
+    assert.deepEqual(both.json(), { data: [await readStoredOrder(t.db, c)], meta: { total: 1, page: 1, pageSize: 20, totalPages: 1 } });
+    assert.deepEqual(idsOf(await get(t, token, `${path}?status=delivered`)), []);
   });
 
   test('sort: keys in order, "-" descending, id as the last tie-breaker', async () => {
     const { token, path, a, b, c, d } = await fixture();
-    assert.deepEqual(ids(await get(token, path)), [b, c, d, a]);
-    assert.deepEqual(ids(await get(token, `${path}?sort=-createdAt`)), [a, d, c, b]);
-    assert.deepEqual(ids(await get(token, `${path}?sort=status,-total`)), [b, c, a, d]);
-    assert.deepEqual(ids(await get(token, `${path}?sort=total`)), [d, a, b, c]);
-    assert.deepEqual(ids(await get(token, `${path}?sort=-total,-createdAt`)), [c, b, a, d]);
+    assert.deepEqual(idsOf(await get(t, token, path)), [b, c, d, a]);
+    assert.deepEqual(idsOf(await get(t, token, `${path}?sort=-createdAt`)), [a, d, c, b]);
+    assert.deepEqual(idsOf(await get(t, token, `${path}?sort=status,-total`)), [b, c, a, d]);
+    assert.deepEqual(idsOf(await get(t, token, `${path}?sort=total`)), [d, a, b, c]);
+    assert.deepEqual(idsOf(await get(t, token, `${path}?sort=-total,-createdAt`)), [c, b, a, d]);
   });
 
   test('paging with exact totals and Link', async () => {
     const { token, path, a, b, c, d } = await fixture();
-    const res = await get(token, `${path}?sort=-id&pageSize=3&page=2`);
+    const res = await get(t, token, `${path}?sort=-id&pageSize=3&page=2`);
     assert.equal(res.statusCode, 200);
-    assert.deepEqual(res.json(), { data: [await orderInDb(a)], meta: { total: 4, page: 2, pageSize: 3, totalPages: 2 } });
+    assert.deepEqual(res.json(), { data: [await readStoredOrder(t.db, a)], meta: { total: 4, page: 2, pageSize: 3, totalPages: 2 } });
     const q = (page: number) => `sort=-id&pageSize=3&page=${page}`;
     assert.equal(res.headers.link, [
       `<${PUBLIC_URL}${path}?${q(1)}>; rel="first"`, `<${PUBLIC_URL}${path}?${q(1)}>; rel="prev"`, `<${PUBLIC_URL}${path}?${q(2)}>; rel="last"`,
     ].join(', '));
-    assert.deepEqual(ids(await get(token, `${path}?sort=-id&pageSize=3`)), [d, c, b]);
+    assert.deepEqual(idsOf(await get(t, token, `${path}?sort=-id&pageSize=3`)), [d, c, b]);
   });
 
   test('meta.total follows creates, status changes and deletes', async () => {
     const { user, token, path, a, c } = await fixture();
-    const total = async (query = '') => (await get(token, `${path}${query}`)).json().meta.total as number;
+    const total = async (query = '') => (await get(t, token, `${path}${query}`)).json().meta.total as number;
     assert.equal(await total(), 4);
     assert.equal((await t.request(token, { method: 'PUT', url: `/orders/${a}`, payload: { status: 'cancelled' } })).statusCode, 200);
     assert.equal(await total('?status=pending'), 1);
@@ -187,19 +144,19 @@ describe('GET /users/{userId}/orders: filters, sort, paging', () => {
     assert.equal((await t.request(token, { method: 'DELETE', url: `/orders/${c}` })).statusCode, 204);
     assert.equal(await total(), 3);
     assert.equal(await total('?status=pending'), 0);
-    await order(user.id);
+    await createOrderRow(t.db, user.id);
     assert.equal(await total(), 4);
     assert.equal(await total('?status=pending'), 1);
     assert.equal(await total('?minTotal=1000'), 2);
-    const staffView = await get(await staffToken(), `${path}?status=pending`);
+    const staffView = await get(t, await createStaffToken(t), `${path}?status=pending`);
     assert.equal(staffView.json().meta.total, 1);
   });
 
   test('deleted orders are excluded', async () => {
     const { token, path, a, b, c, d } = await fixture();
     assert.equal((await t.request(token, { method: 'DELETE', url: `/orders/${a}` })).statusCode, 204);
-    const res = await get(token, path);
-    assert.deepEqual(ids(res), [b, c, d]);
+    const res = await get(t, token, path);
+    assert.deepEqual(idsOf(res), [b, c, d]);
     assert.equal(res.json().meta.total, 3);
   });
 });
@@ -222,33 +179,33 @@ describe('GET /users/{userId}/orders: malformed parameters → 400 naming the pa
   ];
   for (const [query, expected] of cases) {
     test(`?${query} → 400 ${expected.code}`, async () => {
-      const me = await customer();
+      const me = await createCustomer(t);
       const path = `/users/${me.user.id}/orders`;
-      expectProblem(await get(me.token, `${path}?${query}`), 400, expected.code, path, expected.detail, { errors: expected.errors });
+      expectProblem(await get(t, me.token, `${path}?${query}`), 400, expected.code, path, expected.detail, { errors: expected.errors });
     });
   }
 
   test('customerId is not a parameter of this collection → 400 QUERY_UNKNOWN_PARAMETER', async () => {
-    const me = await customer();
+    const me = await createCustomer(t);
     const path = `/users/${me.user.id}/orders`;
     const detail = 'query parameter "customerId" is not supported by this collection';
-    expectProblem(await get(me.token, `${path}?customerId=${me.user.id}`), 400, 'QUERY_UNKNOWN_PARAMETER', path, detail, { errors: [{ detail, parameter: 'customerId' }] });
+    expectProblem(await get(t, me.token, `${path}?customerId=${me.user.id}`), 400, 'QUERY_UNKNOWN_PARAMETER', path, detail, { errors: [{ detail, parameter: 'customerId' }] });
   });
 
   test('sort with an empty key → 400', async () => {
-    const me = await customer();
+    const me = await createCustomer(t);
     const path = `/users/${me.user.id}/orders`;
-    expectProblem(await get(me.token, `${path}?sort=`), 400, 'REQUEST_PARAMETER_INVALID', path, 'sort has an empty key.', {
+    expectProblem(await get(t, me.token, `${path}?sort=`), 400, 'REQUEST_PARAMETER_INVALID', path, 'sort has an empty key.', {
       errors: [{ detail: 'sort has an empty key', parameter: 'sort' }],
     });
   });
 
   for (const [userId, message] of [['abc', 'must be integer'], ['0', 'must be >= 1'], ['1e2', 'must be integer']] as const) {
     test(`a malformed userId ${userId} → 400 naming the path parameter`, async () => {
-      const me = await customer();
+      const me = await createCustomer(t);
       const path = `/users/${userId}/orders`;
       const detail = `path parameter "userId" ${message}`;
-      expectProblem(await get(me.token, path), 400, 'REQUEST_PARAMETER_INVALID', path, detail, { errors: [{ detail, parameter: 'userId' }] });
+      expectProblem(await get(t, me.token, path), 400, 'REQUEST_PARAMETER_INVALID', path, detail, { errors: [{ detail, parameter: 'userId' }] });
     });
   }
 });

@@ -1,45 +1,22 @@
 // The product catalogue: read with any valid token; created and replaced by staff (or a service
 // client) holding products:write, with Location, ETag and If-Match.
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { LightMyRequestResponse } from 'fastify';
-import { ERRORS, type ErrorCode } from '../../../src/http/errors.ts';
-import { PUBLIC_URL, startTestApp, type TestApp } from '../../helpers/app.ts';
-import { createProduct, createUser } from '../../helpers/factories.ts';
+import type { ErrorCode } from '../../../src/http/errors.ts';
+import { createCustomer, createServiceToken, createStaffToken } from '../../helpers/actors.ts';
+import { PUBLIC_URL, setUpTestApp } from '../../helpers/app.ts';
+import { createProduct } from '../../helpers/factories.ts';
+import { expectProblem } from '../../helpers/problems.ts';
 
-let t: TestApp;
-before(async () => {
-  t = await startTestApp();
-});
-after(async () => {
-  await t.close();
-});
+const t = setUpTestApp();
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 const TIMESTAMP = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{1,6})?Z$/;
 const MISSING_ID = 2_000_000_000;
 
-function expectProblem(res: LightMyRequestResponse, status: number, code: ErrorCode, instance: string, detail: string, extra: Record<string, unknown> = {}): void {
-  assert.equal(res.statusCode, status, res.body);
-  assert.equal(res.headers['content-type'], 'application/problem+json; charset=utf-8');
-  assert.equal(res.headers['cache-control'], 'no-store');
-  assert.equal(res.headers.etag, undefined);
-  assert.equal(res.headers.location, undefined);
-  assert.deepEqual(res.json(), {
-    type: `${PUBLIC_URL}/problems/${code.toLowerCase().replaceAll('_', '-')}`,
-    title: ERRORS[code].title, status, detail, instance, code, requestId: res.headers['x-request-id'], ...extra,
-  });
-}
-
-async function staffToken(scopes: string[] = ['products:write']): Promise<string> {
-  const staff = await createUser(t.db, 'staff');
-  return t.token({ userId: staff.id, staff: true, scopes });
-}
-
-async function customerToken(scopes?: string[]): Promise<string> {
-  const user = await createUser(t.db);
-  return t.token({ userId: user.id, scopes });
-}
+/** Staff hold products:write only, unless a test asks for other scopes. */
+const staffToken = (scopes: string[] = ['products:write']) => createStaffToken(t, scopes);
+const customerToken = async (scopes?: string[]) => (await createCustomer(t, scopes)).token;
 
 const send = (method: 'GET' | 'POST' | 'PUT', token: string | undefined, url: string, payload?: unknown, headers: Record<string, string> = {}) =>
   t.request(token, { method, url, headers, ...(payload === undefined ? {} : { payload: payload as string }) });
@@ -179,7 +156,7 @@ describe('POST /products', () => {
   }
 
   test('active may be given; a service client with products:write may create', async () => {
-    const service = await t.token({ service: true, scopes: ['products:write'] });
+    const service = await createServiceToken(t, ['products:write']);
     const res = await send('POST', service, '/products', { name: 'Retired', price: 0, currency: 'JPY', active: false });
     assert.equal(res.statusCode, 201, res.body);
     assert.deepEqual([res.json().active, res.json().price, res.json().currency], [false, 0, 'JPY']);
@@ -306,8 +283,7 @@ describe('PUT /products/{productId}', () => {
 
   test('a product set inactive can no longer be ordered; a placed order keeps its price', async () => {
     const product = await createProduct(t.db, { name: 'Lamp', price: 5000 });
-    const user = await createUser(t.db);
-    const token = await t.token({ userId: user.id });
+    const { token } = await createCustomer(t);
     const placed = await send('POST', token, '/orders', { productId: product.id, qty: 2 });
     assert.equal(placed.statusCode, 201);
     assert.equal((await send('PUT', await staffToken(), `/products/${product.id}`, { ...body, price: 9000, active: false })).statusCode, 200);
