@@ -2,6 +2,7 @@
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { Config } from './config.ts';
 import type { Db } from './db/db.ts';
+import { registerAuthorizationServer } from './auth/authorization-server.ts';
 import { listPublishedKeys } from './auth/keys.store.ts';
 import { bearerAuthentication, createTokenVerifier, type TokenVerifier } from './http/authenticate.ts';
 import { createRouteTable, registerErrorHandling, sendFrameworkError } from './http/error-handler.ts';
@@ -20,6 +21,8 @@ import { Product } from './products/products.schemas.ts';
 export interface AppOptions {
   /** Clock for token expiry checks (tests inject one). */
   now?: () => Date;
+  /** How often the authorization server checks for rotated signing keys (tests use 0). */
+  keyCheckIntervalMs?: number;
   /** Pino logger options; false silences logging (tests). */
   logger?: boolean | object;
 }
@@ -40,6 +43,7 @@ export async function buildApp(config: Config, db: Db, options: AppOptions = {})
     genReqId: generateRequestId,
     bodyLimit: BODY_LIMIT,
     return503OnClosing: true,
+    trustProxy: config.trustProxy,
     routerOptions: { maxParamLength: 200 },
     frameworkErrors: sendFrameworkError,
   });
@@ -85,8 +89,11 @@ export async function buildApp(config: Config, db: Db, options: AppOptions = {})
     await scope.register(ordersRoutes);
     await scope.register(productsRoutes);
   };
-  for (const { version } of API_VERSIONS) await app.register(resourceRoutes, { prefix: `/v${version}`, pathVersion: version });
-  await app.register(resourceRoutes, {});
+  if (config.servers.resource) {
+    for (const { version } of API_VERSIONS) await app.register(resourceRoutes, { prefix: `/v${version}`, pathVersion: version });
+    await app.register(resourceRoutes, {});
+  }
+  if (config.servers.authorization) await registerAuthorizationServer(app, config, db, { keyCheckIntervalMs: options.keyCheckIntervalMs });
 
   return app;
 }

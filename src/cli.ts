@@ -12,7 +12,7 @@ import { DataDirInUseError } from './db/data-dir-lock.ts';
 import type { Db } from './db/db.ts';
 import { migrate } from './db/migrate.ts';
 import { startServer, stopOnSignals } from './main.ts';
-import { DEMO_CUSTOMER_EMAILS, DEMO_STAFF_EMAIL, seedDemoData } from './seed.ts';
+import { DEMO_CLIENT_ID, DEMO_CUSTOMER_EMAILS, DEMO_PASSWORD, DEMO_REDIRECT_URI, DEMO_STAFF_EMAIL, seedDemoData } from './seed.ts';
 
 const USAGE = `Usage: orderpay <command> [options]
 
@@ -53,7 +53,8 @@ async function serve(config: Config, out: Output): Promise<void> {
   out.print(
     `orderpay listening on ${server.url} (${server.db.kind === 'pglite' ? `embedded database in ${config.dataDir}` : 'PostgreSQL'})
   API docs: ${config.publicUrl}/docs
-${tokenLines ? `Demo access tokens (development only, valid 1 hour):\n${tokenLines}\nTry: curl -H "Authorization: Bearer <token>" ${config.publicUrl}/v1/orders` : ''}`,
+${tokenLines ? `Demo access tokens (development only, valid 1 hour):\n${tokenLines}\nTry: curl -H "Authorization: Bearer <token>" ${config.publicUrl}/v1/orders
+Sign in through OAuth: client_id ${DEMO_CLIENT_ID}, redirect_uri ${DEMO_REDIRECT_URI}, users ${DEMO_CUSTOMER_EMAILS[0]} or ${DEMO_STAFF_EMAIL} with password ${DEMO_PASSWORD} (README: "Signing in with OAuth")` : ''}`,
     { event: 'listening', url: server.url, publicUrl: config.publicUrl, database: server.db.kind, demoTokens: tokens },
   );
 }

@@ -26,6 +26,10 @@ export interface Config {
     readonly statementTimeoutMs: number;
     readonly idleInTransactionTimeoutMs: number;
   };
+  /** Trust X-Forwarded-For/-Proto from the proxy in front (client IPs for rate limits, logs). */
+  readonly trustProxy: boolean;
+  /** Which servers this process runs: the resource server (the API), the authorization server (/oauth), or both. */
+  readonly servers: { readonly resource: boolean; readonly authorization: boolean };
   /** Seed demo data into an empty database on `serve` (never in production). */
   readonly seedOnEmpty: boolean;
 }
@@ -63,6 +67,13 @@ function readBool(env: Env, name: string, fallback: boolean): boolean {
   throw new ConfigError(`${name} must be true or false, got "${raw}"`);
 }
 
+function readServers(env: Env): Config['servers'] {
+  const raw = (env.ORDERPAY_SERVERS || 'resource,authorization').split(',').map((s) => s.trim()).filter(Boolean);
+  const unknown = raw.filter((s) => s !== 'resource' && s !== 'authorization');
+  if (unknown.length || raw.length === 0) throw new ConfigError(`ORDERPAY_SERVERS must list resource and/or authorization, got "${env.ORDERPAY_SERVERS}"`);
+  return { resource: raw.includes('resource'), authorization: raw.includes('authorization') };
+}
+
 export function loadConfig(env: Env = process.env, overrides: Partial<Config> = {}): Config {
   const nodeEnv = env.NODE_ENV === 'production' || env.NODE_ENV === 'test' ? env.NODE_ENV : 'development';
   const host = env.HOST || '127.0.0.1';
@@ -88,6 +99,8 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       statementTimeoutMs: readInt(env, 'ORDERPAY_DB_STATEMENT_TIMEOUT_MS', 15_000, 1, 3_600_000),
       idleInTransactionTimeoutMs: readInt(env, 'ORDERPAY_DB_IDLE_IN_TRANSACTION_TIMEOUT_MS', 30_000, 1, 3_600_000),
     },
+    servers: readServers(env),
+    trustProxy: readBool(env, 'ORDERPAY_TRUST_PROXY', false),
     seedOnEmpty: nodeEnv !== 'production' && readBool(env, 'ORDERPAY_SEED_ON_EMPTY', !env.DATABASE_URL),
     ...overrides,
   };

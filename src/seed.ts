@@ -1,5 +1,8 @@
-// Demo data: a staff user, customers, products and orders in every status. Runs once: a database
+// Demo data: a staff user, customers (all with DEMO_PASSWORD), a demo public OAuth client,
+// products and orders in every status. Runs once: a database
 // that already has the demo staff user is left as it is.
+import { createPublicClient } from './auth/clients.store.ts';
+import { hashPassword } from './auth/passwords.ts';
 import type { Db } from './db/db.ts';
 import { insertOrder, insertOrderItem, updateOrderStatus } from './orders/orders.store.ts';
 import { ORDER_STATUSES } from './orders/orders.rules.ts';
@@ -7,6 +10,11 @@ import { insertProduct } from './products/products.store.ts';
 import { findUserByEmail, insertUser } from './users/users.store.ts';
 
 export const DEMO_STAFF_EMAIL = 'staff@example.com';
+/** Password of every demo user (development only: seeding never runs in production). */
+export const DEMO_PASSWORD = 'orderpay-demo';
+/** A public client for trying the authorization code flow; its redirect URI is a loopback one. */
+export const DEMO_CLIENT_ID = 'orderpay-demo';
+export const DEMO_REDIRECT_URI = 'http://127.0.0.1:8765/callback';
 export const DEMO_CUSTOMER_EMAILS = ['alice@example.com', 'bob@example.com', 'carol@example.com'];
 
 const PRODUCTS = [
@@ -28,12 +36,14 @@ export interface SeedResult {
 export async function seedDemoData(db: Db): Promise<SeedResult> {
   return db.transaction(async (tx) => {
     if (await findUserByEmail(tx, DEMO_STAFF_EMAIL)) return { seeded: false, users: 0, products: 0, orders: 0 };
-    await insertUser(tx, { email: DEMO_STAFF_EMAIL, name: 'Sam Staff', role: 'staff' });
+    const passwordHash = await hashPassword(DEMO_PASSWORD);
+    await insertUser(tx, { email: DEMO_STAFF_EMAIL, name: 'Sam Staff', role: 'staff', passwordHash });
     const customers = [];
     for (const email of DEMO_CUSTOMER_EMAILS) {
       const name = email.split('@')[0]!;
-      customers.push(await insertUser(tx, { email, name: name[0]!.toUpperCase() + name.slice(1), role: 'customer' }));
+      customers.push(await insertUser(tx, { email, name: name[0]!.toUpperCase() + name.slice(1), role: 'customer', passwordHash }));
     }
+    await createPublicClient(tx, { name: 'orderpay demo app', redirectUris: [DEMO_REDIRECT_URI] }, DEMO_CLIENT_ID);
     const products = [];
     for (const p of PRODUCTS) products.push(await insertProduct(tx, { ...p, active: true }));
     products.push(await insertProduct(tx, { name: 'Discontinued grinder', price: 9900, currency: 'EUR', active: false }));

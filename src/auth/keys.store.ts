@@ -91,6 +91,18 @@ export async function listPublishedKeys(db: Queryable): Promise<JWK[]> {
   return rows.map((r) => r.public_jwk);
 }
 
+/**
+ * Private JWKs for the authorization server: the active key first (it signs), then keys retired
+ * but still published (kept for verification until they expire).
+ */
+export async function listSigningJwks(db: Queryable): Promise<{ keys: JWK[]; fingerprint: string }> {
+  const { rows } = await db.query<{ kid: string; private_jwk: JWK }>(
+    `SELECT kid, private_jwk FROM signing_keys WHERE expires_at IS NULL OR expires_at > now()
+     ORDER BY (retired_at IS NULL) DESC, created_at DESC, kid`,
+  );
+  return { keys: rows.map((r) => r.private_jwk), fingerprint: rows.map((r) => r.kid).join(',') };
+}
+
 /** A key as an operator sees it: never its private members. */
 export interface SigningKeyInfo {
   kid: string;

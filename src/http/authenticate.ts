@@ -27,15 +27,15 @@ export interface TokenVerifierOptions {
 }
 
 /**
- * JWKS from a loader, reloaded on an unknown kid (key rotation) at most once per second of the
- * injected clock, so tests can step past the cooldown without sleeping.
+ * JWKS from a loader, reloaded when a token names an unknown kid (key rotation). Reloads caused by
+ * unknown kids happen at most once per second of the injected clock, so a flood of tokens with
+ * made-up kids cannot turn into a flood of key reads; the first one after a rotation always reloads.
  */
 function reloadingJwks(loadKeys: () => Promise<JWK[]>, now: () => Date): JWTVerifyGetKey {
   let current: JWTVerifyGetKey | undefined;
-  let loadedAt = 0;
+  let missReloadAt = -Infinity;
   const load = async () => {
     current = createLocalJWKSet({ keys: await loadKeys() });
-    loadedAt = now().getTime();
     return current;
   };
   return async (header, token) => {
@@ -43,8 +43,9 @@ function reloadingJwks(loadKeys: () => Promise<JWK[]>, now: () => Date): JWTVeri
     try {
       return await jwks(header, token);
     } catch (error) {
-      if (error instanceof joseErrors.JWKSNoMatchingKey && now().getTime() - loadedAt > 1000) return (await load())(header, token);
-      throw error;
+      if (!(error instanceof joseErrors.JWKSNoMatchingKey) || now().getTime() - missReloadAt < 1000) throw error;
+      missReloadAt = now().getTime();
+      return (await load())(header, token);
     }
   };
 }

@@ -1,6 +1,5 @@
-// Operational endpoints: liveness, readiness, the JWKS path, and the pages behind problem types.
+// Operational endpoints: liveness, readiness, and the pages behind problem types.
 import type { FastifyInstance } from 'fastify';
-import { listPublishedKeys } from '../auth/keys.store.ts';
 import { ERRORS, problemSlug, type ErrorCode } from './errors.ts';
 import { ProblemError, sendProblem } from './problem.ts';
 
@@ -20,15 +19,6 @@ export function registerOperationalRoutes(app: FastifyInstance): void {
       return sendProblem(request, reply, new ProblemError('SERVICE_UNAVAILABLE', 'The database is not reachable.', { headers: { 'retry-after': '1' } }));
     }
   });
-
-  // The JWKS of our own issuer (keys in the database). The authorization server serves the same
-  // keys at this path once mounted; until then the resource server's tests sign with them.
-  if (!app.config.jwksUrl) {
-    app.get('/oauth/jwks', { schema: { hide: true } }, async function sendJwks(_request, reply) {
-      reply.header('cache-control', 'public, max-age=60').type('application/jwk-set+json');
-      return { keys: await listPublishedKeys(app.db) };
-    });
-  }
 
   const bySlug = new Map(Object.keys(ERRORS).map((code) => [problemSlug(code as ErrorCode), code as ErrorCode]));
   app.get<{ Params: { slug: string } }>('/problems/:slug', { schema: { hide: true } }, async function describeProblemType(request, reply) {

@@ -33,6 +33,15 @@ export async function countUsers(db: Queryable): Promise<number> {
   return rows[0]?.n ?? 0;
 }
 
+/** The password hash of a user, for sign-in only. */
+export async function findUserCredentials(db: Queryable, email: string): Promise<{ id: number; passwordHash: string | null } | undefined> {
+  const { rows } = await db.query<{ id: number; passwordHash: string | null }>(
+    'SELECT id, password_hash AS "passwordHash" FROM users WHERE lower(email) = lower($1)',
+    [email],
+  );
+  return rows[0];
+}
+
 export interface UserListing extends User {
   hasPassword: boolean;
   createdAt: string;

@@ -1,0 +1,119 @@
+// The authorization server: oidc-provider configured for orderpay (RFC 9700, OAuth 2.1 profile).
+// Authorization code + PKCE S256 for every client, rotating refresh tokens in every code exchange,
+// client credentials for services, RFC 9068 JWT access tokens for the orderpay API audience.
+import Provider, { errors, type Configuration, type KoaContextWithOIDC } from 'oidc-provider';
+import type { JWK } from 'jose';
+import type { Config } from '../config.ts';
+import type { Db } from '../db/db.ts';
+import { SCOPES } from '../http/authenticate.ts';
+import { accountFinder, findAccountRow } from './account.ts';
+import { createOidcAdapter } from './oidc.adapter.ts';
+import { renderErrorPage, renderLogoutPage, renderLoggedOutPage } from './pages.ts';
+import { verifyClientSecret } from './passwords.ts';
+
+export const OIDC_SCOPES = ['openid', 'profile', 'email', 'offline_access'] as const;
+/** Scopes only staff users may hold (a customer is never granted them). */
+export const STAFF_ONLY_SCOPES: ReadonlySet<string> = new Set(['products:write']);
+
+export const TOKEN_TTL = {
+  AuthorizationCode: 60,
+  AccessToken: 600,
+  ClientCredentials: 600,
+  IdToken: 3600,
+  RefreshToken: 14 * 24 * 3600,
+  Interaction: 15 * 60,
+  Session: 14 * 24 * 3600,
+  Grant: 14 * 24 * 3600,
+} as const;
+
+export interface ProviderOptions {
+  config: Config;
+  db: Db;
+  /** Private signing JWKs, the one to sign with first. */
+  signingKeys: JWK[];
+  cookieKeys: string[];
+}
+
+export function createProvider({ config, db, signingKeys, cookieKeys }: ProviderOptions): Provider {
+  const apiScopes = SCOPES.join(' ');
+  const configuration: Configuration = {
+    adapter: createOidcAdapter(db),
+    findAccount: accountFinder(db) as Configuration['findAccount'],
+    jwks: { keys: signingKeys as never },
+    cookies: { keys: cookieKeys, long: { httpOnly: true, sameSite: 'lax' }, short: { httpOnly: true, sameSite: 'lax' } },
+    claims: { openid: ['sub'], email: ['email', 'email_verified'], profile: ['name'] },
+    scopes: [...OIDC_SCOPES, ...SCOPES],
+    responseTypes: ['code'],
+    // RFC 9700 §2.1.1 / OAuth 2.1: PKCE for every client; oidc-provider 9 accepts only S256.
+    pkce: { required: () => true },
+    routes: {
+      authorization: '/authorize',
+      token: '/token',
+      jwks: '/jwks',
+      userinfo: '/userinfo',
+      revocation: '/revoke',
+      introspection: '/introspect',
+      end_session: '/logout',
+    },
+    ttl: TOKEN_TTL,
+    features: {
+      devInteractions: { enabled: false },
+      clientCredentials: { enabled: true },
+      // RFC 7662 §4: confidential clients (resource servers) may introspect any token; a public
+      // client only its own. RFC 7009: a client may revoke only its own tokens.
+      introspection: {
+        enabled: true,
+        allowedPolicy: (_ctx, client, token) => client.clientAuthMethod !== 'none' || token.clientId === client.clientId,
+      },
+      revocation: { enabled: true, allowedPolicy: (_ctx, client, token) => token.clientId === client.clientId },
+      userinfo: { enabled: true },
+      rpInitiatedLogout: { enabled: true, logoutSource: renderLogoutPage, postLogoutSuccessSource: renderLoggedOutPage },
+      // RFC 8707: every access token is for the orderpay API, as an RFC 9068 JWT.
+      resourceIndicators: {
+        enabled: true,
+        defaultResource: () => config.audience,
+        useGrantedResource: () => true,
+        getResourceServerInfo(_ctx, resourceIndicator) {
+          if (resourceIndicator !== config.audience) throw new errors.InvalidTarget();
+          return {
+            scope: apiScopes,
+            audience: config.audience,
+            accessTokenTTL: TOKEN_TTL.AccessToken,
+            accessTokenFormat: 'jwt',
+            jwt: { sign: { alg: 'RS256' } },
+          };
+        },
+      },
+    },
+    // The spec: a refresh token in every authorization-code exchange response (oidc-provider's
+    // default asks for offline_access and consent); rotated on every use.
+    issueRefreshToken: async (_ctx, client) => client.grantTypeAllowed('refresh_token'),
+    rotateRefreshToken: () => true,
+    // RFC 9068 §2.2.3.1: staff users' access tokens say so, the resource server needs no lookup.
+    async extraTokenClaims(_ctx, token) {
+      if (!('accountId' in token) || !token.accountId) return undefined;
+      const user = await findAccountRow(db, token.accountId);
+      return user?.role === 'staff' ? { roles: ['staff'] } : undefined;
+    },
+    interactions: { url: (_ctx, interaction) => `/oauth/interaction/${interaction.uid}` },
+    // Only what a registered client can use: public clients (none) and services (Basic). Secrets
+    // are stored hashed, so client_secret_jwt could only be keyed by the hash.
+    clientAuthMethods: ['client_secret_basic', 'none'],
+    clientDefaults: { id_token_signed_response_alg: 'RS256', grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'] },
+    enabledJWA: { idTokenSigningAlgValues: ['RS256'], userinfoSigningAlgValues: ['RS256'] },
+    // Browsers may call the token endpoint only from a registered redirect URI's origin.
+    clientBasedCORS: (_ctx, origin, client) => client.redirectUris?.some((uri) => new URL(uri).origin === origin) ?? false,
+    renderError: renderErrorPage,
+    conformIdTokenClaims: true,
+  };
+  const provider = new Provider(config.issuer, configuration);
+  // Behind a TLS-terminating proxy, X-Forwarded-Proto tells the scheme (PUBLIC_URL decides URLs).
+  provider.proxy = true;
+  // Client secrets are stored as scrypt hashes (src/auth/passwords.ts), never in the clear.
+  provider.Client.prototype.compareClientSecret = function compareHashedClientSecret(this: { clientSecret?: string }, actual: string) {
+    return this.clientSecret ? verifyClientSecret(this.clientSecret, actual) : Promise.resolve(false);
+  } as never;
+  return provider;
+}
+
+export type { KoaContextWithOIDC };

@@ -1,0 +1,42 @@
+// The authorization server's limits: every /oauth request per client IP, and failed sign-ins per
+// account and per IP (brute force). Counted in the database, so all processes share them.
+import type { ServerResponse } from 'node:http';
+import type { Queryable } from '../db/db.ts';
+import { hitRateLimit, peekRateLimit, rateLimitHeaders, type RateLimitRule, type RateLimitState } from '../http/rate-limit.ts';
+
+export const OAUTH_REQUESTS_PER_IP: RateLimitRule = { name: 'oauth-ip', limit: 300, windowSeconds: 60 };
+export const LOGIN_FAILURES_PER_ACCOUNT: RateLimitRule = { name: 'login-account', limit: 5, windowSeconds: 15 * 60 };
+export const LOGIN_FAILURES_PER_IP: RateLimitRule = { name: 'login-ip', limit: 20, windowSeconds: 15 * 60 };
+
+/**
+ * Counts one /oauth request; answers 429 itself when the IP is over its limit (RFC 6749 error
+ * body, Retry-After) and returns true. Otherwise sets the RateLimit headers and returns false.
+ */
+export async function limitOAuthRequests(db: Queryable, ip: string, res: ServerResponse): Promise<boolean> {
+  const state = await hitRateLimit(db, OAUTH_REQUESTS_PER_IP, ip);
+  for (const [name, value] of Object.entries(rateLimitHeaders(state))) res.setHeader(name, value);
+  if (!state.limited) return false;
+  res.statusCode = 429;
+  res.setHeader('retry-after', String(state.resetSeconds));
+  res.setHeader('content-type', 'application/json; charset=utf-8');
+  res.setHeader('cache-control', 'no-store');
+  res.end(JSON.stringify({ error: 'temporarily_unavailable', error_description: `Too many requests; retry in ${state.resetSeconds} seconds.` }));
+  return true;
+}
+
+/** Whether sign-in for this email or from this IP is blocked, before any password is checked. */
+export async function signInBlocked(db: Queryable, email: string, ip: string): Promise<RateLimitState | undefined> {
+  const [account, address] = await Promise.all([
+    peekRateLimit(db, LOGIN_FAILURES_PER_ACCOUNT, email.toLowerCase()),
+    peekRateLimit(db, LOGIN_FAILURES_PER_IP, ip),
+  ]);
+  if (account.limited) return account;
+  if (address.limited) return address;
+  return undefined;
+}
+
+/** Records a failed sign-in: keyed by the email as typed (known or not, so nothing is revealed). */
+export async function recordFailedSignIn(db: Queryable, email: string, ip: string): Promise<void> {
+  await hitRateLimit(db, LOGIN_FAILURES_PER_ACCOUNT, email.toLowerCase());
+  await hitRateLimit(db, LOGIN_FAILURES_PER_IP, ip);
+}
