@@ -50,7 +50,10 @@ export async function startTestApp(overrides: Partial<Config> = {}, now?: () => 
     async request(token, options) {
       const response = await app.inject({ ...options, headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...options.headers } });
       // The request as sent, query string included, whatever form the options gave it in.
-      const { method = 'GET', url = '/' } = response.raw.req;
+      // (originalUrl: middleware mounted under a prefix, like the authorization server, rewrites url.)
+      const raw = response.raw.req as typeof response.raw.req & { originalUrl?: string };
+      const { method = 'GET' } = raw;
+      const url = raw.originalUrl ?? raw.url ?? '/';
       assertMatchesOpenApi(app, method, url, response);
       return response;
     },

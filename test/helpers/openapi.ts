@@ -26,8 +26,11 @@ export interface OpenApiDocument {
   components: { schemas?: Record<string, unknown>; securitySchemes?: Record<string, { type: string; flows?: Record<string, { scopes: Record<string, string> }> }> };
 }
 
-/** Operational endpoints are hidden from the document on purpose. */
-const OPERATIONAL_PATH = /^\/(?:livez|readyz|metrics|openapi\.json|oauth\/jwks)$|^\/problems\/|^\/docs(?:\/|$)/;
+/**
+ * Operational endpoints are hidden from the document on purpose, and the authorization server
+ * (/oauth, /.well-known) describes itself through its discovery metadata instead.
+ */
+const OPERATIONAL_PATH = /^\/(?:livez|readyz|metrics|openapi\.json)$|^\/problems\/|^\/docs(?:\/|$)|^\/oauth\/|^\/\.well-known\//;
 
 export function isOperationalPath(path: string): boolean {
   return OPERATIONAL_PATH.test(path);

@@ -189,7 +189,7 @@ describe('OpenAPI document (OpenAPI 3.1)', () => {
     }
     const undocumented = routes.filter((r) => r.method !== 'HEAD' && !isVersionedMirror(r.url) && !document.paths[toTemplate(r.url)]);
     assert.deepEqual(undocumented.filter((r) => !isOperationalPath(r.url)), []);
-    for (const path of ['/livez', '/readyz', '/metrics', '/oauth/jwks', '/problems/:slug', '/openapi.json', '/docs']) {
+    for (const path of ['/livez', '/readyz', '/metrics', '/problems/:slug', '/openapi.json', '/docs', '/oauth/jwks', '/oauth/interaction/:uid']) {
       assert.ok(routes.some((r) => r.url === path), `${path} is registered`);
       assert.equal(document.paths[toTemplate(path)], undefined, `${path} is hidden`);
     }

@@ -1,0 +1,139 @@
+// The whole authorization code flow with PKCE (RFC 6749 §4.1, RFC 7636), driven by a real OAuth
+// client (openid-client) against a real socket: authorize → login → consent → callback → code
+// exchange → API call → refresh with rotation → reuse detection → revocation, introspection;
+// and client credentials for a service.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import * as client from 'openid-client';
+import { decodeJwt, decodeProtectedHeader } from 'jose';
+import { createConfidentialClient, createPublicClient } from '../../src/auth/clients.store.ts';
+import { signInWithForms, startAuthServer, type AuthServer } from '../helpers/oauth.ts';
+
+const PORT = 39_111;
+const REDIRECT_URI = 'http://127.0.0.1:39199/callback';
+const SCOPE = 'openid profile email orders:read orders:write';
+
+let server: AuthServer;
+let publicClientId: string;
+
+before(async () => {
+  server = await startAuthServer(PORT);
+  await server.createUser('ada@example.test', 'correct horse battery', 'customer');
+  ({ clientId: publicClientId } = await createPublicClient(server.db, { name: 'Test app', redirectUris: [REDIRECT_URI], scopes: SCOPE.split(' ').concat('offline_access') }));
+});
+after(async () => {
+  await server.close();
+});
+
+async function discover(clientId: string, auth: client.ClientAuth = client.None(), secret?: string) {
+  return client.discovery(new URL(server.issuer), clientId, secret, auth, { execute: [client.allowInsecureRequests] });
+}
+
+async function authorize(config: client.Configuration, scope = SCOPE) {
+  const verifier = client.randomPKCECodeVerifier();
+  const state = client.randomState();
+  const url = client.buildAuthorizationUrl(config, {
+    redirect_uri: REDIRECT_URI, scope, state,
+    code_challenge: await client.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256',
+  });
+  const callback = await signInWithForms(server, url.toString(), 'ada@example.test', 'correct horse battery');
+  return { verifier, state, callback };
+}
+
+describe('RFC 6749 §4.1 + RFC 7636: authorization code with PKCE, end to end', () => {
+  test('discovery advertises only the code flow, S256 and no implicit or password grant', async () => {
+    const config = await discover(publicClientId);
+    const metadata = config.serverMetadata();
+    assert.equal(metadata.issuer, `${server.baseUrl}/oauth`);
+    assert.equal(metadata.authorization_endpoint, `${server.baseUrl}/oauth/authorize`);
+    assert.equal(metadata.token_endpoint, `${server.baseUrl}/oauth/token`);
+    assert.deepEqual(metadata.response_types_supported, ['code']);
+    assert.deepEqual(metadata.code_challenge_methods_supported, ['S256']);
+    assert.ok(!metadata.grant_types_supported?.includes('implicit'));
+    assert.ok(!metadata.grant_types_supported?.includes('password'));
+    assert.ok(metadata.grant_types_supported?.includes('client_credentials'));
+  });
+
+  test('login, consent, code exchange, API call, refresh rotation, reuse revokes the grant', async () => {
+    const config = await discover(publicClientId);
+    const { verifier, state, callback } = await authorize(config);
+    assert.equal(callback.origin + callback.pathname, REDIRECT_URI);
+    assert.equal(callback.searchParams.get('state'), state, 'state is echoed byte for byte');
+    assert.ok(callback.searchParams.get('code'));
+
+    const tokens = await client.authorizationCodeGrant(config, callback, { pkceCodeVerifier: verifier, expectedState: state });
+    assert.equal(tokens.token_type, 'bearer'); // openid-client lower-cases; the raw value is checked below
+    assert.ok(tokens.access_token && tokens.refresh_token && tokens.id_token);
+    assert.equal(tokens.expires_in, 600);
+    assert.equal(decodeProtectedHeader(tokens.access_token).typ, 'at+jwt');
+    const claims = decodeJwt(tokens.access_token);
+    assert.equal(claims.aud, server.config.audience);
+    assert.equal(claims.iss, server.issuer);
+    assert.equal(claims.client_id, publicClientId);
+    assert.deepEqual(String(claims.scope).split(' ').sort(), ['orders:read', 'orders:write']);
+
+    const api = await fetch(`${server.baseUrl}/v1/orders`, { headers: { authorization: `Bearer ${tokens.access_token}` } });
+    assert.equal(api.status, 200);
+    assert.deepEqual(((await api.json()) as { meta: unknown }).meta, { total: 0, page: 1, pageSize: 20, totalPages: 0 });
+
+    const refreshed = await client.refreshTokenGrant(config, tokens.refresh_token!);
+    assert.ok(refreshed.refresh_token && refreshed.refresh_token !== tokens.refresh_token, 'the refresh token rotates');
+    await assert.rejects(client.refreshTokenGrant(config, tokens.refresh_token!), (error: client.ResponseBodyError) => error.error === 'invalid_grant');
+    // Reuse of the rotated token revoked the whole grant: the newest refresh token is dead too.
+    await assert.rejects(client.refreshTokenGrant(config, refreshed.refresh_token!), (error: client.ResponseBodyError) => error.error === 'invalid_grant');
+  });
+
+  test('the raw token response: token_type Bearer, no-store, refresh_token without offline_access', async () => {
+    const config = await discover(publicClientId);
+    const { verifier, callback } = await authorize(config, 'openid orders:read');
+    const response = await fetch(`${server.issuer}/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ grant_type: 'authorization_code', code: callback.searchParams.get('code')!, redirect_uri: REDIRECT_URI, client_id: publicClientId, code_verifier: verifier }),
+    });
+    assert.equal(response.status, 200);
+    assert.equal(response.headers.get('cache-control'), 'no-store');
+    assert.equal(response.headers.get('pragma'), 'no-cache');
+    const body = (await response.json()) as Record<string, unknown>;
+    assert.equal(body.token_type, 'Bearer');
+    assert.equal(body.expires_in, 600);
+    assert.equal(typeof body.refresh_token, 'string');
+    assert.equal(typeof body.id_token, 'string');
+  });
+
+  test('revocation (RFC 7009) and introspection (RFC 7662)', async () => {
+    const config = await discover(publicClientId);
+    const { verifier, state, callback } = await authorize(config);
+    const tokens = await client.authorizationCodeGrant(config, callback, { pkceCodeVerifier: verifier, expectedState: state });
+    const service = await createConfidentialClient(server.db, { name: 'Introspector', scopes: ['orders:read'] });
+    const serviceConfig = await discover(service.clientId, client.ClientSecretBasic(service.clientSecret), service.clientSecret);
+    const active = await client.tokenIntrospection(serviceConfig, tokens.refresh_token!);
+    assert.equal(active.active, true);
+    await client.tokenRevocation(config, tokens.refresh_token!);
+    const revoked = await client.tokenIntrospection(serviceConfig, tokens.refresh_token!);
+    assert.equal(revoked.active, false);
+  });
+});
+
+describe('RFC 6749 §4.4: client credentials', () => {
+  test('a service token works on the API and has no refresh or id token', async () => {
+    const service = await createConfidentialClient(server.db, { name: 'Shipping', scopes: ['orders:read', 'orders:write'] });
+    const config = await discover(service.clientId, client.ClientSecretBasic(service.clientSecret), service.clientSecret);
+    const tokens = await client.clientCredentialsGrant(config, { scope: 'orders:read' });
+    assert.equal(tokens.refresh_token, undefined);
+    assert.equal(tokens.id_token, undefined);
+    const claims = decodeJwt(tokens.access_token);
+    assert.equal(claims.sub, service.clientId);
+    assert.equal(claims.aud, server.config.audience);
+    const api = await fetch(`${server.baseUrl}/v1/orders`, { headers: { authorization: `Bearer ${tokens.access_token}` } });
+    assert.equal(api.status, 200);
+  });
+
+  test('a wrong secret is invalid_client', async () => {
+    const service = await createConfidentialClient(server.db, { name: 'Wrong', scopes: ['orders:read'] });
+    const config = await discover(service.clientId, client.ClientSecretBasic('not-the-secret'), 'not-the-secret');
+    // RFC 6749 §5.2: a client that authenticated with HTTP Basic gets 401 and a challenge.
+    await assert.rejects(client.clientCredentialsGrant(config, { scope: 'orders:read' }), (error: unknown) =>
+      error instanceof client.WWWAuthenticateChallengeError && error.status === 401 && error.cause[0]?.parameters.error === 'invalid_client');
+  });
+});

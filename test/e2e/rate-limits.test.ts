@@ -1,0 +1,83 @@
+// Brute-force protection of the sign-in form (per account and per IP) and the request limit of
+// every /oauth endpoint, counted in the database so that all processes share them.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import * as client from 'openid-client';
+import { createPublicClient } from '../../src/auth/clients.store.ts';
+import { LOGIN_FAILURES_PER_ACCOUNT, OAUTH_REQUESTS_PER_IP } from '../../src/auth/rate-limits.ts';
+import { FormBrowser, readForm, startAuthServer, type AuthServer } from '../helpers/oauth.ts';
+
+const PORT = 39_141;
+const REDIRECT_URI = 'http://127.0.0.1:39199/callback';
+
+let server: AuthServer;
+let clientId: string;
+
+before(async () => {
+  server = await startAuthServer(PORT);
+  await server.createUser('grace@example.test', 'the right password', 'customer');
+  ({ clientId } = await createPublicClient(server.db, { name: 'Limits app', redirectUris: [REDIRECT_URI] }));
+});
+after(async () => {
+  await server.close();
+});
+
+/** Opens a fresh login page; returns a function that submits it. */
+async function openLogin() {
+  const config = await client.discovery(new URL(server.issuer), clientId, undefined, client.None(), { execute: [client.allowInsecureRequests] });
+  const url = client.buildAuthorizationUrl(config, {
+    redirect_uri: REDIRECT_URI, scope: 'openid orders:read', state: client.randomState(),
+    code_challenge: await client.calculatePKCECodeChallenge(client.randomPKCECodeVerifier()), code_challenge_method: 'S256',
+  });
+  const browser = new FormBrowser();
+  const { response } = await browser.follow(url.toString());
+  const form = readForm(await response.text());
+  return (email: string, password: string) => browser.request(new URL(form.action, server.baseUrl).toString(), { form: { ...form.fields, email, password } });
+}
+
+describe('sign-in brute force limits', () => {
+  test(`after ${LOGIN_FAILURES_PER_ACCOUNT.limit} failures an account is blocked, even for the right password`, async () => {
+    for (let i = 0; i < LOGIN_FAILURES_PER_ACCOUNT.limit; i++) {
+      const response = await (await openLogin())('grace@example.test', `wrong ${i}`);
+      assert.equal(response.status, 401);
+      assert.match(await response.text(), /The email or password is not correct/);
+    }
+    const blocked = await (await openLogin())('grace@example.test', 'the right password');
+    assert.equal(blocked.status, 429);
+    assert.ok(Number(blocked.headers.get('retry-after')) > 0);
+    assert.match(await blocked.text(), /Too many failed sign-in attempts/);
+  });
+
+  test('an unknown email is limited the same way, so the answer reveals nothing', async () => {
+    for (let i = 0; i < LOGIN_FAILURES_PER_ACCOUNT.limit; i++) {
+      const response = await (await openLogin())('nobody@example.test', 'whatever it is');
+      assert.equal(response.status, 401);
+      assert.match(await response.text(), /The email or password is not correct/);
+    }
+    const blocked = await (await openLogin())('nobody@example.test', 'whatever it is');
+    assert.equal(blocked.status, 429);
+  });
+});
+
+describe('/oauth request limit per client IP', () => {
+  test(`request ${OAUTH_REQUESTS_PER_IP.limit + 1} in a window gets 429 with an RFC 6749 error body`, async () => {
+    let limited: Response | undefined;
+    // Enough requests to exhaust a window even if one rolls over in the middle.
+    for (let i = 0; i <= 2 * OAUTH_REQUESTS_PER_IP.limit + 1 && !limited; i++) {
+      const response = await fetch(`${server.issuer}/.well-known/openid-configuration`);
+      if (response.status === 429) limited = response;
+      else {
+        assert.equal(response.status, 200);
+        assert.equal(response.headers.get('ratelimit-limit'), String(OAUTH_REQUESTS_PER_IP.limit));
+        await response.arrayBuffer();
+      }
+    }
+    assert.ok(limited, 'the limit was reached');
+    assert.equal(limited.status, 429);
+    assert.ok(Number(limited.headers.get('retry-after')) >= 1);
+    assert.equal(limited.headers.get('cache-control'), 'no-store');
+    const body = (await limited.json()) as Record<string, unknown>;
+    assert.equal(body.error, 'temporarily_unavailable');
+    assert.match(String(body.error_description), /Too many requests/);
+  });
+});

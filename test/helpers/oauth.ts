@@ -1,0 +1,123 @@
+// A real orderpay process-equivalent on a real socket (the authorization server needs real
+// redirects and cookies), plus a cookie-keeping form walker for the login and consent pages.
+import assert from 'node:assert/strict';
+import type { FastifyInstance } from 'fastify';
+import { buildApp, type AppOptions } from '../../src/app.ts';
+import { digestOidcIdentifier } from '../../src/auth/oidc.adapter.ts';
+import { hashPassword } from '../../src/auth/passwords.ts';
+import { loadConfig, type Config } from '../../src/config.ts';
+import type { Db } from '../../src/db/db.ts';
+import { insertUser, type Role } from '../../src/users/users.store.ts';
+import { createTestDatabase } from './db.ts';
+
+export interface AuthServer {
+  app: FastifyInstance;
+  db: Db;
+  config: Config;
+  baseUrl: string;
+  issuer: string;
+  createUser(email: string, password: string, role?: Role): Promise<{ id: number }>;
+  /**
+   * Moves one stored code or token `seconds` into the past (iat, exp and the row's expires_at), as
+   * if that time had gone by: the provider takes no clock, and the adapter honours expires_at.
+   */
+  backdateOidcPayload(model: string, id: string, seconds: number): Promise<void>;
+  close(): Promise<void>;
+}
+
+export async function startAuthServer(port: number, env: Record<string, string> = {}, options: AppOptions = {}): Promise<AuthServer> {
+  const { db, drop } = await createTestDatabase();
+  const baseUrl = `http://127.0.0.1:${port}`;
+  const config = loadConfig({ NODE_ENV: 'test', PUBLIC_URL: baseUrl, PORT: String(port), LOG_LEVEL: 'silent', ...env });
+  const app = await buildApp(config, db, { logger: false, ...options });
+  await app.listen({ host: '127.0.0.1', port });
+  return {
+    app,
+    db,
+    config,
+    baseUrl,
+    issuer: config.issuer,
+    async createUser(email, password, role = 'customer') {
+      return insertUser(db, { email, name: email.split('@')[0]!, role, passwordHash: await hashPassword(password) });
+    },
+    async backdateOidcPayload(model, id, seconds) {
+      const { rowCount } = await db.query(
+        `UPDATE oidc_payloads SET expires_at = expires_at - make_interval(secs => $3::int),
+           payload = payload || jsonb_build_object('iat', (payload ->> 'iat')::bigint - $3::int, 'exp', (payload ->> 'exp')::bigint - $3::int)
+         WHERE model = $1 AND id = $2`,
+        [model, digestOidcIdentifier(id), seconds],
+      );
+      assert.equal(rowCount, 1, `no stored ${model} to backdate`);
+    },
+    async close() {
+      await app.close();
+      await drop();
+    },
+  };
+}
+
+/** A minimal browser: keeps cookies per host, does not follow redirects by itself. */
+export class FormBrowser {
+  private cookies = new Map<string, string>();
+
+  async request(url: string, init: { method?: string; form?: Record<string, string> } = {}): Promise<Response> {
+    const headers: Record<string, string> = {};
+    const cookie = [...this.cookies.entries()].map(([k, v]) => `${k}=${v}`).join('; ');
+    if (cookie) headers.cookie = cookie;
+    let body: string | undefined;
+    if (init.form) {
+      headers['content-type'] = 'application/x-www-form-urlencoded';
+      body = new URLSearchParams(init.form).toString();
+    }
+    const response = await fetch(url, { method: init.method ?? (body ? 'POST' : 'GET'), headers, body, redirect: 'manual' });
+    for (const set of response.headers.getSetCookie()) {
+      const [pair] = set.split(';');
+      const eq = pair!.indexOf('=');
+      const name = pair!.slice(0, eq);
+      const value = pair!.slice(eq + 1);
+      if (/expires=Thu, 01 Jan 1970/i.test(set) || value === '') this.cookies.delete(name);
+      else this.cookies.set(name, value);
+    }
+    return response;
+  }
+
+  /** Follows redirects on the server's own origin; stops at the first one elsewhere (the client's callback). */
+  async follow(url: string, init: { method?: string; form?: Record<string, string> } = {}): Promise<{ response: Response; url: string }> {
+    let response = await this.request(url, init);
+    let current = url;
+    for (let hops = 0; hops < 10 && response.status >= 300 && response.status < 400; hops++) {
+      const next = new URL(response.headers.get('location')!, current).toString();
+      if (new URL(next).origin !== new URL(url).origin) return { response, url: next };
+      current = next;
+      response = await this.request(current);
+    }
+    return { response, url: current };
+  }
+}
+
+/** Extracts a form's action and hidden fields from one of our pages. */
+export function readForm(html: string, index = 0): { action: string; fields: Record<string, string> } {
+  const forms = [...html.matchAll(/<form[^>]*action="([^"]+)"[^>]*>([\s\S]*?)<\/form>/g)];
+  const form = forms[index];
+  assert.ok(form, `form ${index} not found in page`);
+  const fields: Record<string, string> = {};
+  for (const input of form[2]!.matchAll(/<input[^>]*type="hidden"[^>]*name="([^"]+)"[^>]*value="([^"]*)"/g)) fields[input[1]!] = input[2]!;
+  return { action: form[1]!.replaceAll('&#38;', '&'), fields };
+}
+
+/**
+ * Walks authorize → login → consent with forms, as a user would, and returns the URL the browser
+ * is finally sent to (the client's redirect_uri with code and state).
+ */
+export async function signInWithForms(server: AuthServer, authorizationUrl: string, email: string, password: string, browser = new FormBrowser()): Promise<URL> {
+  let { response, url } = await browser.follow(authorizationUrl);
+  assert.equal(response.status, 200, `login page expected at ${url}`);
+  const login = readForm(await response.text());
+  ({ response, url } = await browser.follow(new URL(login.action, server.baseUrl).toString(), { form: { ...login.fields, email, password } }));
+  if (new URL(url).origin === server.baseUrl) {
+    assert.equal(response.status, 200, `consent page expected at ${url}`);
+    const consent = readForm(await response.text(), 0);
+    ({ url } = await browser.follow(new URL(consent.action, server.baseUrl).toString(), { form: consent.fields }));
+  }
+  return new URL(url);
+}
