@@ -43,7 +43,8 @@ export async function buildApp(config: Config, db: Db, options: AppOptions = {})
     genReqId: generateRequestId,
     bodyLimit: BODY_LIMIT,
     return503OnClosing: true,
-    trustProxy: config.trustProxy,
+    // A hop count trusts that many proxies nearest to us (RFC 7239 hops), never the client's claims.
+    trustProxy: typeof config.trustProxy === 'number' ? ((_address: string, hop: number) => hop < (config.trustProxy as number)) : config.trustProxy,
     routerOptions: { maxParamLength: 200 },
     frameworkErrors: sendFrameworkError,
   });

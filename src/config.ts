@@ -26,8 +26,11 @@ export interface Config {
     readonly statementTimeoutMs: number;
     readonly idleInTransactionTimeoutMs: number;
   };
-  /** Trust X-Forwarded-For/-Proto from the proxy in front (client IPs for rate limits, logs). */
-  readonly trustProxy: boolean;
+  /**
+   * Proxies in front whose X-Forwarded-For is trusted (client IPs for rate limits and logs): a hop
+   * count, or a comma-separated list of addresses/CIDRs; false trusts none.
+   */
+  readonly trustProxy: false | number | string;
   /** Which servers this process runs: the resource server (the API), the authorization server (/oauth), or both. */
   readonly servers: { readonly resource: boolean; readonly authorization: boolean };
   /** Seed demo data into an empty database on `serve` (never in production). */
@@ -67,6 +70,15 @@ function readBool(env: Env, name: string, fallback: boolean): boolean {
   throw new ConfigError(`${name} must be true or false, got "${raw}"`);
 }
 
+// "true" would trust every hop, letting any client choose its IP with X-Forwarded-For.
+function readTrustProxy(env: Env): Config['trustProxy'] {
+  const raw = env.ORDERPAY_TRUST_PROXY?.trim();
+  if (!raw || raw === 'false') return false;
+  if (/^\d+$/.test(raw)) return Number(raw);
+  if (raw === 'true') throw new ConfigError('ORDERPAY_TRUST_PROXY must be a hop count (e.g. 1) or the proxies\' addresses/CIDRs, not "true": trusting every hop lets clients choose their IP');
+  return raw;
+}
+
 function readServers(env: Env): Config['servers'] {
   const raw = (env.ORDERPAY_SERVERS || 'resource,authorization').split(',').map((s) => s.trim()).filter(Boolean);
   const unknown = raw.filter((s) => s !== 'resource' && s !== 'authorization');
@@ -100,7 +112,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       idleInTransactionTimeoutMs: readInt(env, 'ORDERPAY_DB_IDLE_IN_TRANSACTION_TIMEOUT_MS', 30_000, 1, 3_600_000),
     },
     servers: readServers(env),
-    trustProxy: readBool(env, 'ORDERPAY_TRUST_PROXY', false),
+    trustProxy: readTrustProxy(env),
     seedOnEmpty: nodeEnv !== 'production' && readBool(env, 'ORDERPAY_SEED_ON_EMPTY', !env.DATABASE_URL),
     ...overrides,
   };

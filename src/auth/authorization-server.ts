@@ -2,6 +2,7 @@
 // login and consent pages. Signing keys live in the database: when another process rotates them
 // (orderpay keys rotate), every process notices within KEY_CHECK_INTERVAL_MS and rebuilds its
 // provider with the new key set, so all of them sign with the new key and publish both.
+import type { IncomingMessage } from 'node:http';
 import type { FastifyInstance } from 'fastify';
 import middie from '@fastify/middie';
 import type Provider from 'oidc-provider';
@@ -52,10 +53,21 @@ export async function registerAuthorizationServer(
     clearInterval(purge);
   });
 
+  // The provider builds every URL it publishes (discovery, redirects) from the request's host
+  // and scheme; both are pinned to PUBLIC_URL so no client header can change them.
+  const publicUrl = new URL(config.publicUrl);
+  const pinToPublicUrl = (req: IncomingMessage) => {
+    req.headers.host = publicUrl.host;
+    req.headers['x-forwarded-proto'] = publicUrl.protocol.slice(0, -1);
+    delete req.headers['x-forwarded-host'];
+  };
+  const clientIp = (req: IncomingMessage) => (req as { ip?: string }).ip ?? req.socket.remoteAddress ?? 'unknown';
+
   await app.register(middie);
   app.use('/oauth', function serveAuthorizationServer(req, res, next) {
-    limitOAuthRequests(db, (req as { ip?: string }).ip ?? req.socket.remoteAddress ?? 'unknown', res).then((limited) => {
+    limitOAuthRequests(db, clientIp(req), res).then((limited) => {
       if (limited) return;
+      pinToPublicUrl(req);
       // The interaction pages and the JWKS are Fastify routes; everything else is the provider's.
       if (req.url?.startsWith('/interaction/') || req.url === '/jwks') return next();
       // RFC 6749 §5.1: token responses carry Pragma: no-cache beside the provider's no-store.
@@ -66,11 +78,15 @@ export async function registerAuthorizationServer(
   // RFC 8414 §3.1: the metadata of an issuer with a path lives at /.well-known/…/<path>.
   app.use('/.well-known/oauth-authorization-server/oauth', function serveServerMetadata(req, res, next) {
     if (req.url !== '/' && req.url !== '') return next();
-    req.url = '/.well-known/openid-configuration';
-    // oidc-provider takes its mount path from originalUrl less url; without this the endpoints
-    // in the document would lose their /oauth prefix.
-    (req as { originalUrl?: string }).originalUrl = `/oauth${req.url}`;
-    currentProvider().then(() => callback(req, res), next);
+    limitOAuthRequests(db, clientIp(req), res).then((limited) => {
+      if (limited) return;
+      pinToPublicUrl(req);
+      req.url = '/.well-known/openid-configuration';
+      // oidc-provider takes its mount path from originalUrl less url; without this the endpoints
+      // in the document would lose their /oauth prefix.
+      (req as { originalUrl?: string }).originalUrl = `/oauth${req.url}`;
+      return currentProvider().then(() => callback(req, res));
+    }).catch(next);
   });
   // The JWKS straight from the database: a key created by `orderpay keys rotate` in any process
   // is published at once, before any provider starts signing with it.

@@ -12,7 +12,7 @@ import { findAccountRow } from './account.ts';
 import { consentPage, layout, loginPage, PAGE_HEADERS, escapeHtml } from './pages.ts';
 import { DUMMY_PASSWORD_HASH, verifyPassword } from './passwords.ts';
 import { STAFF_ONLY_SCOPES } from './provider.ts';
-import { recordFailedSignIn, signInBlocked } from './rate-limits.ts';
+import { countSignInAttempt } from './rate-limits.ts';
 
 interface InteractionOptions {
   /** The provider of the moment (it is rebuilt when signing keys rotate). */
@@ -103,26 +103,28 @@ export async function interactionRoutes(app: FastifyInstance, { provider: curren
     if (!validCsrf(csrfKey, details.uid, request.body?.csrf)) return sendErrorPage(reply, 403, 'The form could not be verified. Reload the page and try again.');
     const email = String(request.body?.email ?? '').trim();
     const password = String(request.body?.password ?? '');
-    const blocked = await signInBlocked(db, email, request.ip);
-    if (blocked) {
+    // The attempt is counted before the password is checked, so parallel guesses cannot all pass
+    // the limit while the first ones are still hashing; a success gives its count back.
+    const attempt = await countSignInAttempt(db, email, request.ip);
+    if (attempt.blocked) {
       const name = await clientName(String(details.params.client_id));
-      reply.header('retry-after', String(blocked.resetSeconds));
+      reply.header('retry-after', String(attempt.blocked.resetSeconds));
       return sendPage(reply, 429, loginPage({
         action: `/oauth/interaction/${details.uid}/login`, csrf: csrfToken(csrfKey, details.uid), clientName: name, email,
-        error: `Too many failed sign-in attempts. Try again in ${Math.ceil(blocked.resetSeconds / 60)} minutes.`,
+        error: `Too many failed sign-in attempts. Try again in ${Math.ceil(attempt.blocked.resetSeconds / 60)} minutes.`,
       }));
     }
     const user = email ? await findUserCredentials(db, email) : undefined;
     // An unknown email costs the same scrypt work and gets the same answer as a wrong password.
     const valid = await verifyPassword(user?.passwordHash ?? DUMMY_PASSWORD_HASH, password);
     if (!user || !user.passwordHash || !valid) {
-      await recordFailedSignIn(db, email, request.ip);
       const name = await clientName(String(details.params.client_id));
       return sendPage(reply, 401, loginPage({
         action: `/oauth/interaction/${details.uid}/login`, csrf: csrfToken(csrfKey, details.uid), clientName: name, email,
         error: 'The email or password is not correct.',
       }));
     }
+    await attempt.succeeded();
     reply.hijack();
     await currentProvider().interactionFinished(request.raw, reply.raw, { login: { accountId: String(user.id) } }, { mergeWithLastSubmission: false });
   });

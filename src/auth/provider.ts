@@ -107,7 +107,8 @@ export function createProvider({ config, db, signingKeys, cookieKeys }: Provider
     conformIdTokenClaims: true,
   };
   const provider = new Provider(config.issuer, configuration);
-  // Behind a TLS-terminating proxy, X-Forwarded-Proto tells the scheme (PUBLIC_URL decides URLs).
+  // Koa reads the scheme from X-Forwarded-Proto, which the mount pins to PUBLIC_URL's scheme
+  // (src/auth/authorization-server.ts): secure cookies and published URLs follow PUBLIC_URL.
   provider.proxy = true;
   // Client secrets are stored as scrypt hashes (src/auth/passwords.ts), never in the clear.
   provider.Client.prototype.compareClientSecret = function compareHashedClientSecret(this: { clientSecret?: string }, actual: string) {

@@ -2,7 +2,7 @@
 // account and per IP (brute force). Counted in the database, so all processes share them.
 import type { ServerResponse } from 'node:http';
 import type { Queryable } from '../db/db.ts';
-import { hitRateLimit, peekRateLimit, rateLimitHeaders, type RateLimitRule, type RateLimitState } from '../http/rate-limit.ts';
+import { hitRateLimit, rateLimitHeaders, releaseRateLimitHit, type RateLimitRule, type RateLimitState } from '../http/rate-limit.ts';
 
 export const OAUTH_REQUESTS_PER_IP: RateLimitRule = { name: 'oauth-ip', limit: 300, windowSeconds: 60 };
 export const LOGIN_FAILURES_PER_ACCOUNT: RateLimitRule = { name: 'login-account', limit: 5, windowSeconds: 15 * 60 };
@@ -24,19 +24,19 @@ export async function limitOAuthRequests(db: Queryable, ip: string, res: ServerR
   return true;
 }
 
-/** Whether sign-in for this email or from this IP is blocked, before any password is checked. */
-export async function signInBlocked(db: Queryable, email: string, ip: string): Promise<RateLimitState | undefined> {
-  const [account, address] = await Promise.all([
-    peekRateLimit(db, LOGIN_FAILURES_PER_ACCOUNT, email.toLowerCase()),
-    peekRateLimit(db, LOGIN_FAILURES_PER_IP, ip),
-  ]);
-  if (account.limited) return account;
-  if (address.limited) return address;
-  return undefined;
-}
-
-/** Records a failed sign-in: keyed by the email as typed (known or not, so nothing is revealed). */
-export async function recordFailedSignIn(db: Queryable, email: string, ip: string): Promise<void> {
-  await hitRateLimit(db, LOGIN_FAILURES_PER_ACCOUNT, email.toLowerCase());
-  await hitRateLimit(db, LOGIN_FAILURES_PER_IP, ip);
+/**
+ * Counts one sign-in attempt for the email as typed (known or not, so nothing is revealed) and for
+ * the IP, before the password is checked. blocked is set when either is over its limit;
+ * succeeded() gives the attempt back, so only failures use up the budget.
+ */
+export async function countSignInAttempt(db: Queryable, email: string, ip: string): Promise<{ blocked?: RateLimitState; succeeded(): Promise<void> }> {
+  const account = email.toLowerCase();
+  const [byAccount, byIp] = [await hitRateLimit(db, LOGIN_FAILURES_PER_ACCOUNT, account), await hitRateLimit(db, LOGIN_FAILURES_PER_IP, ip)];
+  return {
+    blocked: byAccount.limited ? byAccount : byIp.limited ? byIp : undefined,
+    async succeeded() {
+      await releaseRateLimitHit(db, LOGIN_FAILURES_PER_ACCOUNT, account);
+      await releaseRateLimitHit(db, LOGIN_FAILURES_PER_IP, ip);
+    },
+  };
 }

@@ -27,19 +27,22 @@ export interface TokenVerifierOptions {
 }
 
 /**
- * JWKS from a loader, reloaded when a token names an unknown kid (key rotation). Reloads caused by
- * unknown kids happen at most once per second of the injected clock, so a flood of tokens with
- * made-up kids cannot turn into a flood of key reads; the first one after a rotation always reloads.
+ * JWKS from a loader. Reloaded when a token names an unknown kid (key rotation), at most once per
+ * second of the injected clock for such misses, so made-up kids cannot flood the key store; and
+ * when older than a minute, so a key that expired (or was withdrawn) stops verifying.
  */
 function reloadingJwks(loadKeys: () => Promise<JWK[]>, now: () => Date): JWTVerifyGetKey {
+  const MAX_AGE_MS = 60_000;
   let current: JWTVerifyGetKey | undefined;
+  let loadedAt = -Infinity;
   let missReloadAt = -Infinity;
   const load = async () => {
     current = createLocalJWKSet({ keys: await loadKeys() });
+    loadedAt = now().getTime();
     return current;
   };
   return async (header, token) => {
-    const jwks = current ?? (await load());
+    const jwks = current && now().getTime() - loadedAt < MAX_AGE_MS ? current : await load();
     try {
       return await jwks(header, token);
     } catch (error) {

@@ -38,12 +38,10 @@ export async function hitRateLimit(db: Queryable, rule: RateLimitRule, key: stri
   return stateOf(rule, rows[0]!.hits, resetSeconds);
 }
 
-/** The state without counting (e.g. before checking a password). */
-export async function peekRateLimit(db: Queryable, rule: RateLimitRule, key: string, now = new Date()): Promise<RateLimitState> {
-  const { start, resetSeconds } = windowOf(rule, now);
-  const { rows } = await db.query<{ hits: number }>('SELECT hits FROM rate_limit_hits WHERE key = $1 AND window_start = $2', [`${rule.name}:${key}`, start.toISOString()]);
-  const hits = rows[0]?.hits ?? 0;
-  return { limited: hits >= rule.limit, limit: rule.limit, remaining: Math.max(0, rule.limit - hits), resetSeconds };
+/** Takes one counted event back (e.g. a sign-in attempt that succeeded). */
+export async function releaseRateLimitHit(db: Queryable, rule: RateLimitRule, key: string, now = new Date()): Promise<void> {
+  const { start } = windowOf(rule, now);
+  await db.query('UPDATE rate_limit_hits SET hits = hits - 1 WHERE key = $1 AND window_start = $2 AND hits > 0', [`${rule.name}:${key}`, start.toISOString()]);
 }
 
 export async function purgeRateLimitWindows(db: Queryable, olderThanSeconds = 24 * 3600): Promise<void> {

@@ -54,6 +54,19 @@ describe('RFC 6749 §4.1 + RFC 7636: authorization code with PKCE, end to end', 
     assert.ok(metadata.grant_types_supported?.includes('client_credentials'));
   });
 
+  test('published URLs come from PUBLIC_URL: Host and X-Forwarded-* headers cannot change them', async () => {
+    for (const path of ['/oauth/.well-known/openid-configuration', '/.well-known/oauth-authorization-server/oauth']) {
+      const response = await fetch(`${server.baseUrl}${path}`, {
+        headers: { 'x-forwarded-host': 'evil.example', 'x-forwarded-proto': 'https', host: 'evil.example' },
+      });
+      assert.equal(response.status, 200);
+      const metadata = (await response.json()) as Record<string, string>;
+      for (const key of ['issuer', 'authorization_endpoint', 'token_endpoint', 'jwks_uri']) {
+        assert.ok(metadata[key]!.startsWith(`${server.baseUrl}/oauth`), `${path} ${key}: ${metadata[key]}`);
+      }
+    }
+  });
+
   test('login, consent, code exchange, API call, refresh rotation, reuse revokes the grant', async () => {
     const config = await discover(publicClientId);
     const { verifier, state, callback } = await authorize(config);

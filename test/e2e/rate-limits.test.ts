@@ -36,6 +36,15 @@ async function openLogin() {
 }
 
 describe('sign-in brute force limits', () => {
+  // All requests come from 127.0.0.1: the order keeps the per-IP budget (20) from deciding a test.
+  test('a successful sign-in does not use up the budget', async () => {
+    await server.createUser('often@example.test', 'signs in a lot', 'customer');
+    for (let i = 0; i < LOGIN_FAILURES_PER_ACCOUNT.limit + 2; i++) {
+      const response = await (await openLogin())('often@example.test', 'signs in a lot');
+      assert.equal(response.status, 303, `sign-in ${i + 1} goes through`);
+    }
+  });
+
   test(`after ${LOGIN_FAILURES_PER_ACCOUNT.limit} failures an account is blocked, even for the right password`, async () => {
     for (let i = 0; i < LOGIN_FAILURES_PER_ACCOUNT.limit; i++) {
       const response = await (await openLogin())('grace@example.test', `wrong ${i}`);
@@ -56,6 +65,12 @@ describe('sign-in brute force limits', () => {
     }
     const blocked = await (await openLogin())('nobody@example.test', 'whatever it is');
     assert.equal(blocked.status, 429);
+  });
+  test('parallel guesses cannot outrun the limit: attempts are counted before the password is checked', async () => {
+    const submits = await Promise.all(Array.from({ length: 12 }, () => openLogin()));
+    const statuses = await Promise.all(submits.map(async (submit, i) => (await submit('parallel@example.test', `guess ${i}`)).status));
+    assert.equal(statuses.filter((s) => s === 401).length, LOGIN_FAILURES_PER_ACCOUNT.limit, `statuses ${statuses.join(',')}`);
+    assert.equal(statuses.filter((s) => s === 429).length, 12 - LOGIN_FAILURES_PER_ACCOUNT.limit);
   });
 });
 
