@@ -23,6 +23,8 @@ export interface AppOptions {
   now?: () => Date;
   /** How often the authorization server checks for rotated signing keys (tests use 0). */
   keyCheckIntervalMs?: number;
+  /** Clock of the authorization server's rate limits (tests freeze it inside one window). */
+  rateLimitNow?: () => Date;
   /** Pino logger options; false silences logging (tests). */
   logger?: boolean | object;
 }
@@ -94,7 +96,7 @@ export async function buildApp(config: Config, db: Db, options: AppOptions = {})
     for (const { version } of API_VERSIONS) await app.register(resourceRoutes, { prefix: `/v${version}`, pathVersion: version });
     await app.register(resourceRoutes, {});
   }
-  if (config.servers.authorization) await registerAuthorizationServer(app, config, db, { keyCheckIntervalMs: options.keyCheckIntervalMs });
+  if (config.servers.authorization) await registerAuthorizationServer(app, config, db, { keyCheckIntervalMs: options.keyCheckIntervalMs, now: options.rateLimitNow });
 
   return app;
 }

@@ -24,7 +24,7 @@ export async function registerAuthorizationServer(
   app: FastifyInstance,
   config: Config,
   db: Db,
-  { keyCheckIntervalMs = KEY_CHECK_INTERVAL_MS }: { keyCheckIntervalMs?: number } = {},
+  { keyCheckIntervalMs = KEY_CHECK_INTERVAL_MS, now = () => new Date() }: { keyCheckIntervalMs?: number; now?: () => Date } = {},
 ): Promise<void> {
   await ensureActiveSigningKey(db);
   const cookieKeys = await ensureCookieKeys(db);
@@ -65,7 +65,7 @@ export async function registerAuthorizationServer(
 
   await app.register(middie);
   app.use('/oauth', function serveAuthorizationServer(req, res, next) {
-    limitOAuthRequests(db, clientIp(req), res).then((limited) => {
+    limitOAuthRequests(db, clientIp(req), res, now()).then((limited) => {
       if (limited) return;
       pinToPublicUrl(req);
       // The interaction pages and the JWKS are Fastify routes; everything else is the provider's.
@@ -78,7 +78,7 @@ export async function registerAuthorizationServer(
   // RFC 8414 §3.1: the metadata of an issuer with a path lives at /.well-known/…/<path>.
   app.use('/.well-known/oauth-authorization-server/oauth', function serveServerMetadata(req, res, next) {
     if (req.url !== '/' && req.url !== '') return next();
-    limitOAuthRequests(db, clientIp(req), res).then((limited) => {
+    limitOAuthRequests(db, clientIp(req), res, now()).then((limited) => {
       if (limited) return;
       pinToPublicUrl(req);
       req.url = '/.well-known/openid-configuration';
@@ -94,5 +94,5 @@ export async function registerAuthorizationServer(
     reply.header('cache-control', 'public, max-age=60').type('application/jwk-set+json; charset=utf-8');
     return { keys: await listPublishedKeys(db) };
   });
-  await app.register(interactionRoutes, { provider: () => provider, db, csrfKey: cookieKeys[0]! });
+  await app.register(interactionRoutes, { provider: () => provider, db, csrfKey: cookieKeys[0]!, now });
 }

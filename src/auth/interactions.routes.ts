@@ -19,6 +19,8 @@ interface InteractionOptions {
   provider: () => Provider;
   db: Db;
   csrfKey: string;
+  /** Clock of the sign-in limits (tests freeze it inside one window). */
+  now: () => Date;
 }
 
 type Form = Record<string, string | undefined>;
@@ -42,7 +44,7 @@ function sendErrorPage(reply: FastifyReply, status: number, message: string): Fa
 <p>Go back to the application and start again.</p>`));
 }
 
-export async function interactionRoutes(app: FastifyInstance, { provider: currentProvider, db, csrfKey }: InteractionOptions): Promise<void> {
+export async function interactionRoutes(app: FastifyInstance, { provider: currentProvider, db, csrfKey, now }: InteractionOptions): Promise<void> {
   // Forms post application/x-www-form-urlencoded; only these routes accept it.
   await app.register(formbody);
 
@@ -105,7 +107,7 @@ export async function interactionRoutes(app: FastifyInstance, { provider: curren
     const password = String(request.body?.password ?? '');
     // The attempt is counted before the password is checked, so parallel guesses cannot all pass
     // the limit while the first ones are still hashing; a success gives its count back.
-    const attempt = await countSignInAttempt(db, email, request.ip);
+    const attempt = await countSignInAttempt(db, email, request.ip, now());
     if (attempt.blocked) {
       const name = await clientName(String(details.params.client_id));
       reply.header('retry-after', String(attempt.blocked.resetSeconds));

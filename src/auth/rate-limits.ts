@@ -12,8 +12,8 @@ export const LOGIN_FAILURES_PER_IP: RateLimitRule = { name: 'login-ip', limit: 2
  * Counts one /oauth request; answers 429 itself when the IP is over its limit (RFC 6749 error
  * body, Retry-After) and returns true. Otherwise sets the RateLimit headers and returns false.
  */
-export async function limitOAuthRequests(db: Queryable, ip: string, res: ServerResponse): Promise<boolean> {
-  const state = await hitRateLimit(db, OAUTH_REQUESTS_PER_IP, ip);
+export async function limitOAuthRequests(db: Queryable, ip: string, res: ServerResponse, now = new Date()): Promise<boolean> {
+  const state = await hitRateLimit(db, OAUTH_REQUESTS_PER_IP, ip, now);
   for (const [name, value] of Object.entries(rateLimitHeaders(state))) res.setHeader(name, value);
   if (!state.limited) return false;
   res.statusCode = 429;
@@ -29,14 +29,19 @@ export async function limitOAuthRequests(db: Queryable, ip: string, res: ServerR
  * the IP, before the password is checked. blocked is set when either is over its limit;
  * succeeded() gives the attempt back, so only failures use up the budget.
  */
-export async function countSignInAttempt(db: Queryable, email: string, ip: string): Promise<{ blocked?: RateLimitState; succeeded(): Promise<void> }> {
+export async function countSignInAttempt(
+  db: Queryable,
+  email: string,
+  ip: string,
+  now = new Date(),
+): Promise<{ blocked?: RateLimitState; succeeded(): Promise<void> }> {
   const account = email.toLowerCase();
-  const [byAccount, byIp] = [await hitRateLimit(db, LOGIN_FAILURES_PER_ACCOUNT, account), await hitRateLimit(db, LOGIN_FAILURES_PER_IP, ip)];
+  const [byAccount, byIp] = [await hitRateLimit(db, LOGIN_FAILURES_PER_ACCOUNT, account, now), await hitRateLimit(db, LOGIN_FAILURES_PER_IP, ip, now)];
   return {
     blocked: byAccount.limited ? byAccount : byIp.limited ? byIp : undefined,
     async succeeded() {
-      await releaseRateLimitHit(db, LOGIN_FAILURES_PER_ACCOUNT, account);
-      await releaseRateLimitHit(db, LOGIN_FAILURES_PER_IP, ip);
+      await releaseRateLimitHit(db, LOGIN_FAILURES_PER_ACCOUNT, account, now);
+      await releaseRateLimitHit(db, LOGIN_FAILURES_PER_IP, ip, now);
     },
   };
 }
