@@ -3,7 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import { importJWK, SignJWT } from 'jose';
 import type { Queryable } from '../db/db.ts';
-import { SCOPES } from '../http/authenticate.ts';
+import { SCOPES, STAFF_ONLY_SCOPES } from '../http/authenticate.ts';
 import { findUserByEmail } from '../users/users.store.ts';
 import { ensureActiveSigningKey, type SigningKey } from './keys.store.ts';
 
@@ -56,7 +56,7 @@ export async function issueTokenFor(
   }
   const user = await findUserByEmail(db, subject.email);
   if (!user) throw new TokenRequestError(`no user with email ${subject.email}`);
-  const allowed: string[] = user.role === 'staff' ? [...SCOPES] : SCOPES.filter((s) => s !== 'products:write');
+  const allowed: string[] = user.role === 'staff' ? [...SCOPES] : SCOPES.filter((s) => !STAFF_ONLY_SCOPES.has(s));
   const refused = scopes.filter((s) => !allowed.includes(s));
   if (refused.length) throw new TokenRequestError(`a ${user.role} cannot hold ${refused.join(', ')}`);
   return signAccessToken(key, {

@@ -1,13 +1,13 @@
 // What an OAuth client may be registered with: redirect URIs, scopes, and the oidc-provider
 // metadata of a public (authorization code + PKCE) or a confidential (client credentials) client.
-import { SCOPES } from '../http/authenticate.ts';
+import { SCOPES, STAFF_ONLY_SCOPES } from '../http/authenticate.ts';
 
 /** Every scope a client may be registered for. */
 export const CLIENT_SCOPES = ['openid', 'profile', 'email', 'offline_access', ...SCOPES] as const;
 /** A client-credentials client acts for itself: API scopes only, no identity or refresh. */
 export const SERVICE_CLIENT_SCOPES: readonly string[] = SCOPES;
 /** A public client's scopes when none are given: everything but the staff-only products:write. */
-export const DEFAULT_PUBLIC_CLIENT_SCOPES: readonly string[] = CLIENT_SCOPES.filter((s) => s !== 'products:write');
+export const DEFAULT_PUBLIC_CLIENT_SCOPES: readonly string[] = CLIENT_SCOPES.filter((s) => !STAFF_ONLY_SCOPES.has(s));
 
 /** Thrown for client metadata that cannot be registered. */
 export class ClientMetadataError extends Error {}

@@ -78,8 +78,9 @@ export async function listClients(db: Queryable): Promise<ClientSummary[]> {
   return rows.map(toSummary);
 }
 
-/** The provider's metadata of one client (client_secret is the hash), or undefined. */
+/** The provider's metadata of one client (client_secret is the hash), or undefined; the client_id column is authoritative. */
 export async function findClientMetadata(db: Queryable, clientId: string): Promise<ClientMetadata | undefined> {
-  const { rows } = await db.query<{ metadata: ClientMetadata }>('SELECT metadata FROM oauth_clients WHERE client_id = $1', [clientId]);
-  return rows[0]?.metadata;
+  const { rows } = await db.query<{ client_id: string; metadata: ClientMetadata }>('SELECT client_id, metadata FROM oauth_clients WHERE client_id = $1', [clientId]);
+  const row = rows[0];
+  return row && { ...row.metadata, client_id: row.client_id };
 }

@@ -4,6 +4,7 @@
 import { hash } from 'node:crypto';
 import { errors, type Adapter, type AdapterConstructor, type AdapterPayload } from 'oidc-provider';
 import type { Queryable } from '../db/db.ts';
+import { findClientMetadata } from './clients.store.ts';
 
 /** How long an expired row is kept before the purge deletes it. */
 export const OIDC_PAYLOAD_PURGE_GRACE_SECONDS = 3600;
@@ -20,11 +21,6 @@ const GRANT_BOUND_MODELS = new Set([
 
 interface PayloadRow {
   payload: AdapterPayload;
-}
-
-interface ClientRow {
-  client_id: string;
-  metadata: AdapterPayload;
 }
 
 /** SHA-256, base64url: what the table holds in place of an id, uid or user code. */
@@ -90,7 +86,7 @@ export function createOidcAdapter(db: Queryable, now: () => Date = () => new Dat
     }
 
     async find(id: string): Promise<AdapterPayload | undefined> {
-      if (this.model === 'Client') return findRegisteredClient(db, id);
+      if (this.model === 'Client') return (await findClientMetadata(db, id)) as AdapterPayload | undefined;
       const payload = await this.findLive('id', id);
       return payload && { ...payload, jti: id };
     }
@@ -147,13 +143,6 @@ export function createOidcAdapter(db: Queryable, now: () => Date = () => new Dat
       }
     }
   };
-}
-
-/** Client metadata as registered; the client_id column is authoritative. */
-async function findRegisteredClient(db: Queryable, clientId: string): Promise<AdapterPayload | undefined> {
-  const { rows } = await db.query<ClientRow>('SELECT client_id, metadata FROM oauth_clients WHERE client_id = $1', [clientId]);
-  const row = rows[0];
-  return row && { ...row.metadata, client_id: row.client_id };
 }
 
 /**

@@ -6,14 +6,12 @@ import type { JWK } from 'jose';
 import type { Config } from '../config.ts';
 import type { Db } from '../db/db.ts';
 import { SCOPES } from '../http/authenticate.ts';
+import { CLIENT_SCOPES } from './clients.rules.ts';
 import { accountFinder, findAccountRow } from './account.ts';
 import { createOidcAdapter } from './oidc.adapter.ts';
 import { renderErrorPage, renderLogoutPage, renderLoggedOutPage } from './pages.ts';
 import { verifyClientSecret } from './passwords.ts';
 
-export const OIDC_SCOPES = ['openid', 'profile', 'email', 'offline_access'] as const;
-/** Scopes only staff users may hold (a customer is never granted them). */
-export const STAFF_ONLY_SCOPES: ReadonlySet<string> = new Set(['products:write']);
 
 export const TOKEN_TTL = {
   AuthorizationCode: 60,
@@ -42,7 +40,7 @@ export function createProvider({ config, db, signingKeys, cookieKeys }: Provider
     jwks: { keys: signingKeys as never },
     cookies: { keys: cookieKeys, long: { httpOnly: true, sameSite: 'lax' }, short: { httpOnly: true, sameSite: 'lax' } },
     claims: { openid: ['sub'], email: ['email', 'email_verified'], profile: ['name'] },
-    scopes: [...OIDC_SCOPES, ...SCOPES],
+    scopes: [...CLIENT_SCOPES],
     responseTypes: ['code'],
     // RFC 9700 §2.1.1 / OAuth 2.1: PKCE for every client; oidc-provider 9 accepts only S256.
     pkce: { required: () => true },

@@ -7,6 +7,8 @@ import { ProblemError } from './problem.ts';
 
 export const SCOPES = ['orders:read', 'orders:write', 'products:write', 'payments:read', 'payments:write'] as const;
 export type Scope = (typeof SCOPES)[number];
+/** Scopes only staff users (and service clients) may hold; a customer is never granted them. */
+export const STAFF_ONLY_SCOPES: ReadonlySet<string> = new Set<Scope>(['products:write']);
 
 // RFC 8725 §3.1: never let the token choose the algorithm; "none" and HMAC are not accepted.
 const ALGORITHMS = ['RS256', 'PS256', 'ES256', 'EdDSA'];
