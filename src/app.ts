@@ -4,8 +4,10 @@ import type { Config } from './config.ts';
 import type { Db } from './db/db.ts';
 import { registerAuthorizationServer } from './auth/authorization-server.ts';
 import { listPublishedKeys } from './auth/keys.store.ts';
+import { listRevokedGrantsSince } from './auth/revoked-grants.store.ts';
 import { bearerAuthentication, createTokenVerifier, type TokenVerifier } from './http/authenticate.ts';
 import { createRouteTable, registerErrorHandling, sendFrameworkError } from './http/error-handler.ts';
+import { createGrantRevocations } from './http/grant-revocations.ts';
 import { registerMetrics } from './http/metrics.ts';
 import { registerOpenApi } from './http/openapi.ts';
 import { generateRequestId } from './http/request-id.ts';
@@ -23,6 +25,8 @@ export interface AppOptions {
   now?: () => Date;
   /** How often the authorization server checks for rotated signing keys (tests use 0). */
   keyCheckIntervalMs?: number;
+  /** How stale the resource server's copy of revoked grants may get (default 1000; tests use 0). */
+  revocationCheckIntervalMs?: number;
   /** Clock of the authorization server's rate limits (tests freeze it inside one window). */
   rateLimitNow?: () => Date;
   /** Pino logger options; false silences logging (tests). */
@@ -57,6 +61,11 @@ export async function buildApp(config: Config, db: Db, options: AppOptions = {})
     audience: config.audience,
     jwksUrl: config.jwksUrl,
     loadKeys: () => listPublishedKeys(db),
+    revocations: createGrantRevocations({
+      loadRevokedSince: (since) => listRevokedGrantsSince(db, since),
+      intervalMs: options.revocationCheckIntervalMs,
+      now: options.now,
+    }),
     now: options.now,
   }));
   app.setValidatorCompiler(createValidatorCompiler());

@@ -13,11 +13,13 @@ import { purgeExpiredOidcPayloads } from './oidc.adapter.ts';
 import { ensureActiveSigningKey, listPublishedKeys, listSigningJwks } from './keys.store.ts';
 import { createProvider } from './provider.ts';
 import { limitOAuthRequests } from './rate-limits.ts';
+import { purgeExpiredRevokedGrants } from './revoked-grants.store.ts';
 import { purgeRateLimitWindows } from '../http/rate-limit.ts';
 import { ensureCookieKeys } from './secrets.store.ts';
 
 const KEY_CHECK_INTERVAL_MS = 5_000;
-// Expired codes, tokens and sessions are deleted in the background (every process; idempotent).
+// Expired codes, tokens, sessions and grant revocations are deleted in the background (every
+// process; idempotent).
 const PURGE_INTERVAL_MS = 10 * 60_000;
 
 export async function registerAuthorizationServer(
@@ -46,7 +48,7 @@ export async function registerAuthorizationServer(
   }
 
   const purge = setInterval(() => {
-    Promise.all([purgeExpiredOidcPayloads(db), purgeRateLimitWindows(db)]).catch((error: unknown) => app.log.warn({ err: error }, 'purging expired authorization server rows failed'));
+    Promise.all([purgeExpiredOidcPayloads(db), purgeExpiredRevokedGrants(db), purgeRateLimitWindows(db)]).catch((error: unknown) => app.log.warn({ err: error }, 'purging expired authorization server rows failed'));
   }, PURGE_INTERVAL_MS);
   purge.unref();
   app.addHook('onClose', async function stopPurging() {

@@ -5,6 +5,7 @@ import { hash } from 'node:crypto';
 import { errors, type Adapter, type AdapterConstructor, type AdapterPayload } from 'oidc-provider';
 import type { Queryable } from '../db/db.ts';
 import { findClientMetadata } from './clients.store.ts';
+import { recordRevokedGrant } from './revoked-grants.store.ts';
 
 /** How long an expired row is kept before the purge deletes it. */
 export const OIDC_PAYLOAD_PURGE_GRACE_SECONDS = 3600;
@@ -121,8 +122,14 @@ export function createOidcAdapter(db: Queryable, now: () => Date = () => new Dat
       await db.query('DELETE FROM oidc_payloads WHERE model = $1 AND id = $2', [this.model, digestOidcIdentifier(id)]);
     }
 
-    /** Removes every grant-bound row of the grant, whichever model's adapter is asked. */
+    /**
+     * Removes every grant-bound row of the grant, whichever model's adapter is asked, and records
+     * the revocation so resource servers refuse the JWT access tokens already issued under it
+     * (RFC 6749 §4.1.2: a reused code SHOULD revoke them; RFC 7009 §2.1: so SHOULD revoking a
+     * refresh token). Recorded first: should the delete fail, the tokens are recalled all the same.
+     */
     async revokeByGrantId(grantId: string): Promise<void> {
+      await recordRevokedGrant(db, digestOidcIdentifier(grantId));
       await db.query('DELETE FROM oidc_payloads WHERE grant_id = $1', [grantId]);
     }
 

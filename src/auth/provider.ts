@@ -8,21 +8,15 @@ import type { Db } from '../db/db.ts';
 import { SCOPES } from '../http/authenticate.ts';
 import { CLIENT_SCOPES } from './clients.rules.ts';
 import { accountFinder, findAccountRow } from './account.ts';
-import { createOidcAdapter } from './oidc.adapter.ts';
+import { createOidcAdapter, digestOidcIdentifier } from './oidc.adapter.ts';
 import { renderErrorPage, renderLogoutPage, renderLoggedOutPage } from './pages.ts';
 import { verifyClientSecret } from './passwords.ts';
+import { TOKEN_TTL } from './token-lifetimes.ts';
 
+export { TOKEN_TTL };
 
-export const TOKEN_TTL = {
-  AuthorizationCode: 60,
-  AccessToken: 600,
-  ClientCredentials: 600,
-  IdToken: 3600,
-  RefreshToken: 14 * 24 * 3600,
-  Interaction: 15 * 60,
-  Session: 14 * 24 * 3600,
-  Grant: 14 * 24 * 3600,
-} as const;
+/** An access token or a client-credentials token, as extraTokenClaims receives it. */
+type IssuedToken = Parameters<NonNullable<Configuration['extraTokenClaims']>>[1];
 
 export interface ProviderOptions {
   config: Config;
@@ -87,12 +81,7 @@ export function createProvider({ config, db, signingKeys, cookieKeys }: Provider
     // default asks for offline_access and consent); rotated on every use.
     issueRefreshToken: async (_ctx, client) => client.grantTypeAllowed('refresh_token'),
     rotateRefreshToken: () => true,
-    // RFC 9068 §2.2.3.1: staff users' access tokens say so, the resource server needs no lookup.
-    async extraTokenClaims(_ctx, token) {
-      if (!('accountId' in token) || !token.accountId) return undefined;
-      const user = await findAccountRow(db, token.accountId);
-      return user?.role === 'staff' ? { roles: ['staff'] } : undefined;
-    },
+    extraTokenClaims: (_ctx, token) => findExtraTokenClaims(db, token),
     interactions: { url: (_ctx, interaction) => `/oauth/interaction/${interaction.uid}` },
     // Only what a registered client can use: public clients (none) and services (Basic). Secrets
     // are stored hashed, so client_secret_jwt could only be keyed by the hash.
@@ -113,6 +102,23 @@ export function createProvider({ config, db, signingKeys, cookieKeys }: Provider
     return this.clientSecret ? verifyClientSecret(this.clientSecret, actual) : Promise.resolve(false);
   } as never;
   return provider;
+}
+
+/**
+ * Claims beside RFC 9068's own. `roles` (§2.2.3.1): staff users' tokens say so, the resource server
+ * needs no lookup. `gid`: the digest of the grant the token was issued under, so resource servers
+ * can refuse it once the grant is revoked (src/http/grant-revocations.ts). A digest, not the id: a
+ * JWT is readable by whoever holds it, and the grant id is the authorization server's internal
+ * handle on the grant's rows. Client-credentials tokens have no grant, hence no gid.
+ */
+async function findExtraTokenClaims(db: Db, token: IssuedToken): Promise<Record<string, unknown> | undefined> {
+  const claims: Record<string, unknown> = {};
+  if ('grantId' in token && typeof token.grantId === 'string') claims.gid = digestOidcIdentifier(token.grantId);
+  if ('accountId' in token && token.accountId) {
+    const user = await findAccountRow(db, token.accountId);
+    if (user?.role === 'staff') claims.roles = ['staff'];
+  }
+  return Object.keys(claims).length ? claims : undefined;
 }
 
 export type { KoaContextWithOIDC };

@@ -1,8 +1,10 @@
 // Bearer authentication at the resource server (RFC 6750) with RFC 9068 JWT access tokens,
 // verified with jose against the issuer's JWKS: iss, aud, exp, typ "at+jwt", an algorithm
-// allow-list. Scope and object-level checks happen per route.
+// allow-list, and (our own issuer's) not issued under a revoked grant. Scope and object-level
+// checks happen per route.
 import { createLocalJWKSet, createRemoteJWKSet, errors as joseErrors, jwtVerify, type JWK, type JWTVerifyGetKey } from 'jose';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { GrantRevocations } from './grant-revocations.ts';
 import { ProblemError } from './problem.ts';
 
 export const SCOPES = ['orders:read', 'orders:write', 'products:write', 'payments:read', 'payments:write'] as const;
@@ -25,8 +27,16 @@ export interface TokenVerifierOptions {
   loadKeys?: () => Promise<JWK[]>;
   /** JWKS URL of an external issuer. */
   jwksUrl?: string;
+  /**
+   * Our own issuer's revoked grants. Not consulted when jwksUrl names an external issuer: its
+   * tokens' claims mean nothing to our revoked_grants table.
+   */
+  revocations?: GrantRevocations;
   now?: () => Date;
 }
+
+/** RFC 6750 §3.1: a revoked token is an invalid_token like an expired one. */
+class TokenRevokedError extends Error {}
 
 /**
  * JWKS from a loader. Reloaded when a token names an unknown kid (key rotation), at most once per
@@ -55,6 +65,13 @@ function reloadingJwks(loadKeys: () => Promise<JWK[]>, now: () => Date): JWTVeri
   };
 }
 
+/** The `gid` claim: the digest of the grant the token was issued under (src/auth/provider.ts). */
+function grantDigestFrom(payload: Record<string, unknown>): string | undefined {
+  if (payload.gid === undefined) return undefined;
+  if (typeof payload.gid !== 'string') throw new joseErrors.JWTClaimValidationFailed('gid must be a string', payload as never, 'gid');
+  return payload.gid;
+}
+
 function principalFrom(payload: Record<string, unknown>): Principal {
   const sub = payload.sub;
   const clientId = payload.client_id;
@@ -74,21 +91,30 @@ export interface TokenVerifier {
 /**
  * Verified tokens are remembered until they expire (bounded), so a client reusing its token pays
  * for the signature check once. This memoises a pure function of the token: a second instance
- * without the entry simply verifies again.
+ * without the entry simply verifies again. Whether the token's grant was revoked is not part of
+ * that function: it is asked on every call, cached or not.
  */
 export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifier {
   const now = options.now ?? (() => new Date());
   const keys = options.jwksUrl
     ? createRemoteJWKSet(new URL(options.jwksUrl))
     : reloadingJwks(options.loadKeys ?? (async () => []), now);
-  const cache = new Map<string, { principal: Principal; exp: number }>();
+  const revocations = options.jwksUrl ? undefined : options.revocations;
+  const cache = new Map<string, { principal: Principal; exp: number; grantDigest: string | undefined }>();
   const MAX_CACHED = 10_000;
+
+  async function refuseRevoked(grantDigest: string | undefined): Promise<void> {
+    if (grantDigest !== undefined && await revocations?.isRevoked(grantDigest)) throw new TokenRevokedError('the grant of this access token was revoked');
+  }
 
   return {
     async verify(token) {
       const nowSeconds = now().getTime() / 1000;
       const hit = cache.get(token);
-      if (hit && hit.exp > nowSeconds) return hit.principal;
+      if (hit && hit.exp > nowSeconds) {
+        await refuseRevoked(hit.grantDigest);
+        return hit.principal;
+      }
       const { payload } = await jwtVerify(token, keys, {
         issuer: options.issuer,
         audience: options.audience,
@@ -98,8 +124,11 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
         currentDate: now(),
       });
       const principal = principalFrom(payload);
+      // Another issuer's gid, if it has one, is not ours to read.
+      const grantDigest = revocations ? grantDigestFrom(payload) : undefined;
       if (cache.size >= MAX_CACHED) cache.delete(cache.keys().next().value!);
-      cache.set(token, { principal, exp: payload.exp! });
+      cache.set(token, { principal, exp: payload.exp!, grantDigest });
+      await refuseRevoked(grantDigest);
       return principal;
     },
   };
@@ -139,6 +168,7 @@ export function bearerAuthentication(verifier: TokenVerifier) {
       request.principal = await verifier.verify(match[1]!);
     } catch (error) {
       if (error instanceof joseErrors.JWTExpired) throw invalid('the token has expired');
+      if (error instanceof TokenRevokedError) throw invalid('the token has been revoked');
       if (error instanceof joseErrors.JOSEError || error instanceof TypeError) throw invalid('it failed verification');
       throw error;
     }

@@ -173,10 +173,10 @@ describe('oidcc-codereuse (RFC 6749 §4.1.2, §10.5; RFC 9700 §4.2.4)', () => {
     assert.deepEqual(await storedModelsOfGrant(grantId), []);
     assertTokenError(await redeemCode(code, verifier), 'invalid_grant');
 
-    // The access token is an RFC 9068 JWT that the resource server verifies offline: it cannot be
-    // recalled, and the API keeps accepting it until it expires (401 only after exp). oidc-provider
-    // refuses to introspect structured tokens at all (unsupported_token_type), so what bounds the
-    // exposure is the token's lifetime, asserted here, not an introspection result.
+    // The access token is an RFC 9068 JWT, which oidc-provider refuses to introspect at all
+    // (unsupported_token_type). The resource server refuses it once it reads the grant from
+    // revoked_grants (test/e2e/token-revocation.test.ts); its lifetime, asserted here, bounds it
+    // whatever happens.
     const introspection = await introspect(accessToken);
     assert.equal(introspection.status, 400);
     assert.equal(introspection.body.error, 'unsupported_token_type');
