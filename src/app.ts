@@ -17,6 +17,11 @@ import { API_VERSIONS, resolveApiVersion } from './http/versioning.ts';
 import { registerOperationalRoutes } from './http/operational.routes.ts';
 import { ordersRoutes } from './orders/orders.routes.ts';
 import { Order, OrderItem } from './orders/orders.schemas.ts';
+import { createFailpoint, type Failpoint } from './http/failpoints.ts';
+import { scheduleIdempotencyKeyPurge } from './payments/idempotency.ts';
+import { paymentsRoutes } from './payments/payments.routes.ts';
+import { Payment, Refund } from './payments/payments.schemas.ts';
+import { createSimulatedProcessor, type PaymentProcessor } from './payments/processor.ts';
 import { productsRoutes } from './products/products.routes.ts';
 import { Product } from './products/products.schemas.ts';
 
@@ -31,6 +36,10 @@ export interface AppOptions {
   rateLimitNow?: () => Date;
   /** Pino logger options; false silences logging (tests). */
   logger?: boolean | object;
+  /** The payment processor; the deterministic simulator by default (docs/payments.md). */
+  paymentProcessor?: PaymentProcessor;
+  /** Test-only fault injection at named points of a write (src/http/failpoints.ts). */
+  failpoint?: Failpoint;
 }
 
 declare module 'fastify' {
@@ -38,6 +47,7 @@ declare module 'fastify' {
     config: Config;
     db: Db;
     tokenVerifier: TokenVerifier;
+    failpoint: Failpoint | undefined;
   }
 }
 
@@ -68,6 +78,8 @@ export async function buildApp(config: Config, db: Db, options: AppOptions = {})
     }),
     now: options.now,
   }));
+  app.decorate('paymentProcessor', options.paymentProcessor ?? createSimulatedProcessor());
+  app.decorate('failpoint', createFailpoint(config, options.failpoint));
   app.setValidatorCompiler(createValidatorCompiler());
   // Only JSON bodies: Fastify's built-in text/plain parser would let other media types through.
   app.removeContentTypeParser('text/plain');
@@ -81,7 +93,7 @@ export async function buildApp(config: Config, db: Db, options: AppOptions = {})
     reply.header('x-request-id', request.id);
   });
 
-  for (const schema of [Problem, Order, OrderItem, Product]) app.addSchema(schema);
+  for (const schema of [Problem, Order, OrderItem, Product, Payment, Refund]) app.addSchema(schema);
   await registerOpenApi(app, config);
 
   registerMetrics(app);
@@ -100,10 +112,12 @@ export async function buildApp(config: Config, db: Db, options: AppOptions = {})
     scope.addHook('onRequest', authenticate);
     await scope.register(ordersRoutes);
     await scope.register(productsRoutes);
+    await scope.register(paymentsRoutes);
   };
   if (config.servers.resource) {
     for (const { version } of API_VERSIONS) await app.register(resourceRoutes, { prefix: `/v${version}`, pathVersion: version });
     await app.register(resourceRoutes, {});
+    scheduleIdempotencyKeyPurge(app);
   }
   if (config.servers.authorization) await registerAuthorizationServer(app, config, db, { keyCheckIntervalMs: options.keyCheckIntervalMs, now: options.rateLimitNow });
 

@@ -35,6 +35,17 @@ export interface Config {
   readonly servers: { readonly resource: boolean; readonly authorization: boolean };
   /** Seed demo data into an empty database on `serve` (never in production). */
   readonly seedOnEmpty: boolean;
+  readonly idempotency: {
+    /** How long a completed key replays its response (and a used key stays taken). */
+    readonly retentionSeconds: number;
+    /** How long a claim is held before another request may take over a key whose process died. */
+    readonly lockSeconds: number;
+  };
+  /**
+   * Test-only fault injection (ORDERPAY_FAILPOINTS, honoured when NODE_ENV=test): failpoint name →
+   * action, e.g. "payment.before-commit=kill". See src/http/failpoints.ts.
+   */
+  readonly failpoints: Readonly<Record<string, string>>;
 }
 
 export class ConfigError extends Error {}
@@ -86,6 +97,14 @@ function readServers(env: Env): Config['servers'] {
   return { resource: raw.includes('resource'), authorization: raw.includes('authorization') };
 }
 
+function readFailpoints(env: Env): Record<string, string> {
+  const raw = env.ORDERPAY_FAILPOINTS?.trim();
+  if (!raw) return {};
+  const entries = raw.split(',').map((entry) => entry.trim().split('='));
+  if (entries.some((e) => e.length !== 2 || !e[0] || !e[1])) throw new ConfigError(`ORDERPAY_FAILPOINTS must be name=action pairs separated by commas, got "${raw}"`);
+  return Object.fromEntries(entries);
+}
+
 export function loadConfig(env: Env = process.env, overrides: Partial<Config> = {}): Config {
   const nodeEnv = env.NODE_ENV === 'production' || env.NODE_ENV === 'test' ? env.NODE_ENV : 'development';
   const host = env.HOST || '127.0.0.1';
@@ -114,7 +133,16 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     servers: readServers(env),
     trustProxy: readTrustProxy(env),
     seedOnEmpty: nodeEnv !== 'production' && readBool(env, 'ORDERPAY_SEED_ON_EMPTY', !env.DATABASE_URL),
+    idempotency: {
+      retentionSeconds: readInt(env, 'ORDERPAY_IDEMPOTENCY_RETENTION_SECONDS', 24 * 3600, 60, 30 * 24 * 3600),
+      lockSeconds: readInt(env, 'ORDERPAY_IDEMPOTENCY_LOCK_SECONDS', 30, 1, 3600),
+    },
+    failpoints: nodeEnv === 'test' ? readFailpoints(env) : {},
     ...overrides,
   };
+  // A claim must lapse long before its key expires: a key is never reclaimed from a live request.
+  if (config.idempotency.lockSeconds * 2 > config.idempotency.retentionSeconds) {
+    throw new ConfigError('ORDERPAY_IDEMPOTENCY_LOCK_SECONDS must be at most half of ORDERPAY_IDEMPOTENCY_RETENTION_SECONDS');
+  }
   return Object.freeze(config);
 }

@@ -44,7 +44,7 @@ export const SCOPE_DESCRIPTIONS: Readonly<Record<string, string>> = {
   'orders:write': 'Place, change and cancel orders for you',
   'products:write': 'Change the product catalogue',
   'payments:read': 'See your payments',
-  'payments:write': 'Make payments and refunds for you',
+  'payments:write': 'Make payments for you (and refunds, if you are staff)',
 };
 
 export function loginPage(options: { action: string; csrf: string; clientName: string; email?: string; error?: string }): string {

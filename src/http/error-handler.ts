@@ -2,6 +2,7 @@
 // errors and database failures (through one SQLSTATE table). 5xx bodies never carry internals.
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { isDatabaseError } from '../db/db.ts';
+import { missingIdempotencyKey } from '../payments/idempotency.rules.ts';
 import type { ErrorCode } from './errors.ts';
 import { ProblemError, sendProblem, type FieldError } from './problem.ts';
 
@@ -33,6 +34,10 @@ export function validationProblem(context: string, errors: AjvError[]): ProblemE
     return new ProblemError('REQUEST_BODY_INVALID', fieldErrors.map((e) => e.detail).join('; '), { errors: fieldErrors });
   }
   if (context === 'headers') {
+    // A missing Idempotency-Key has its own code: clients branch on it to learn the key is required.
+    if (errors.some((e) => e.keyword === 'required' && e.params.missingProperty === 'idempotency-key')) {
+      return missingIdempotencyKey();
+    }
     const fieldErrors = errors.map((e) => ({ parameter: pointerOf(e).slice(1), detail: `header ${pointerOf(e).slice(1)} ${describe(e)}` }));
     return new ProblemError('REQUEST_HEADER_INVALID', fieldErrors.map((e) => e.detail).join('; '), { errors: fieldErrors });
   }

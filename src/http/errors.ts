@@ -26,7 +26,7 @@ export const ERRORS = {
   QUERY_DUPLICATE_SORT_KEY: { status: 400, title: 'Duplicate sort key', description: '`sort` names the same field twice.' },
   // Authentication and authorization (RFC 6750)
   AUTH_TOKEN_MISSING: { status: 401, title: 'Authentication required', description: 'Send an access token as `Authorization: Bearer <token>`.' },
-  AUTH_TOKEN_INVALID: { status: 401, title: 'Access token is invalid', description: 'The access token is malformed, expired, not issued for this API, or its signature does not verify. Obtain a new one.' },
+  AUTH_TOKEN_INVALID: { status: 401, title: 'Access token is invalid', description: 'The access token is malformed, expired, not issued for this API, or its signature does not verify, or its grant was revoked. Obtain a new one.' },
   AUTH_TOKEN_NOT_IN_HEADER: { status: 400, title: 'Access token must be sent in the Authorization header', description: 'Access tokens in the query string or the body are refused (RFC 9700 §2.5 / RFC 6750 §2.3).' },
   AUTH_INSUFFICIENT_SCOPE: { status: 403, title: 'Insufficient scope', description: 'The access token lacks the scope this operation needs; `WWW-Authenticate` names it.' },
   AUTH_FORBIDDEN: { status: 403, title: 'Forbidden', description: "The caller may not act on this resource (for example another user's order collection, or a staff-only operation)." },
@@ -43,6 +43,20 @@ export const ERRORS = {
   PRODUCT_NOT_FOUND: { status: 404, title: 'Product not found', description: 'No product with this id exists.' },
   // Users
   USER_NOT_FOUND: { status: 404, title: 'User not found', description: 'No user with this id exists.' },
+  // Idempotency keys (docs/payments.md)
+  IDEMPOTENCY_KEY_MISSING: { status: 400, title: 'Idempotency-Key is required', description: 'This operation moves money and must be safe to retry: send `Idempotency-Key` with a unique value per logical operation (a UUID, for example), and the same value on every retry of it.' },
+  IDEMPOTENCY_KEY_INVALID: { status: 400, title: 'Idempotency-Key is invalid', description: 'An idempotency key is 1–255 visible ASCII characters, sent bare or as a quoted structured-field string (`"…"`).' },
+  IDEMPOTENCY_KEY_REUSED: { status: 422, title: 'Idempotency-Key reused for a different request', description: 'The key was first used with another method, path or body (compared as canonical JSON, so key order does not matter). A retry must repeat the original request exactly; a new operation needs a new key.' },
+  IDEMPOTENCY_KEY_IN_USE: { status: 409, title: 'Request with this Idempotency-Key in progress', description: 'The first request with this key is still being processed. Retry after `Retry-After` seconds to receive its stored result. A key held by a process that died is freed once its lock lapses (30 s by default).' },
+  // Payments
+  PAYMENT_NOT_FOUND: { status: 404, title: 'Payment not found', description: "No payment with this id exists, or it belongs to another customer (the answer is the same, so ids reveal nothing)." },
+  PAYMENT_ORDER_NOT_FOUND: { status: 404, title: 'Order to pay not found', description: '`orderId` names no order the caller may pay: it does not exist, was deleted, or belongs to another customer.' },
+  PAYMENT_ORDER_NOT_PAYABLE: { status: 409, title: 'Order cannot be paid', description: 'Only a `pending` order can be paid; `currentStatus` says where it is (a `paid` order already took its payment).' },
+  PAYMENT_AMOUNT_MISMATCH: { status: 422, title: 'Amount does not match the order', description: 'A payment of an order must be for exactly its total, in its currency; `expectedAmount` and `expectedCurrency` give them.' },
+  PAYMENT_NOT_REFUNDABLE: { status: 409, title: 'Payment cannot be refunded', description: 'Only a `succeeded` or `partially_refunded` payment can be refunded: a declined payment took no money, a `refunded` one has none left.' },
+  PAYMENT_REFUND_EXCEEDS_BALANCE: { status: 422, title: 'Refund exceeds what is left', description: 'The refunds of a payment never add up to more than its amount; `refundableAmount` says what can still be refunded.' },
+  PAYMENT_REFUND_NOT_FOUND: { status: 404, title: 'Refund not found', description: 'The payment has no refund with this id.' },
+  PAYMENT_PROCESSOR_UNAVAILABLE: { status: 503, title: 'Payment processor unavailable', description: 'The processor could not be reached; nothing was charged or stored and the idempotency key was released. Retry with the same key after `Retry-After`.' },
   // Server side
   RESOURCE_CONFLICT: { status: 409, title: 'Conflict', description: 'The change conflicts with the current state of another resource (a unique value already taken, or a concurrent change). Read the resource again and retry.' },
   SERVICE_UNAVAILABLE: { status: 503, title: 'Service unavailable', description: 'The database is unreachable or overloaded, or the server is shutting down. Retry after the `Retry-After` delay.' },

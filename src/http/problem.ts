@@ -40,7 +40,8 @@ export function problemTypeUri(publicUrl: string, code: ErrorCode): string {
   return `${publicUrl}/problems/${problemSlug(code)}`;
 }
 
-export function sendProblem(request: FastifyRequest, reply: FastifyReply, problem: ProblemError): FastifyReply {
+/** The RFC 9457 body of a problem, as sent for this request. */
+export function problemBody(request: FastifyRequest, problem: ProblemError): Record<string, unknown> {
   const definition = ERRORS[problem.code];
   const body: Record<string, unknown> = {
     type: problemTypeUri(request.server.config.publicUrl, problem.code),
@@ -53,8 +54,14 @@ export function sendProblem(request: FastifyRequest, reply: FastifyReply, proble
     ...problem.options.extensions,
   };
   if (problem.options.errors?.length) body.errors = problem.options.errors;
+  return body;
+}
+
+export const PROBLEM_CONTENT_TYPE = 'application/problem+json; charset=utf-8';
+
+export function sendProblem(request: FastifyRequest, reply: FastifyReply, problem: ProblemError): FastifyReply {
   for (const [name, value] of Object.entries(problem.options.headers ?? {})) reply.header(name, value);
   // Error bodies are never cacheable, and must not replay a stale ETag from the success path.
   reply.removeHeader('etag');
-  return reply.code(definition.status).header('cache-control', 'no-store').type('application/problem+json').send(body);
+  return reply.code(problem.status).header('cache-control', 'no-store').type(PROBLEM_CONTENT_TYPE).send(problemBody(request, problem));
 }

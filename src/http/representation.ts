@@ -20,8 +20,8 @@ export function sendRepresentation<T>(
 }
 
 /** 304 Not Modified: no body, with the headers a 200 would have carried (RFC 9110 §15.4.5). */
-export function sendNotModified(reply: FastifyReply, etag: string): FastifyReply {
-  return reply.code(304).header('etag', etag).header('cache-control', CACHE_READ).send();
+export function sendNotModified(reply: FastifyReply, etag: string, cacheControl = CACHE_READ): FastifyReply {
+  return reply.code(304).header('etag', etag).header('cache-control', cacheControl).send();
 }
 
 /** Absolute URL of a resource, under the same version prefix the request used. */

@@ -7,6 +7,8 @@ import { setPageLinks } from '../http/collection.ts';
 import { noneMatch } from '../http/etag.ts';
 import { resourceUrl, sendNotModified, sendRepresentation } from '../http/representation.ts';
 import { Envelope, problems } from '../http/schemas.ts';
+import { respondIdempotently } from '../payments/idempotency.ts';
+import { OptionalIdempotencyHeaders } from '../payments/payments.schemas.ts';
 import {
   CreateOrderBody, IfMatchHeaders, IfNoneMatchHeaders, ListOrderItemsQuery, ListOrdersQuery, ListUserOrdersQuery,
   OrderIdParams, ReplaceOrderBody, UserIdParams,
@@ -66,26 +68,28 @@ export async function ordersRoutes(parent: FastifyInstance): Promise<void> {
   app.post('/orders', {
     schema: {
       tags: ['orders'], summary: 'Place an order', security: writeSecurity,
-      description: 'The signed-in user orders qty units of one product; the total is the product price × qty, in its currency.',
-      body: CreateOrderBody,
-      response: { 201: OrderRef, ...problems(400, 401, 403, 406, 413, 415, 422) },
+      description: 'The signed-in user orders qty units of one product; the total is the product price × qty, in its currency. An optional Idempotency-Key makes the request safe to retry: a retry with the same key replays the stored response with Idempotent-Replayed: true.',
+      headers: OptionalIdempotencyHeaders, body: CreateOrderBody,
+      response: { 201: OrderRef, ...problems(400, 401, 403, 406, 409, 413, 415, 422) },
     },
   }, async function createOrderRoute(request, reply) {
     const principal = requireScope(request, 'orders:write');
-    const { order, etag } = await createOrder(app.db, principal, request.body, request.apiVersion);
-    return sendRepresentation(request, reply, 201, order, { etag, location: resourceUrl(request, `/orders/${order.id}`) });
+    return respondIdempotently(request, reply, { required: false }, async (tx) => {
+      const { order, etag } = await createOrder(tx, principal, request.body, request.apiVersion);
+      return { status: 201, body: order, headers: { etag, location: resourceUrl(request, `/orders/${order.id}`) } };
+    });
   });
 
   app.put('/orders/:orderId', {
     schema: {
       tags: ['orders'], summary: 'Replace an order (change its status)', security: writeSecurity,
-      description: 'Complete replacement of the writable representation. Status changes follow the state machine; the same PUT repeated changes nothing. If-Match is honoured (strong comparison).',
+      description: 'Complete replacement of the writable representation. Status changes follow the state machine; the same PUT repeated changes nothing. Cancelling a paid order (staff) refunds what is left of its payment in the same transaction. If-Match is honoured (strong comparison).',
       params: OrderIdParams, headers: IfMatchHeaders, body: ReplaceOrderBody,
       response: { 200: OrderRef, ...problems(400, 401, 403, 404, 406, 409, 412, 413, 415, 422) },
     },
   }, async function replaceOrderRoute(request, reply) {
     const principal = requireScope(request, 'orders:write');
-    const { order, etag } = await replaceOrder(app.db, principal, request.params.orderId, request.body, request.headers['if-match'], request.apiVersion);
+    const { order, etag } = await replaceOrder(app.db, app.paymentProcessor, principal, request.params.orderId, request.body, request.headers['if-match'], request.apiVersion);
     return sendRepresentation(request, reply, 200, order, { etag });
   });
 

@@ -1,9 +1,11 @@
 // Order use cases: each opens its transaction, loads through the store, asks the rules, writes.
-import { isDatabaseError, type Db } from '../db/db.ts';
+import { isDatabaseError, type Db, type Queryable } from '../db/db.ts';
 import { parseSortParam, toCollection, type Collection } from '../http/collection.ts';
 import { checkIfMatch, entityTag } from '../http/etag.ts';
 import { ProblemError } from '../http/problem.ts';
 import type { Principal } from '../http/authenticate.ts';
+import { refundOrderPayment } from '../payments/payments.service.ts';
+import type { PaymentProcessor } from '../payments/processor.ts';
 import { findProduct } from '../products/products.store.ts';
 import { userExists } from '../users/users.store.ts';
 import {
@@ -65,20 +67,19 @@ export async function listOrders(
   return toCollection(rows.map(toOrder), total, page);
 }
 
-export async function createOrder(db: Db, principal: Principal, body: CreateOrderBody, apiVersion: number): Promise<TaggedOrder> {
+/** Places an order, in the transaction the idempotency layer opens (POST /orders may carry a key). */
+export async function createOrder(tx: Queryable, principal: Principal, body: CreateOrderBody, apiVersion: number): Promise<TaggedOrder> {
   if (principal.kind !== 'user') {
     throw new ProblemError('ORDER_CUSTOMER_REQUIRED', 'Orders are placed by a signed-in user; this token belongs to a service client.');
   }
   try {
-    return await db.transaction(async (tx) => {
-      const product = await findProduct(tx, body.productId);
-      if (!product) throw new ProblemError('ORDER_PRODUCT_NOT_FOUND', `Product ${body.productId} does not exist.`, { errors: [{ pointer: '/productId', detail: 'no such product' }] });
-      if (!product.active) throw new ProblemError('ORDER_PRODUCT_INACTIVE', `Product ${body.productId} is not for sale.`, { errors: [{ pointer: '/productId', detail: 'product is not active' }] });
-      const total = lineTotal(product.price, body.qty);
-      const row = await insertOrder(tx, { customerId: principal.userId, total, currency: product.currency });
-      await insertOrderItem(tx, { orderId: row.id, productId: product.id, qty: body.qty, unitPrice: product.price, lineTotal: total });
-      return tagged(row, apiVersion);
-    });
+    const product = await findProduct(tx, body.productId);
+    if (!product) throw new ProblemError('ORDER_PRODUCT_NOT_FOUND', `Product ${body.productId} does not exist.`, { errors: [{ pointer: '/productId', detail: 'no such product' }] });
+    if (!product.active) throw new ProblemError('ORDER_PRODUCT_INACTIVE', `Product ${body.productId} is not for sale.`, { errors: [{ pointer: '/productId', detail: 'product is not active' }] });
+    const total = lineTotal(product.price, body.qty);
+    const row = await insertOrder(tx, { customerId: principal.userId, total, currency: product.currency });
+    await insertOrderItem(tx, { orderId: row.id, productId: product.id, qty: body.qty, unitPrice: product.price, lineTotal: total });
+    return tagged(row, apiVersion);
   } catch (error) {
     // orders.customer_id → users.id: the token's subject is not (any more) a user.
     if (isDatabaseError(error) && error.code === '23503') {
@@ -90,6 +91,7 @@ export async function createOrder(db: Db, principal: Principal, body: CreateOrde
 
 export async function replaceOrder(
   db: Db,
+  processor: PaymentProcessor,
   principal: Principal,
   id: number,
   body: ReplaceOrderBody,
@@ -110,6 +112,8 @@ export async function replaceOrder(
     const decision = decideTransition(row.status, body.status, actorsFor(principal, row));
     if (decision.kind === 'refused') throw refuseTransition(row.status, body.status, decision.allowed);
     if (decision.kind === 'unchanged') return tagged(row, apiVersion);
+    // A paid order that is cancelled gives its money back, in the same transaction.
+    if (row.status === 'paid' && decision.to === 'cancelled') await refundOrderPayment(tx, processor, id);
     return tagged(await updateOrderStatus(tx, id, decision.to), apiVersion);
   });
 }

@@ -2,6 +2,7 @@
 // customer_id = $n, so another customer's order is indistinguishable from a missing one.
 import type { SortKey } from '../http/collection.ts';
 import type { Queryable } from '../db/db.ts';
+import { pageClauses } from '../db/paging.ts';
 import type { OrderFilters, OrderSortKey, OrderStatus } from './orders.rules.ts';
 import type { Order, OrderItem } from './orders.schemas.ts';
 
@@ -79,11 +80,7 @@ export async function selectOrderPage(
   const params: unknown[] = [];
   const total = countSql(filters, params);
   const where = whereClause(filters, params);
-  const direction = (k: SortKey<OrderSortKey>) => (k.descending ? 'DESC' : 'ASC');
-  const innerOrder = sort.map((k) => `${SORT_COLUMNS[k.field]} ${direction(k)}`).join(', ');
-  const outerOrder = sort.map((k) => `o."${k.field}" ${direction(k)}`).join(', ');
-  const limit = `$${params.push(page.pageSize)}`;
-  const offset = `$${params.push((page.page - 1) * page.pageSize)}`;
+  const { innerOrder, outerOrder, limit, offset } = pageClauses(sort, SORT_COLUMNS, 'o', page, params);
   const { rows } = await db.query<OrderRow & { collection_total: number }>(
     `SELECT t.collection_total, o.* FROM (${total}) t LEFT JOIN LATERAL (
        SELECT ${ORDER_COLUMNS} FROM orders WHERE ${where} ORDER BY ${innerOrder} LIMIT ${limit} OFFSET ${offset}

@@ -8,7 +8,7 @@ import { PUBLIC_URL, startTestApp, type TestApp } from '../helpers/app.ts';
 import { openApiDocument } from '../helpers/openapi.ts';
 
 const CODE = /^[A-Z]+(_[A-Z]+)+$/;
-const DOMAINS = ['REQUEST', 'ROUTE', 'METHOD', 'VERSION', 'QUERY', 'AUTH', 'ORDER', 'PRODUCT', 'USER', 'RESOURCE', 'SERVICE', 'INTERNAL'];
+const DOMAINS = ['REQUEST', 'ROUTE', 'METHOD', 'VERSION', 'QUERY', 'AUTH', 'ORDER', 'PRODUCT', 'USER', 'IDEMPOTENCY', 'PAYMENT', 'RESOURCE', 'SERVICE', 'INTERNAL'];
 const CODES = Object.keys(ERRORS) as ErrorCode[];
 
 interface DocumentedCode {

@@ -25,4 +25,19 @@ describe('loadConfig', () => {
     assert.deepEqual(loadConfig({ ORDERPAY_SERVERS: 'authorization' }).servers, { resource: false, authorization: true });
     assert.throws(() => loadConfig({ ORDERPAY_SERVERS: 'payments' }), ConfigError);
   });
+
+  test('idempotency keys: kept a day and locked 30 s by default; a lock must be at most half the retention', () => {
+    assert.deepEqual(loadConfig({}).idempotency, { retentionSeconds: 86_400, lockSeconds: 30 });
+    assert.deepEqual(loadConfig({ ORDERPAY_IDEMPOTENCY_RETENTION_SECONDS: '3600', ORDERPAY_IDEMPOTENCY_LOCK_SECONDS: '1800' }).idempotency, { retentionSeconds: 3600, lockSeconds: 1800 });
+    assert.throws(() => loadConfig({ ORDERPAY_IDEMPOTENCY_RETENTION_SECONDS: '3600', ORDERPAY_IDEMPOTENCY_LOCK_SECONDS: '1801' }), (e: unknown) => e instanceof ConfigError && /ORDERPAY_IDEMPOTENCY_LOCK_SECONDS/.test(e.message));
+    assert.throws(() => loadConfig({ ORDERPAY_IDEMPOTENCY_LOCK_SECONDS: '0' }), ConfigError);
+    assert.throws(() => loadConfig({ ORDERPAY_IDEMPOTENCY_RETENTION_SECONDS: '59' }), ConfigError);
+  });
+
+  test('ORDERPAY_FAILPOINTS: honoured only under NODE_ENV=test, as name=action pairs', () => {
+    assert.deepEqual(loadConfig({ NODE_ENV: 'test', ORDERPAY_FAILPOINTS: 'idempotency.before-commit=kill' }).failpoints, { 'idempotency.before-commit': 'kill' });
+    assert.deepEqual(loadConfig({ NODE_ENV: 'production', ORDERPAY_FAILPOINTS: 'idempotency.before-commit=kill' }).failpoints, {});
+    assert.deepEqual(loadConfig({ ORDERPAY_FAILPOINTS: 'idempotency.before-commit=kill' }).failpoints, {});
+    assert.throws(() => loadConfig({ NODE_ENV: 'test', ORDERPAY_FAILPOINTS: 'idempotency.before-commit' }), ConfigError);
+  });
 });

@@ -1,0 +1,119 @@
+// Routes of payments and refunds: validate, check scope, respond through the idempotency layer.
+import type { FastifyInstance } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { requireScope } from '../http/authenticate.ts';
+import { setPageLinks } from '../http/collection.ts';
+import { noneMatch } from '../http/etag.ts';
+import { CACHE_NONE, resourceUrl, sendNotModified, sendRepresentation } from '../http/representation.ts';
+import { Envelope, problems } from '../http/schemas.ts';
+import { respondIdempotently } from './idempotency.ts';
+import {
+  CreatePaymentBody, CreateRefundBody, ListPaymentsQuery, ListRefundsQuery, PaymentIdParams, RefundIdParams, RequiredIdempotencyHeaders,
+} from './payments.schemas.ts';
+import { IfNoneMatchHeaders } from '../orders/orders.schemas.ts';
+import { assertCurrency } from '../products/products.rules.ts';
+import { createPayment, getPayment, getRefund, listPayments, listRefunds, refundPayment, requireRefunder, taggedPayment } from './payments.service.ts';
+
+const PaymentRef = Type.Ref('Payment');
+const RefundRef = Type.Ref('Refund');
+const readSecurity = [{ bearer: ['payments:read'] }];
+const writeSecurity = [{ bearer: ['payments:write'] }];
+// Payment data is sensitive: no cache may keep it (the spec's caching rule 1).
+const noStore = { cacheControl: CACHE_NONE };
+
+export async function paymentsRoutes(parent: FastifyInstance): Promise<void> {
+  const app = parent.withTypeProvider<TypeBoxTypeProvider>();
+
+  app.post('/payments', {
+    schema: {
+      tags: ['payments'], summary: 'Make a payment', security: writeSecurity,
+      description: 'Charges amount in currency through the payment processor. With orderId, pays that pending order (amount and currency must equal its total) and moves it to paid in the same transaction. A declined charge is stored too: check status. Idempotency-Key is required; a retry with the same key replays the stored response with Idempotent-Replayed: true.',
+      headers: RequiredIdempotencyHeaders, body: CreatePaymentBody,
+      response: { 201: PaymentRef, ...problems(400, 401, 403, 404, 406, 409, 413, 415, 422, 503) },
+    },
+  }, async function createPaymentRoute(request, reply) {
+    const principal = requireScope(request, 'payments:write');
+    assertCurrency(request.body.currency);
+    return respondIdempotently(request, reply, { required: true }, async (tx, reference) => {
+      const { payment, etag } = taggedPayment(await createPayment(tx, app.paymentProcessor, principal, request.body, reference), request.apiVersion);
+      return { status: 201, body: payment, headers: { etag, location: resourceUrl(request, `/payments/${payment.id}`) } };
+    });
+  });
+
+  app.get('/payments', {
+    schema: {
+      tags: ['payments'], summary: 'List payments', security: readSecurity,
+      description: 'Customers see their own payments; staff and service clients see all. Filters combine; every unknown parameter is a 400.',
+      querystring: ListPaymentsQuery,
+      response: { 200: Envelope(PaymentRef, 'A page of payments.'), ...problems(400, 401, 403, 406) },
+    },
+  }, async function listPaymentsRoute(request, reply) {
+    const principal = requireScope(request, 'payments:read');
+    const collection = await listPayments(app.db, principal, request.query);
+    setPageLinks(request, reply, collection);
+    return sendRepresentation(request, reply, 200, collection, noStore);
+  });
+
+  app.get('/payments/:paymentId', {
+    schema: {
+      tags: ['payments'], summary: 'Get a payment', security: readSecurity,
+      description: "The payment's owner, staff and service clients may read it; to anyone else it does not exist (404).",
+      params: PaymentIdParams, headers: IfNoneMatchHeaders,
+      response: { 200: PaymentRef, 304: Type.Null({ description: 'Not modified.' }), ...problems(400, 401, 403, 404, 406) },
+    },
+  }, async function getPaymentRoute(request, reply) {
+    const principal = requireScope(request, 'payments:read');
+    const { payment, etag } = await getPayment(app.db, principal, request.params.paymentId, request.apiVersion);
+    if (noneMatch(request.headers['if-none-match'], etag)) return sendNotModified(reply, etag, CACHE_NONE);
+    return sendRepresentation(request, reply, 200, payment, { etag, ...noStore });
+  });
+
+  app.post('/payments/:paymentId/refunds', {
+    schema: {
+      tags: ['payments'], summary: 'Refund a payment', security: writeSecurity,
+      description: 'Staff and service clients only. Gives back amount (omitted: all that is left); refunds never add up to more than the payment, however many run at once. Idempotency-Key is required.',
+      params: PaymentIdParams, headers: RequiredIdempotencyHeaders, body: CreateRefundBody,
+      response: { 201: RefundRef, ...problems(400, 401, 403, 404, 406, 409, 413, 415, 422, 503) },
+    },
+  }, async function refundPaymentRoute(request, reply) {
+    // Scope and role before the key: a replay is never shown to a caller who may not refund now.
+    requireRefunder(requireScope(request, 'payments:write'));
+    const { paymentId } = request.params;
+    return respondIdempotently(request, reply, { required: true }, async (tx, reference) => {
+      const refund = await refundPayment(tx, app.paymentProcessor, paymentId, request.body, reference);
+      return { status: 201, body: refund, headers: { location: resourceUrl(request, `/payments/${paymentId}/refunds/${refund.id}`) } };
+    });
+  });
+
+  app.get('/payments/:paymentId/refunds', {
+    schema: {
+      tags: ['payments'], summary: "List a payment's refunds", security: readSecurity,
+      params: PaymentIdParams, querystring: ListRefundsQuery,
+      response: { 200: Envelope(RefundRef, 'A page of refunds, oldest first.'), ...problems(400, 401, 403, 404, 406) },
+    },
+  }, async function listRefundsRoute(request, reply) {
+    const principal = requireScope(request, 'payments:read');
+    const collection = await listRefunds(app.db, principal, request.params.paymentId, request.query);
+    setPageLinks(request, reply, collection);
+    return sendRepresentation(request, reply, 200, collection, noStore);
+  });
+
+  app.get('/payments/:paymentId/refunds/:refundId', {
+    schema: {
+      tags: ['payments'], summary: 'Get a refund', security: readSecurity,
+      params: RefundIdParams,
+      response: { 200: RefundRef, ...problems(400, 401, 403, 404, 406) },
+    },
+  }, async function getRefundRoute(request, reply) {
+    const principal = requireScope(request, 'payments:read');
+    const refund = await getRefund(app.db, principal, request.params.paymentId, request.params.refundId);
+    return sendRepresentation(request, reply, 200, refund, noStore);
+  });
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    paymentProcessor: import('./processor.ts').PaymentProcessor;
+  }
+}

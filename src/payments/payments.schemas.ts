@@ -1,0 +1,88 @@
+// Payment and refund representations and the request schemas of their routes.
+import { Type, type Static } from 'typebox';
+import { Currency, Id, Money, PageParams, Timestamp } from '../http/schemas.ts';
+import { DECLINE_CODES } from './processor.ts';
+import { MAX_PAYMENT_AMOUNT, PAYMENT_STATUSES, type PaymentStatus } from './payments.rules.ts';
+
+export const PaymentStatusSchema = Type.Unsafe<PaymentStatus>({
+  type: 'string',
+  enum: [...PAYMENT_STATUSES],
+  description: 'succeeded → partially_refunded → refunded; declined is final. See docs/payments.md.',
+});
+
+const Amount = (description: string) =>
+  Type.Integer({ minimum: 1, maximum: MAX_PAYMENT_AMOUNT, description: `${description} Integer count of minor units (cents for EUR/USD, yen for JPY), 1–${MAX_PAYMENT_AMOUNT}.` });
+
+const Nullable = <T extends ReturnType<typeof Id>>(schema: T) => Type.Union([schema, Type.Null()]);
+
+export const Payment = Type.Object(
+  {
+    id: Id('Identifier of the payment.'),
+    status: PaymentStatusSchema,
+    amount: Amount('Amount charged.'),
+    currency: Currency,
+    amountRefunded: Money('Sum of the refunds so far.'),
+    orderId: Nullable(Id('The order this payment paid, or null.')),
+    customerId: Nullable(Id('The user the payment belongs to; null when a service client paid without an order.')),
+    declineCode: Type.Union([Type.Unsafe<string>({ type: 'string', enum: [...DECLINE_CODES] }), Type.Null()], { description: 'Why the processor declined the payment; null unless status is declined.' }),
+    createdAt: Timestamp('When the payment was made.'),
+    updatedAt: Timestamp('When the payment last changed (a refund).'),
+  },
+  { $id: 'Payment', additionalProperties: false },
+);
+export type Payment = Static<typeof Payment>;
+
+export const Refund = Type.Object(
+  {
+    id: Id('Identifier of the refund.'),
+    paymentId: Id('The payment refunded.'),
+    amount: Amount('Amount given back.'),
+    currency: Currency,
+    createdAt: Timestamp('When the refund was made.'),
+  },
+  { $id: 'Refund', additionalProperties: false },
+);
+export type Refund = Static<typeof Refund>;
+
+export const CreatePaymentBody = Type.Object(
+  {
+    amount: Amount('Amount to charge.'),
+    currency: Currency,
+    orderId: Type.Optional(Id('An order to pay: it must be pending, and amount and currency must equal its total. On success it becomes paid.')),
+  },
+  { additionalProperties: false },
+);
+export type CreatePaymentBody = Static<typeof CreatePaymentBody>;
+
+export const CreateRefundBody = Type.Object(
+  { amount: Type.Optional(Amount('Amount to give back; omitted, all that is left.')) },
+  { additionalProperties: false },
+);
+export type CreateRefundBody = Static<typeof CreateRefundBody>;
+
+export const ListPaymentsQuery = Type.Object(
+  {
+    status: Type.Optional(PaymentStatusSchema),
+    orderId: Type.Optional(Id('Only payments of this order.')),
+    sort: Type.Optional(Type.String({ description: 'createdAt or -createdAt (default createdAt); id is the tie-breaker.', examples: ['-createdAt'] })),
+    ...PageParams,
+  },
+  { additionalProperties: false },
+);
+export type ListPaymentsQuery = Static<typeof ListPaymentsQuery>;
+
+export const ListRefundsQuery = Type.Object(PageParams, { additionalProperties: false });
+export type ListRefundsQuery = Static<typeof ListRefundsQuery>;
+
+export const PaymentIdParams = Type.Object({ paymentId: Id('Identifier of the payment.') }, { additionalProperties: false });
+export const RefundIdParams = Type.Object(
+  { paymentId: Id('Identifier of the payment.'), refundId: Id('Identifier of the refund.') },
+  { additionalProperties: false },
+);
+
+const IdempotencyKey = Type.String({
+  description: 'Unique per logical operation, the same on every retry of it: 1–255 visible ASCII characters, bare or as a quoted string. Keys are scoped to the caller and kept 24 hours. See docs/payments.md.',
+  examples: ['5f0c7a8e-3b7e-4f57-9a61-1d2f0c6e8b11'],
+});
+export const RequiredIdempotencyHeaders = Type.Object({ 'idempotency-key': IdempotencyKey });
+export const OptionalIdempotencyHeaders = Type.Object({ 'idempotency-key': Type.Optional(IdempotencyKey) });

@@ -1,0 +1,151 @@
+// Payments and refunds in SQL. Reads take the caller's scope: a customer's queries carry
+// customer_id = $n, so another customer's payment is indistinguishable from a missing one.
+import type { Queryable } from '../db/db.ts';
+import { pageClauses } from '../db/paging.ts';
+import type { SortKey } from '../http/collection.ts';
+import type { OwnerScope } from '../orders/orders.store.ts';
+import type { PaymentFilters, PaymentSortKey, PaymentStatus } from './payments.rules.ts';
+import type { Payment, Refund } from './payments.schemas.ts';
+import type { DeclineCode } from './processor.ts';
+
+export interface PaymentRow extends Payment {
+  version: number;
+  processorReference: string;
+}
+
+const PAYMENT_COLUMNS = `id, status, amount, currency, amount_refunded AS "amountRefunded", order_id AS "orderId",
+  customer_id AS "customerId", decline_code AS "declineCode", created_at AS "createdAt", updated_at AS "updatedAt",
+  version, processor_reference AS "processorReference"`;
+
+const REFUND_COLUMNS = `r.id, r.payment_id AS "paymentId", r.amount, p.currency, r.created_at AS "createdAt"`;
+
+export function toPayment(row: PaymentRow): Payment {
+  return {
+    id: row.id,
+    status: row.status,
+    amount: row.amount,
+    currency: row.currency,
+    amountRefunded: row.amountRefunded,
+    orderId: row.orderId,
+    customerId: row.customerId,
+    declineCode: row.declineCode,
+    createdAt: row.createdAt,
+    updatedAt: row.updatedAt,
+  };
+}
+
+const ownerCondition = (scope: OwnerScope, params: unknown[]) => (scope ? ` AND customer_id = $${params.push(scope.customerId)}` : '');
+
+export async function findPayment(db: Queryable, id: number, scope: OwnerScope): Promise<PaymentRow | undefined> {
+  const params: unknown[] = [id];
+  const { rows } = await db.query<PaymentRow>(`SELECT ${PAYMENT_COLUMNS} FROM payments WHERE id = $1${ownerCondition(scope, params)}`, params);
+  return rows[0];
+}
+
+/** Locks the payment for a refund: concurrent refunds of it queue here, one at a time. */
+export async function lockPayment(tx: Queryable, id: number, scope: OwnerScope): Promise<PaymentRow | undefined> {
+  const params: unknown[] = [id];
+  const { rows } = await tx.query<PaymentRow>(`SELECT ${PAYMENT_COLUMNS} FROM payments WHERE id = $1${ownerCondition(scope, params)} FOR UPDATE`, params);
+  return rows[0];
+}
+
+/** The order's payment that took money (at most one: payments_order_settled_key), locked. */
+export async function lockSettledPaymentOfOrder(tx: Queryable, orderId: number): Promise<PaymentRow | undefined> {
+  const { rows } = await tx.query<PaymentRow>(
+    `SELECT ${PAYMENT_COLUMNS} FROM payments WHERE order_id = $1 AND status <> 'declined' FOR UPDATE`,
+    [orderId],
+  );
+  return rows[0];
+}
+
+export interface NewPayment {
+  customerId: number | null;
+  clientId: string;
+  orderId: number | null;
+  amount: number;
+  currency: string;
+  status: PaymentStatus;
+  declineCode: DeclineCode | null;
+  processor: string;
+  processorReference: string;
+}
+
+export async function insertPayment(tx: Queryable, payment: NewPayment): Promise<PaymentRow> {
+  const { rows } = await tx.query<PaymentRow>(
+    `INSERT INTO payments (customer_id, client_id, order_id, amount, currency, status, decline_code, processor, processor_reference)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING ${PAYMENT_COLUMNS}`,
+    [payment.customerId, payment.clientId, payment.orderId, payment.amount, payment.currency, payment.status, payment.declineCode, payment.processor, payment.processorReference],
+  );
+  return rows[0]!;
+}
+
+/**
+ * Records a refund and the payment's new balance and status, in the caller's transaction. The
+ * balance is incremented in SQL, so the table's CHECK (amount_refunded <= amount) would refuse an
+ * over-refund even if a caller skipped the row lock.
+ */
+export async function insertRefund(
+  tx: Queryable,
+  refund: { paymentId: number; amount: number; processorReference: string },
+): Promise<{ refund: Refund; payment: PaymentRow }> {
+  const { rows: payments } = await tx.query<PaymentRow>(
+    `UPDATE payments SET amount_refunded = amount_refunded + $2,
+            status = CASE WHEN amount_refunded + $2 = amount THEN 'refunded' ELSE 'partially_refunded' END,
+            version = version + 1, updated_at = now()
+      WHERE id = $1 RETURNING ${PAYMENT_COLUMNS}`,
+    [refund.paymentId, refund.amount],
+  );
+  const { rows } = await tx.query<Refund>(
+    `WITH r AS (INSERT INTO refunds (payment_id, amount, processor_reference) VALUES ($1, $2, $3) RETURNING *)
+     SELECT ${REFUND_COLUMNS} FROM r JOIN payments p ON p.id = r.payment_id`,
+    [refund.paymentId, refund.amount, refund.processorReference],
+  );
+  return { refund: rows[0]!, payment: payments[0]! };
+}
+
+const SORT_COLUMNS: Record<PaymentSortKey, string> = { createdAt: 'created_at', id: 'id' };
+
+/** One page of payments and the exact total, in one statement (one snapshot). */
+export async function selectPaymentPage(
+  db: Queryable,
+  filters: PaymentFilters,
+  sort: SortKey<PaymentSortKey>[],
+  page: { page: number; pageSize: number },
+): Promise<{ rows: PaymentRow[]; total: number }> {
+  const params: unknown[] = [];
+  const conditions = ['true'];
+  if (filters.customerId !== undefined) conditions.push(`customer_id = $${params.push(filters.customerId)}`);
+  if (filters.status !== undefined) conditions.push(`status = $${params.push(filters.status)}`);
+  if (filters.orderId !== undefined) conditions.push(`order_id = $${params.push(filters.orderId)}`);
+  const where = conditions.join(' AND ');
+  const { innerOrder, outerOrder, limit, offset } = pageClauses(sort, SORT_COLUMNS, 'p', page, params);
+  const { rows } = await db.query<PaymentRow & { collection_total: number }>(
+    `SELECT t.collection_total, p.* FROM (SELECT count(*) AS collection_total FROM payments WHERE ${where}) t LEFT JOIN LATERAL (
+       SELECT ${PAYMENT_COLUMNS} FROM payments WHERE ${where} ORDER BY ${innerOrder} LIMIT ${limit} OFFSET ${offset}
+     ) p ON true ORDER BY ${outerOrder}`,
+    params,
+  );
+  return {
+    rows: rows.filter((r) => r.id !== null).map(({ collection_total: _total, ...row }) => row),
+    total: rows[0]?.collection_total ?? 0,
+  };
+}
+
+export async function selectRefunds(db: Queryable, paymentId: number, page: { page: number; pageSize: number }): Promise<{ refunds: Refund[]; total: number }> {
+  const { rows } = await db.query<Refund & { total: number }>(
+    `SELECT ${REFUND_COLUMNS}, (SELECT count(*) FROM refunds WHERE payment_id = $1) AS total
+       FROM refunds r JOIN payments p ON p.id = r.payment_id
+      WHERE r.payment_id = $1 ORDER BY r.id LIMIT $2 OFFSET $3`,
+    [paymentId, page.pageSize, (page.page - 1) * page.pageSize],
+  );
+  const total = rows[0]?.total ?? Number((await db.query<{ n: number }>('SELECT count(*) AS n FROM refunds WHERE payment_id = $1', [paymentId])).rows[0]?.n ?? 0);
+  return { refunds: rows.map(({ total: _t, ...refund }) => refund), total };
+}
+
+export async function findRefund(db: Queryable, paymentId: number, refundId: number): Promise<Refund | undefined> {
+  const { rows } = await db.query<Refund>(
+    `SELECT ${REFUND_COLUMNS} FROM refunds r JOIN payments p ON p.id = r.payment_id WHERE r.payment_id = $1 AND r.id = $2`,
+    [paymentId, refundId],
+  );
+  return rows[0];
+}
