@@ -6,7 +6,9 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createEmptyServerDatabase, serverUrl } from '../helpers/db.ts';
+import { createDatabase } from '../../src/db/create-database.ts';
+import type { Db } from '../../src/db/db.ts';
+import { createEmptyServerDatabase, DB_OPTIONS, serverUrl } from '../helpers/db.ts';
 
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const CLI_ENTRY = path.join(ROOT, 'src/cli.ts');
@@ -52,6 +54,19 @@ async function createEmptyTarget(): Promise<TargetDatabase> {
     dataDir,
     drop: () => rm(parent, { recursive: true, force: true }),
   };
+}
+
+/**
+ * Opens the target database in this process for the length of fn, to write or read rows around the
+ * commands. The embedded one admits one process: call it only while no command runs on it.
+ */
+export async function withTargetDatabase<T>(target: TargetDatabase, fn: (db: Db) => Promise<T>): Promise<T> {
+  const db = await createDatabase({ databaseUrl: target.env.DATABASE_URL, dataDir: target.dataDir ?? '', db: DB_OPTIONS });
+  try {
+    return await fn(db);
+  } finally {
+    await db.close();
+  }
 }
 
 /** Only what a process needs from ours: no DATABASE_URL, PORT or NODE_ENV leaks in from the runner. */
@@ -151,6 +166,8 @@ export interface ServeProcess {
   stderr(): string;
   /** Sends the signal (the first call only) and waits, bounded, for the exit. */
   stop(signal?: NodeJS.Signals, timeoutMs?: number): Promise<Exit>;
+  /** Waits, bounded, for an exit the process brings about itself (SIGKILLed past the deadline). */
+  waitForExit(timeoutMs?: number): Promise<Exit>;
 }
 
 function findListeningEvent(stdout: string): ListeningEvent | undefined {
@@ -191,6 +208,7 @@ export async function startServe(env: Env, timeoutMs = 60_000): Promise<ServePro
         child.kill(signal);
         return exitWithin(child, closed, stopTimeoutMs, `serve after ${signal}`);
       })()),
+    waitForExit: (exitTimeoutMs = 10_000) => exitWithin(child, closed, exitTimeoutMs, 'serve'),
   };
 }
 

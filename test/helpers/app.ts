@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { after, before } from 'node:test';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
-import { buildApp } from '../../src/app.ts';
+import { buildApp, type AppOptions } from '../../src/app.ts';
 import { signAccessToken } from '../../src/auth/access-token.ts';
 import { ensureActiveSigningKey } from '../../src/auth/keys.store.ts';
 import { loadConfig, type Config } from '../../src/config.ts';
@@ -26,10 +26,11 @@ export interface TestApp {
 
 export const ALL_SCOPES: Scope[] = ['orders:read', 'orders:write', 'products:write', 'payments:read', 'payments:write'];
 
-export async function startTestApp(overrides: Partial<Config> = {}, now?: () => Date): Promise<TestApp> {
+/** appOptions reach buildApp as given (a payment processor, a failpoint); logging stays off. */
+export async function startTestApp(overrides: Partial<Config> = {}, now?: () => Date, appOptions: AppOptions = {}): Promise<TestApp> {
   const { db, drop } = await createTestDatabase();
   const config = loadConfig({ NODE_ENV: 'test', PUBLIC_URL, LOG_LEVEL: 'silent' }, overrides);
-  const app = await buildApp(config, db, { logger: false, now });
+  const app = await buildApp(config, db, { ...appOptions, logger: false, now });
   await app.ready();
   const key = await ensureActiveSigningKey(db);
   return {
