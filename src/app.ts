@@ -21,7 +21,7 @@ import { createFailpoint, type Failpoint } from './http/failpoints.ts';
 import { scheduleIdempotencyKeyPurge } from './payments/idempotency.ts';
 import { paymentsRoutes } from './payments/payments.routes.ts';
 import { Payment, Refund } from './payments/payments.schemas.ts';
-import { createSimulatedProcessor, type PaymentProcessor } from './payments/processor.ts';
+import { createSimulatedProcessor, withProcessorTimeout, type PaymentProcessor } from './payments/processor.ts';
 import { productsRoutes } from './products/products.routes.ts';
 import { Product } from './products/products.schemas.ts';
 
@@ -38,6 +38,8 @@ export interface AppOptions {
   logger?: boolean | object;
   /** The payment processor; the deterministic simulator by default (docs/payments.md). */
   paymentProcessor?: PaymentProcessor;
+  /** How long a processor call may take before it counts as unavailable (default 10 s). */
+  processorTimeoutMs?: number;
   /** Test-only fault injection at named points of a write (src/http/failpoints.ts). */
   failpoint?: Failpoint;
 }
@@ -78,7 +80,7 @@ export async function buildApp(config: Config, db: Db, options: AppOptions = {})
     }),
     now: options.now,
   }));
-  app.decorate('paymentProcessor', options.paymentProcessor ?? createSimulatedProcessor());
+  app.decorate('paymentProcessor', withProcessorTimeout(options.paymentProcessor ?? createSimulatedProcessor(), options.processorTimeoutMs));
   app.decorate('failpoint', createFailpoint(config, options.failpoint));
   app.setValidatorCompiler(createValidatorCompiler());
   // Only JSON bodies: Fastify's built-in text/plain parser would let other media types through.

@@ -43,7 +43,7 @@ export interface Config {
   };
   /**
    * Test-only fault injection (ORDERPAY_FAILPOINTS, honoured when NODE_ENV=test): failpoint name →
-   * action, e.g. "payment.before-commit=kill". See src/http/failpoints.ts.
+   * action, e.g. "idempotency.before-commit=kill". See src/http/failpoints.ts.
    */
   readonly failpoints: Readonly<Record<string, string>>;
 }

@@ -69,6 +69,13 @@ export async function openPostgres(url: string, options: Config['db']): Promise<
     async transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
       const client = await pool.connect();
       let broken: unknown;
+      // A checked-out client that loses its connection (idle-in-transaction timeout, a server
+      // restart) emits 'error' with no pool listener attached: without ours, the process crashes.
+      // The failure reaches the caller through the pending or next query instead.
+      const onConnectionError = (error: unknown) => {
+        broken = error;
+      };
+      client.on('error', onConnectionError);
       try {
         await client.query('BEGIN');
         const tx: Queryable = {
@@ -90,6 +97,7 @@ export async function openPostgres(url: string, options: Config['db']): Promise<
         throw error;
       } finally {
         // A connection whose ROLLBACK failed is in an unknown state: destroy it, never reuse it.
+        client.off('error', onConnectionError);
         client.release(broken instanceof Error ? broken : undefined);
       }
     },

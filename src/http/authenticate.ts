@@ -191,6 +191,14 @@ export function isStaffOrService(principal: Principal): boolean {
   return principal.kind === 'service' || principal.role === 'staff';
 }
 
+/** Restricts a query to one customer's rows; undefined means every customer (staff, service). */
+export type OwnerScope = { customerId: number } | undefined;
+
+/** Customers act on their own orders and payments only; staff and service clients on all. */
+export function ownerScope(principal: Principal): OwnerScope {
+  return principal.kind === 'user' && principal.role === 'customer' ? { customerId: principal.userId } : undefined;
+}
+
 declare module 'fastify' {
   interface FastifyRequest {
     principal?: Principal;

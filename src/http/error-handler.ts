@@ -2,7 +2,6 @@
 // errors and database failures (through one SQLSTATE table). 5xx bodies never carry internals.
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { isDatabaseError } from '../db/db.ts';
-import { missingIdempotencyKey } from '../payments/idempotency.rules.ts';
 import type { ErrorCode } from './errors.ts';
 import { ProblemError, sendProblem, type FieldError } from './problem.ts';
 
@@ -34,7 +33,6 @@ export function validationProblem(context: string, errors: AjvError[]): ProblemE
     return new ProblemError('REQUEST_BODY_INVALID', fieldErrors.map((e) => e.detail).join('; '), { errors: fieldErrors });
   }
   if (context === 'headers') {
-    // A missing Idempotency-Key has its own code: clients branch on it to learn the key is required.
     if (errors.some((e) => e.keyword === 'required' && e.params.missingProperty === 'idempotency-key')) {
       return missingIdempotencyKey();
     }
@@ -63,6 +61,13 @@ export function validationProblem(context: string, errors: AjvError[]): ProblemE
   return new ProblemError('REQUEST_PARAMETER_INVALID', fieldErrors.map((e) => e.detail).join('; '), { errors: fieldErrors });
 }
 
+/** 400 for a required Idempotency-Key left out: its own code, so clients learn keys are required. */
+export function missingIdempotencyKey(): ProblemError {
+  return new ProblemError('IDEMPOTENCY_KEY_MISSING', 'Send an Idempotency-Key header: a unique value for this operation, repeated on every retry of it.', {
+    errors: [{ parameter: 'idempotency-key', detail: 'header idempotency-key is required' }],
+  });
+}
+
 // Fastify's own request errors (content-type parser, body limit) by code.
 const FASTIFY_ERRORS: Record<string, [ErrorCode, string]> = {
   FST_ERR_CTP_BODY_TOO_LARGE: ['REQUEST_BODY_TOO_LARGE', 'The request body exceeds the 64 KiB limit.'],
@@ -80,7 +85,7 @@ function databaseProblem(code: string): ProblemError | undefined {
   // NUL and invalid byte sequences can only arrive inside JSON strings: schemas check the rest.
   if (code === '22021' || code === '22P05') return new ProblemError('REQUEST_BODY_INVALID', 'A text value contains a character that cannot be stored (such as U+0000).');
   if (code.startsWith('22')) return new ProblemError('REQUEST_PARAMETER_INVALID', 'A value is out of the range the server can store.');
-  if (code === '57014' || code === '55P03' || code.startsWith('08') || code.startsWith('53') || code === '57P01' || code === '57P03' || code === '55000') {
+  if (code === '57014' || code === '55P03' || code === '25P03' || code.startsWith('08') || code.startsWith('53') || code === '57P01' || code === '57P03' || code === '55000') {
     return new ProblemError('SERVICE_UNAVAILABLE', 'The database is busy or unreachable; retry shortly.', { headers: { 'retry-after': '1' } });
   }
   return undefined;
@@ -101,7 +106,7 @@ export function toProblem(error: FastifyError | Error): { problem: ProblemError;
     if (problem) return { problem, internal: problem.status >= 500 };
   }
   const nodeCode = (error as { code?: string }).code;
-  if ((nodeCode && UNAVAILABLE_NODE_CODES.has(nodeCode)) || /timeout exceeded when trying to connect|Connection terminated/i.test(error.message)) {
+  if ((nodeCode && UNAVAILABLE_NODE_CODES.has(nodeCode)) || /timeout exceeded when trying to connect|Connection terminated|connection error and is not queryable|closed and is not queryable/i.test(error.message)) {
     return { problem: new ProblemError('SERVICE_UNAVAILABLE', 'The database is unreachable; retry shortly.', { headers: { 'retry-after': '1' } }), internal: true };
   }
   // Any other client error Fastify raised before our code ran (malformed request line, etc.).

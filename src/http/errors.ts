@@ -56,7 +56,7 @@ export const ERRORS = {
   PAYMENT_NOT_REFUNDABLE: { status: 409, title: 'Payment cannot be refunded', description: 'Only a `succeeded` or `partially_refunded` payment can be refunded: a declined payment took no money, a `refunded` one has none left.' },
   PAYMENT_REFUND_EXCEEDS_BALANCE: { status: 422, title: 'Refund exceeds what is left', description: 'The refunds of a payment never add up to more than its amount; `refundableAmount` says what can still be refunded.' },
   PAYMENT_REFUND_NOT_FOUND: { status: 404, title: 'Refund not found', description: 'The payment has no refund with this id.' },
-  PAYMENT_PROCESSOR_UNAVAILABLE: { status: 503, title: 'Payment processor unavailable', description: 'The processor could not be reached; nothing was charged or stored and the idempotency key was released. Retry with the same key after `Retry-After`.' },
+  PAYMENT_PROCESSOR_UNAVAILABLE: { status: 503, title: 'Payment processor unavailable', description: 'The payment processor failed or did not answer within 10 seconds. Nothing was recorded and the idempotency key was released: retry the same request with the same key after `Retry-After`; the processor receives the same reference, so a charge it took before failing is not taken twice.' },
   // Server side
   RESOURCE_CONFLICT: { status: 409, title: 'Conflict', description: 'The change conflicts with the current state of another resource (a unique value already taken, or a concurrent change). Read the resource again and retry.' },
   SERVICE_UNAVAILABLE: { status: 503, title: 'Service unavailable', description: 'The database is unreachable or overloaded, or the server is shutting down. Retry after the `Retry-After` delay.' },

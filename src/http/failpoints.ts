@@ -3,10 +3,12 @@
 // by AppOptions.failpoint. Every other run passes each point without cost.
 import type { Config } from '../config.ts';
 
-/** Points where the payment write path can be made to fail. */
-export type FailpointName =
-  | 'idempotency.before-commit' // the work is done, its transaction not yet committed
-  | 'idempotency.after-commit'; // committed, the response not yet sent
+/** Points where an idempotent write can be made to fail. */
+export const FAILPOINT_NAMES = [
+  'idempotency.before-commit', // the work is done, its transaction not yet committed
+  'idempotency.after-commit', // committed, the response not yet sent
+] as const;
+export type FailpointName = (typeof FAILPOINT_NAMES)[number];
 
 export type Failpoint = (name: FailpointName) => void | Promise<void>;
 
@@ -21,7 +23,11 @@ const ACTIONS: Record<string, () => void> = {
 export function createFailpoint(config: Config, inProcess?: Failpoint): Failpoint | undefined {
   const configured = Object.entries(config.failpoints);
   if (configured.length === 0) return inProcess;
-  for (const [name, action] of configured) if (!ACTIONS[action]) throw new Error(`unknown failpoint action "${action}" for ${name}`);
+  // A misspelt point would never fire, and a crash test using it would prove nothing.
+  for (const [name, action] of configured) {
+    if (!(FAILPOINT_NAMES as readonly string[]).includes(name)) throw new Error(`unknown failpoint "${name}"; known: ${FAILPOINT_NAMES.join(', ')}`);
+    if (!ACTIONS[action]) throw new Error(`unknown failpoint action "${action}" for ${name}; known: ${Object.keys(ACTIONS).join(', ')}`);
+  }
   return async function triggerFailpoint(name) {
     const action = config.failpoints[name];
     if (action) ACTIONS[action]!();

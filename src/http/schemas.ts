@@ -55,6 +55,14 @@ export const PageParams = {
   pageSize: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20, description: 'Elements per page, 1–100.' })),
 };
 
+/** Conditional request headers (RFC 9110 §13.1), as read by GET, PUT and DELETE. */
+export const IfMatchHeaders = Type.Object({
+  'if-match': Type.Optional(Type.String({ description: 'Entity tag from a GET; the change is made only if it still matches (strong comparison).' })),
+});
+export const IfNoneMatchHeaders = Type.Object({
+  'if-none-match': Type.Optional(Type.String({ description: 'Entity tags; 304 when one matches the current representation (weak comparison).' })),
+});
+
 /** Problem responses an operation can answer with, for its OpenAPI document. */
 export function problems(...statuses: number[]): Record<number, typeof ProblemRef> {
   return Object.fromEntries(statuses.map((s) => [s, ProblemRef]));

@@ -6,11 +6,11 @@ import { requireScope } from '../http/authenticate.ts';
 import { setPageLinks } from '../http/collection.ts';
 import { noneMatch } from '../http/etag.ts';
 import { resourceUrl, sendNotModified, sendRepresentation } from '../http/representation.ts';
-import { Envelope, problems } from '../http/schemas.ts';
+import { Envelope, IfMatchHeaders, IfNoneMatchHeaders, problems } from '../http/schemas.ts';
 import { respondIdempotently } from '../payments/idempotency.ts';
 import { OptionalIdempotencyHeaders } from '../payments/payments.schemas.ts';
 import {
-  CreateOrderBody, IfMatchHeaders, IfNoneMatchHeaders, ListOrderItemsQuery, ListOrdersQuery, ListUserOrdersQuery,
+  CreateOrderBody, ListOrderItemsQuery, ListOrdersQuery, ListUserOrdersQuery,
   OrderIdParams, ReplaceOrderBody, UserIdParams,
 } from './orders.schemas.ts';
 import { createOrder, deleteOrder, getOrder, listOrderItems, listOrders, replaceOrder } from './orders.service.ts';

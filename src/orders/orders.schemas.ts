@@ -87,10 +87,3 @@ export type ListOrderItemsQuery = Static<typeof ListOrderItemsQuery>;
 
 export const OrderIdParams = Type.Object({ orderId: Id('Identifier of the order.') }, { additionalProperties: false });
 export const UserIdParams = Type.Object({ userId: Id('Identifier of the user.') }, { additionalProperties: false });
-
-export const IfMatchHeaders = Type.Object({
-  'if-match': Type.Optional(Type.String({ description: 'Entity tag from a GET; the change is made only if it still matches (strong comparison).' })),
-});
-export const IfNoneMatchHeaders = Type.Object({
-  'if-none-match': Type.Optional(Type.String({ description: 'Entity tags; 304 when one matches the current representation (weak comparison).' })),
-});

@@ -3,7 +3,7 @@ import { isDatabaseError, type Db, type Queryable } from '../db/db.ts';
 import { parseSortParam, toCollection, type Collection } from '../http/collection.ts';
 import { checkIfMatch, entityTag } from '../http/etag.ts';
 import { ProblemError } from '../http/problem.ts';
-import type { Principal } from '../http/authenticate.ts';
+import { ownerScope, type Principal } from '../http/authenticate.ts';
 import { refundOrderPayment } from '../payments/payments.service.ts';
 import type { PaymentProcessor } from '../payments/processor.ts';
 import { findProduct } from '../products/products.store.ts';
@@ -15,7 +15,7 @@ import {
 import type { CreateOrderBody, ListOrderItemsQuery, ListOrdersQuery, Order, OrderItem, ReplaceOrderBody } from './orders.schemas.ts';
 import {
   findOrder, insertOrder, insertOrderItem, lockOrder, selectOrderItems, selectOrderPage, softDeleteOrder,
-  toOrder, updateOrderStatus, type OrderRow, type OwnerScope,
+  toOrder, updateOrderStatus, type OrderRow,
 } from './orders.store.ts';
 
 export interface TaggedOrder {
@@ -24,11 +24,6 @@ export interface TaggedOrder {
 }
 
 const tagged = (row: OrderRow, apiVersion: number): TaggedOrder => ({ order: toOrder(row), etag: entityTag('o', row.id, row.version, apiVersion) });
-
-/** Customers act on their own orders only; staff and service clients on all. */
-export function ownerScope(principal: Principal): OwnerScope {
-  return principal.kind === 'user' && principal.role === 'customer' ? { customerId: principal.userId } : undefined;
-}
 
 function actorsFor(principal: Principal, order: OrderRow): Actor[] {
   if (principal.kind === 'service') return ['service'];

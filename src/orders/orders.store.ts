@@ -2,12 +2,11 @@
 // customer_id = $n, so another customer's order is indistinguishable from a missing one.
 import type { SortKey } from '../http/collection.ts';
 import type { Queryable } from '../db/db.ts';
+import type { OwnerScope } from '../http/authenticate.ts';
 import { pageClauses } from '../db/paging.ts';
 import type { OrderFilters, OrderSortKey, OrderStatus } from './orders.rules.ts';
 import type { Order, OrderItem } from './orders.schemas.ts';
 
-/** Restricts a query to one customer's orders; undefined means every customer (staff, service). */
-export type OwnerScope = { customerId: number } | undefined;
 
 export interface OrderRow extends Order {
   version: number;

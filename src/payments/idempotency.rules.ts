@@ -29,12 +29,6 @@ export function parseIdempotencyKey(header: string): string {
   return key;
 }
 
-export function missingIdempotencyKey(): ProblemError {
-  return new ProblemError('IDEMPOTENCY_KEY_MISSING', 'Send an Idempotency-Key header: a unique value for this operation, repeated on every retry of it.', {
-    errors: [{ parameter: 'idempotency-key', detail: 'header idempotency-key is required' }],
-  });
-}
-
 /** JSON with object keys sorted at every level (RFC 8785's ordering); arrays keep their order. */
 export function canonicalJson(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
@@ -98,8 +92,8 @@ export function decideOnTakenKey(record: KeyRecord, request: RequestBinding): Ke
 }
 
 /**
- * 409 while the first request with this key is still being processed (draft §2.7). A live request
- * finishes within a second; one whose process died frees the key when its lock lapses.
+ * 409 while the first request with this key is still being processed (draft §2.7). Most finish
+ * within a second; a claim whose process died is taken over once its lock lapses.
  */
 export function keyInUse(): ProblemError {
   return new ProblemError('IDEMPOTENCY_KEY_IN_USE', 'A request with this Idempotency-Key is still being processed; retry after the Retry-After delay to receive its result.', {

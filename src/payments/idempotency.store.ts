@@ -12,7 +12,11 @@ export interface KeyOwner {
 export interface KeyClaim {
   id: number;
   lockToken: string;
+  /** Stable across every retry of the operation: the processor's idempotency reference. */
+  operationId: string;
 }
+
+const CLAIM_COLUMNS = 'id, lock_token AS "lockToken", operation_id::text AS "operationId"';
 
 export interface KeyTimes {
   lockSeconds: number;
@@ -21,13 +25,13 @@ export interface KeyTimes {
 
 /** The atomic claim: the unique constraint lets exactly one concurrent insert through. */
 export async function insertKeyClaim(db: Queryable, owner: KeyOwner, key: string, binding: RequestBinding, lockToken: string, times: KeyTimes): Promise<KeyClaim | undefined> {
-  const { rows } = await db.query<{ id: number }>(
-    `INSERT INTO idempotency_keys (client_id, subject, key, method, path, fingerprint, state, lock_token, locked_until, expires_at)
-     VALUES ($1, $2, $3, $4, $5, $6, 'in_flight', $7, now() + make_interval(secs => $8), now() + make_interval(secs => $9))
-     ON CONFLICT ON CONSTRAINT idempotency_keys_caller_key DO NOTHING RETURNING id`,
+  const { rows } = await db.query<KeyClaim>(
+    `INSERT INTO idempotency_keys (client_id, subject, key, method, path, fingerprint, state, operation_id, lock_token, locked_until, expires_at)
+     VALUES ($1, $2, $3, $4, $5, $6, 'in_flight', gen_random_uuid(), $7, now() + make_interval(secs => $8), now() + make_interval(secs => $9))
+     ON CONFLICT ON CONSTRAINT idempotency_keys_caller_key DO NOTHING RETURNING ${CLAIM_COLUMNS}`,
     [owner.clientId, owner.subject, key, binding.method, binding.path, binding.fingerprint, lockToken, times.lockSeconds, times.retentionSeconds],
   );
-  return rows[0] ? { id: rows[0].id, lockToken } : undefined;
+  return rows[0];
 }
 
 interface KeyRow {
@@ -57,29 +61,36 @@ export async function findKeyRecord(db: Queryable, owner: KeyOwner, key: string)
   return { ...rest, response };
 }
 
-/** Takes over an in-flight claim whose lock lapsed; only one of several contenders succeeds. */
+/**
+ * Takes over an in-flight claim whose lock lapsed; only one of several contenders succeeds. A
+ * holder still working keeps the row locked in its transaction: SKIP LOCKED answers "not now"
+ * (409 to the caller) instead of waiting for it.
+ */
 export async function takeOverLapsedClaim(db: Queryable, id: number, lockToken: string, times: KeyTimes): Promise<KeyClaim | undefined> {
-  const { rowCount } = await db.query(
+  const { rows } = await db.query<KeyClaim>(
     `UPDATE idempotency_keys SET lock_token = $2, locked_until = now() + make_interval(secs => $3)
-      WHERE id = $1 AND state = 'in_flight' AND locked_until <= now()`,
+      WHERE id = (SELECT id FROM idempotency_keys WHERE id = $1 AND state = 'in_flight' AND locked_until <= now() FOR UPDATE SKIP LOCKED)
+      RETURNING ${CLAIM_COLUMNS}`,
     [id, lockToken, times.lockSeconds],
   );
-  return rowCount === 1 ? { id, lockToken } : undefined;
+  return rows[0];
 }
 
 /**
- * A key past its retention is free: the row is reused as a fresh claim for the new request, unless
- * a request still holds it (a claim is never taken from a live request, however old the key).
+ * A key past its retention is free: the row is reused as a fresh claim (a new operation) for the
+ * new request, unless a request still holds it, however old the key.
  */
 export async function reclaimExpiredKey(db: Queryable, id: number, binding: RequestBinding, lockToken: string, times: KeyTimes): Promise<KeyClaim | undefined> {
-  const { rowCount } = await db.query(
-    `UPDATE idempotency_keys SET method = $2, path = $3, fingerprint = $4, state = 'in_flight', lock_token = $5,
-            locked_until = now() + make_interval(secs => $6), response_status = NULL, response_headers = NULL,
+  const { rows } = await db.query<KeyClaim>(
+    `UPDATE idempotency_keys SET method = $2, path = $3, fingerprint = $4, state = 'in_flight', operation_id = gen_random_uuid(),
+            lock_token = $5, locked_until = now() + make_interval(secs => $6), response_status = NULL, response_headers = NULL,
             response_body = NULL, created_at = now(), expires_at = now() + make_interval(secs => $7)
-      WHERE id = $1 AND expires_at <= now() AND (state = 'completed' OR locked_until <= now())`,
+      WHERE id = (SELECT id FROM idempotency_keys WHERE id = $1 AND expires_at <= now() AND (state = 'completed' OR locked_until <= now())
+                  FOR UPDATE SKIP LOCKED)
+      RETURNING ${CLAIM_COLUMNS}`,
     [id, binding.method, binding.path, binding.fingerprint, lockToken, times.lockSeconds, times.retentionSeconds],
   );
-  return rowCount === 1 ? { id, lockToken } : undefined;
+  return rows[0];
 }
 
 /**
@@ -104,9 +115,15 @@ export async function completeKeyClaim(db: Queryable, claim: KeyClaim, response:
   return rowCount === 1;
 }
 
-/** After a failure that rolled the work back: the key is free for a retry to perform it. */
+/**
+ * After a failure that rolled the work back: the claim's lock lapses at once, so the retry takes it
+ * over and performs the work, as the same operation (the processor sees the same reference).
+ */
 export async function releaseKeyClaim(db: Queryable, claim: KeyClaim): Promise<void> {
-  await db.query("DELETE FROM idempotency_keys WHERE id = $1 AND lock_token = $2 AND state = 'in_flight'", [claim.id, claim.lockToken]);
+  await db.query(
+    "UPDATE idempotency_keys SET locked_until = now() - interval '1 second' WHERE id = $1 AND lock_token = $2 AND state = 'in_flight'",
+    [claim.id, claim.lockToken],
+  );
 }
 
 /** Deletes keys past their retention, a batch at a time; returns how many went. */

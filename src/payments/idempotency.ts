@@ -4,11 +4,11 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Queryable } from '../db/db.ts';
-import { toProblem } from '../http/error-handler.ts';
+import { missingIdempotencyKey, toProblem } from '../http/error-handler.ts';
 import { PROBLEM_CONTENT_TYPE, problemBody, ProblemError } from '../http/problem.ts';
 import { CACHE_NONE } from '../http/representation.ts';
 import { jsonContentType } from '../http/versioning.ts';
-import { decideOnTakenKey, fingerprintRequest, keyInUse, missingIdempotencyKey, parseIdempotencyKey, type RequestBinding, type StoredResponse } from './idempotency.rules.ts';
+import { decideOnTakenKey, fingerprintRequest, keyInUse, parseIdempotencyKey, type RequestBinding, type StoredResponse } from './idempotency.rules.ts';
 import {
   completeKeyClaim, findKeyRecord, holdKeyClaim, insertKeyClaim, purgeExpiredKeys, reclaimExpiredKey, releaseKeyClaim,
   takeOverLapsedClaim, type KeyClaim, type KeyOwner, type KeyTimes,
@@ -22,8 +22,9 @@ export interface Outcome {
 }
 
 /**
- * The work of one request, in the transaction that also stores its response. `reference` is
- * stable across every retry of the request (the claim's id), for a processor's own idempotency.
+ * The work of one request, in the transaction that also stores its response. `reference` is the
+ * same for every retry of the operation (through releases, takeovers and crashes) and unique
+ * otherwise: a processor's own idempotency key.
  */
 export type IdempotentWork = (tx: Queryable, reference: string) => Promise<Outcome>;
 
@@ -31,7 +32,7 @@ export type IdempotentWork = (tx: Queryable, reference: string) => Promise<Outco
 // and are kept. Malformed requests (400) and permissions (401, 403) never began the operation, and
 // these conflicts depend on timing: a retry must be able to do better.
 const STORED_STATUSES = new Set([404, 409, 422]);
-const NOT_STORED = new Set(['RESOURCE_CONFLICT', 'IDEMPOTENCY_KEY_IN_USE']);
+const NOT_STORED: ReadonlySet<string> = new Set(['RESOURCE_CONFLICT', 'IDEMPOTENCY_KEY_IN_USE']);
 
 export const REPLAYED_HEADER = 'idempotent-replayed';
 
@@ -110,7 +111,7 @@ async function performClaimed(request: FastifyRequest, reply: FastifyReply, clai
     response = await db.transaction(async (tx) => {
       // Ours until commit: a process taking the key over after our lock lapsed waits for us here.
       if (!(await holdKeyClaim(tx, claim))) throw keyInUse();
-      const stored = serializeOutcome(request, reply, await work(tx, `idem-${claim.id}`));
+      const stored = serializeOutcome(request, reply, await work(tx, `op_${claim.operationId}`));
       if (!(await completeKeyClaim(tx, claim, stored))) throw keyInUse();
       await failpoint?.('idempotency.before-commit');
       return stored;
@@ -124,8 +125,9 @@ async function performClaimed(request: FastifyRequest, reply: FastifyReply, clai
 
 /**
  * A refusal by the rules (404, 409, 422) is the operation's result: stored and replayed like a
- * success. Any other failure rolled everything back: the key is released, so a retry performs the
- * work. If even the release fails, the claim's lock lapses and a retry takes it over.
+ * success. Any other failure rolled everything back: the claim is released (its lock lapses now),
+ * so a retry of the request takes it over and performs the work. If even the release fails, the
+ * lock lapses in its own time.
  */
 async function settleFailure(request: FastifyRequest, reply: FastifyReply, claim: KeyClaim, error: Error): Promise<FastifyReply> {
   const { problem, internal } = toProblem(error);
@@ -133,7 +135,8 @@ async function settleFailure(request: FastifyRequest, reply: FastifyReply, claim
   if (!internal && STORED_STATUSES.has(problem.status) && !NOT_STORED.has(problem.code)) {
     const stored = serializeProblem(request, problem);
     if (await completeKeyClaim(db, claim, stored)) return sendResponse(reply, stored, false);
-  } else if (problem.code !== 'IDEMPOTENCY_KEY_IN_USE') {
+  } else {
+    // A no-op when the claim is no longer ours (IDEMPOTENCY_KEY_IN_USE from holdKeyClaim).
     await releaseKeyClaim(db, claim).catch((releaseError: unknown) => request.log.error({ err: releaseError }, 'could not release an idempotency key'));
   }
   throw error;
@@ -152,7 +155,7 @@ function serializeOutcome(request: FastifyRequest, reply: FastifyReply, outcome:
 }
 
 function serializeProblem(request: FastifyRequest, problem: ProblemError): StoredResponse {
-  const headers = { ...problem.options.headers, 'content-type': PROBLEM_CONTENT_TYPE, 'cache-control': 'no-store' };
+  const headers = { ...problem.options.headers, 'content-type': PROBLEM_CONTENT_TYPE, 'cache-control': CACHE_NONE };
   return { status: problem.status, headers, body: JSON.stringify(problemBody(request, problem)) };
 }
 

@@ -6,12 +6,11 @@ import { requireScope } from '../http/authenticate.ts';
 import { setPageLinks } from '../http/collection.ts';
 import { noneMatch } from '../http/etag.ts';
 import { CACHE_NONE, resourceUrl, sendNotModified, sendRepresentation } from '../http/representation.ts';
-import { Envelope, problems } from '../http/schemas.ts';
+import { Envelope, IfNoneMatchHeaders, problems } from '../http/schemas.ts';
 import { respondIdempotently } from './idempotency.ts';
 import {
   CreatePaymentBody, CreateRefundBody, ListPaymentsQuery, ListRefundsQuery, PaymentIdParams, RefundIdParams, RequiredIdempotencyHeaders,
 } from './payments.schemas.ts';
-import { IfNoneMatchHeaders } from '../orders/orders.schemas.ts';
 import { assertCurrency } from '../products/products.rules.ts';
 import { createPayment, getPayment, getRefund, listPayments, listRefunds, refundPayment, requireRefunder, taggedPayment } from './payments.service.ts';
 

@@ -64,7 +64,7 @@ export const ListPaymentsQuery = Type.Object(
   {
     status: Type.Optional(PaymentStatusSchema),
     orderId: Type.Optional(Id('Only payments of this order.')),
-    sort: Type.Optional(Type.String({ description: 'createdAt or -createdAt (default createdAt); id is the tie-breaker.', examples: ['-createdAt'] })),
+    sort: Type.Optional(Type.String({ description: 'Comma-separated keys from createdAt, id; "-" prefix for descending. Default createdAt. id is always the last tie-breaker.', examples: ['-createdAt'] })),
     ...PageParams,
   },
   { additionalProperties: false },

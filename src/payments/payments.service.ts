@@ -1,12 +1,11 @@
 // Payment use cases. Writes run inside the transaction the idempotency layer opens, so the
 // payment, the order it pays and the stored response commit together (docs/payments.md).
-import { isDatabaseError, type Db, type Queryable } from '../db/db.ts';
-import { isStaffOrService, type Principal } from '../http/authenticate.ts';
+import type { Db, Queryable } from '../db/db.ts';
+import { isStaffOrService, ownerScope, type Principal } from '../http/authenticate.ts';
 import { parseSortParam, toCollection, type Collection } from '../http/collection.ts';
 import { entityTag } from '../http/etag.ts';
 import { ProblemError } from '../http/problem.ts';
 import { decideTransition, refuseTransition } from '../orders/orders.rules.ts';
-import { ownerScope } from '../orders/orders.service.ts';
 import { lockOrder, updateOrderStatus, type OrderRow } from '../orders/orders.store.ts';
 import { checkOrderAmount, decideRefund, PAYMENT_SORT_KEYS } from './payments.rules.ts';
 import type { CreatePaymentBody, CreateRefundBody, ListPaymentsQuery, ListRefundsQuery, Payment, Refund } from './payments.schemas.ts';
@@ -14,6 +13,7 @@ import {
   findPayment, findRefund, insertPayment, insertRefund, lockPayment, lockSettledPaymentOfOrder, selectPaymentPage,
   selectRefunds, toPayment, type PaymentRow,
 } from './payments.store.ts';
+import { userExists } from '../users/users.store.ts';
 import { ProcessorUnavailableError, type ChargeResult, type PaymentProcessor } from './processor.ts';
 
 export interface TaggedPayment {
@@ -28,15 +28,22 @@ export const taggedPayment = (row: PaymentRow, apiVersion: number): TaggedPaymen
 
 const notFound = (id: number) => new ProblemError('PAYMENT_NOT_FOUND', `Payment ${id} does not exist.`);
 
-/** Runs a processor call; its failure is a 503 that rolls the payment back and frees the key. */
+/** Runs a processor call; its failure is a 503 that rolls the payment back and releases the key. */
 async function callProcessor<T>(call: () => Promise<T>): Promise<T> {
   try {
     return await call();
   } catch (error) {
     if (!(error instanceof ProcessorUnavailableError)) throw error;
-    throw new ProblemError('PAYMENT_PROCESSOR_UNAVAILABLE', 'The payment processor is unavailable; nothing was charged. Retry with the same Idempotency-Key.', {
+    throw new ProblemError('PAYMENT_PROCESSOR_UNAVAILABLE', 'The payment processor did not complete the operation; nothing was recorded. Retry the request (with the same Idempotency-Key, if it had one).', {
       headers: { 'retry-after': '1' },
     });
+  }
+}
+
+/** Step: a payment without an order belongs to the paying user, who must (still) exist. */
+async function checkPayerExists(tx: Queryable, principal: Principal): Promise<void> {
+  if (principal.kind === 'user' && !(await userExists(tx, principal.userId))) {
+    throw new ProblemError('AUTH_SUBJECT_UNKNOWN', `User ${principal.userId} named by the access token does not exist.`);
   }
 }
 
@@ -67,29 +74,23 @@ export async function createPayment(
   body: CreatePaymentBody,
   reference: string,
 ): Promise<PaymentRow> {
+  // Every check before the charge: nothing after it may refuse a payment the processor took.
   const order = body.orderId !== undefined ? await lockPayableOrder(tx, principal, { ...body, orderId: body.orderId }) : undefined;
+  if (!order) await checkPayerExists(tx, principal);
   const charge: ChargeResult = await callProcessor(() => processor.charge({ reference, amount: body.amount, currency: body.currency }));
-  try {
-    const payment = await insertPayment(tx, {
-      customerId: order?.customerId ?? (principal.kind === 'user' ? principal.userId : null),
-      clientId: principal.clientId,
-      orderId: order?.id ?? null,
-      amount: body.amount,
-      currency: body.currency,
-      status: charge.outcome,
-      declineCode: charge.outcome === 'declined' ? charge.declineCode : null,
-      processor: processor.name,
-      processorReference: charge.processorReference,
-    });
-    if (order && charge.outcome === 'succeeded') await markOrderPaid(tx, order);
-    return payment;
-  } catch (error) {
-    // payments.customer_id → users.id: the token's subject is not (any more) a user.
-    if (isDatabaseError(error) && error.code === '23503' && principal.kind === 'user') {
-      throw new ProblemError('AUTH_SUBJECT_UNKNOWN', `User ${principal.userId} named by the access token does not exist.`);
-    }
-    throw error;
-  }
+  const payment = await insertPayment(tx, {
+    customerId: order?.customerId ?? (principal.kind === 'user' ? principal.userId : null),
+    clientId: principal.clientId,
+    orderId: order?.id ?? null,
+    amount: body.amount,
+    currency: body.currency,
+    status: charge.outcome,
+    declineCode: charge.outcome === 'declined' ? charge.declineCode : null,
+    processor: processor.name,
+    processorReference: charge.processorReference,
+  });
+  if (order && charge.outcome === 'succeeded') await markOrderPaid(tx, order);
+  return payment;
 }
 
 /** Refunds are the merchant's decision: staff users and service clients make them. */
@@ -125,7 +126,9 @@ async function refundLockedPayment(tx: Queryable, processor: PaymentProcessor, p
 export async function refundOrderPayment(tx: Queryable, processor: PaymentProcessor, orderId: number): Promise<void> {
   const payment = await lockSettledPaymentOfOrder(tx, orderId);
   if (!payment || payment.status === 'refunded') return;
-  await refundLockedPayment(tx, processor, payment, undefined, `order-${orderId}-cancellation`);
+  // One settled payment per order, refunded in full at most once: the reference is stable across
+  // retries of the cancellation and names nothing else.
+  await refundLockedPayment(tx, processor, payment, undefined, `cancel_payment_${payment.id}`);
 }
 
 export async function getPayment(db: Db, principal: Principal, id: number, apiVersion: number): Promise<TaggedPayment> {

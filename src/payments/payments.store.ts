@@ -3,7 +3,7 @@
 import type { Queryable } from '../db/db.ts';
 import { pageClauses } from '../db/paging.ts';
 import type { SortKey } from '../http/collection.ts';
-import type { OwnerScope } from '../orders/orders.store.ts';
+import type { OwnerScope } from '../http/authenticate.ts';
 import type { PaymentFilters, PaymentSortKey, PaymentStatus } from './payments.rules.ts';
 import type { Payment, Refund } from './payments.schemas.ts';
 import type { DeclineCode } from './processor.ts';
@@ -131,15 +131,18 @@ export async function selectPaymentPage(
   };
 }
 
+/** One page of a payment's refunds, oldest first, and their exact total, in one statement. */
 export async function selectRefunds(db: Queryable, paymentId: number, page: { page: number; pageSize: number }): Promise<{ refunds: Refund[]; total: number }> {
-  const { rows } = await db.query<Refund & { total: number }>(
-    `SELECT ${REFUND_COLUMNS}, (SELECT count(*) FROM refunds WHERE payment_id = $1) AS total
-       FROM refunds r JOIN payments p ON p.id = r.payment_id
-      WHERE r.payment_id = $1 ORDER BY r.id LIMIT $2 OFFSET $3`,
+  const { rows } = await db.query<Refund & { collection_total: number }>(
+    `SELECT t.collection_total, x.* FROM (SELECT count(*) AS collection_total FROM refunds WHERE payment_id = $1) t LEFT JOIN LATERAL (
+       SELECT ${REFUND_COLUMNS} FROM refunds r JOIN payments p ON p.id = r.payment_id WHERE r.payment_id = $1 ORDER BY r.id LIMIT $2 OFFSET $3
+     ) x ON true ORDER BY x.id`,
     [paymentId, page.pageSize, (page.page - 1) * page.pageSize],
   );
-  const total = rows[0]?.total ?? Number((await db.query<{ n: number }>('SELECT count(*) AS n FROM refunds WHERE payment_id = $1', [paymentId])).rows[0]?.n ?? 0);
-  return { refunds: rows.map(({ total: _t, ...refund }) => refund), total };
+  return {
+    refunds: rows.filter((r) => r.id !== null).map(({ collection_total: _total, ...refund }) => refund),
+    total: rows[0]?.collection_total ?? 0,
+  };
 }
 
 export async function findRefund(db: Queryable, paymentId: number, refundId: number): Promise<Refund | undefined> {

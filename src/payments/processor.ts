@@ -41,6 +41,33 @@ export class ProcessorUnavailableError extends Error {
   }
 }
 
+/**
+ * How long a processor call may take by default. The call runs inside the payment's transaction,
+ * so this stays below the database's idle-in-transaction timeout and the idempotency lock; a call
+ * cut off here is retried under the same reference, which the processor deduplicates.
+ */
+export const PROCESSOR_TIMEOUT_MS = 10_000;
+
+/** The processor, with every call that outlasts timeoutMs failing as unavailable. */
+export function withProcessorTimeout(processor: PaymentProcessor, timeoutMs = PROCESSOR_TIMEOUT_MS): PaymentProcessor {
+  async function bounded<T>(call: () => Promise<T>): Promise<T> {
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_resolve, reject) => {
+      timer = setTimeout(() => reject(new ProcessorUnavailableError(`payment processor did not answer within ${timeoutMs} ms`)), timeoutMs);
+    });
+    try {
+      return await Promise.race([call(), timeout]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+  return {
+    name: processor.name,
+    charge: (request) => bounded(() => processor.charge(request)),
+    refund: (request) => bounded(() => processor.refund(request)),
+  };
+}
+
 /** Amounts (minor units) with a fixed outcome in the simulator, like a card network's test cards. */
 export const TEST_AMOUNTS = {
   40002: 'card_declined',

@@ -6,8 +6,7 @@ import { requireScope } from '../http/authenticate.ts';
 import { setPageLinks } from '../http/collection.ts';
 import { noneMatch } from '../http/etag.ts';
 import { resourceUrl, sendNotModified, sendRepresentation } from '../http/representation.ts';
-import { Envelope, problems } from '../http/schemas.ts';
-import { IfMatchHeaders, IfNoneMatchHeaders } from '../orders/orders.schemas.ts';
+import { Envelope, IfMatchHeaders, IfNoneMatchHeaders, problems } from '../http/schemas.ts';
 import { CreateProductBody, ListProductsQuery, ProductBody, ProductIdParams } from './products.schemas.ts';
 import { createProduct, getProduct, listProducts, replaceProduct } from './products.service.ts';
 

@@ -21,7 +21,7 @@ import {
 } from './orderpay-process.ts';
 
 // This file's share of the ports, so suites running beside it never collide.
-const PORTS = { burst: [39621, 39622], burstOfOrder: [39623, 39624], killBefore: [39625, 39626], killAfter: [39627, 39628] };
+const PORTS = { burst: [29621, 29622], burstOfOrder: [29623, 29624], killBefore: [29625, 29626], killAfter: [29627, 29628] };
 const BURST = 50;
 const PRICE = 4200;
 const CLEAN_EXIT: Exit = { code: 0, signal: null };

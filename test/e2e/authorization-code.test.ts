@@ -9,8 +9,8 @@ import { decodeJwt, decodeProtectedHeader } from 'jose';
 import { createConfidentialClient, createPublicClient } from '../../src/auth/clients.store.ts';
 import { signInWithForms, startAuthServer, type AuthServer } from '../helpers/oauth.ts';
 
-const PORT = 39_111;
-const REDIRECT_URI = 'http://127.0.0.1:39199/callback';
+const PORT = 29_111;
+const REDIRECT_URI = 'http://127.0.0.1:29199/callback';
 const SCOPE = 'openid profile email orders:read orders:write';
 
 let server: AuthServer;

@@ -13,8 +13,8 @@ import { chromium, type Browser, type ConsoleMessage, type Page } from 'playwrig
 import { createPublicClient } from '../../src/auth/clients.store.ts';
 import { startAuthServer, type AuthServer } from '../helpers/oauth.ts';
 
-const PORT = 39_131;
-const CALLBACK_PORT = 39_132;
+const PORT = 29_131;
+const CALLBACK_PORT = 29_132;
 const CALLBACK_ORIGIN = `http://127.0.0.1:${CALLBACK_PORT}`;
 const REDIRECT_URI = `${CALLBACK_ORIGIN}/callback`;
 const SCOPE = 'openid profile email orders:read orders:write';

@@ -11,9 +11,9 @@ import { digestOidcIdentifier } from '../../src/auth/oidc.adapter.ts';
 import { TOKEN_TTL } from '../../src/auth/provider.ts';
 import { FormBrowser, readForm, signInWithForms, startAuthServer, type AuthServer } from '../helpers/oauth.ts';
 
-const PORT = 39_121;
-const REDIRECT_URI = 'http://127.0.0.1:39198/callback';
-const OTHER_REDIRECT_URI = 'http://127.0.0.1:39198/other-app/callback';
+const PORT = 29_121;
+const REDIRECT_URI = 'http://127.0.0.1:29198/callback';
+const OTHER_REDIRECT_URI = 'http://127.0.0.1:29198/other-app/callback';
 const CUSTOMER = { email: 'negative-customer@example.test', password: 'customer horse battery' };
 const STAFF = { email: 'negative-staff@example.test', password: 'staff horse battery' };
 const TOKEN_FIELDS = ['access_token', 'refresh_token', 'id_token', 'code'] as const;
@@ -187,11 +187,11 @@ describe('oidcc-codereuse (RFC 6749 §4.1.2, §10.5; RFC 9700 §4.2.4)', () => {
 
 describe('oidcc-ensure-registered-redirect-uri (RFC 6749 §3.1.2.4, §4.1.2.1; RFC 9700 §4.1.3)', () => {
   const unregistered = [
-    'http://127.0.0.1:39198/elsewhere',
+    'http://127.0.0.1:29198/elsewhere',
     `${REDIRECT_URI}/`,
     `${REDIRECT_URI}?next=1`,
-    'http://127.0.0.1:39197/callback',
-    'http://localhost:39198/callback',
+    'http://127.0.0.1:29197/callback',
+    'http://localhost:29198/callback',
     OTHER_REDIRECT_URI, // registered, but for another client
   ];
   for (const redirectUri of unregistered) {
@@ -207,7 +207,7 @@ describe('oidcc-ensure-registered-redirect-uri (RFC 6749 §3.1.2.4, §4.1.2.1; R
   }
 
   test('an unregistered redirect_uri wins over any other error in the request: still no redirect', async () => {
-    const answer = await authorizeOnce(codeRequest('', { redirect_uri: 'http://127.0.0.1:39198/elsewhere', code_challenge: undefined, scope: 'openid payments:write' }));
+    const answer = await authorizeOnce(codeRequest('', { redirect_uri: 'http://127.0.0.1:29198/elsewhere', code_challenge: undefined, scope: 'openid payments:write' }));
     assert.equal(answer.status, 400);
     assert.equal(answer.location, null);
     assert.match(answer.body, /invalid_redirect_uri/);

@@ -6,7 +6,7 @@ import * as client from 'openid-client';
 import { DEMO_CLIENT_ID, DEMO_CUSTOMER_EMAILS, DEMO_PASSWORD, DEMO_REDIRECT_URI, seedDemoData } from '../../src/seed.ts';
 import { signInWithForms, startAuthServer, type AuthServer } from '../helpers/oauth.ts';
 
-const PORT = 39_151;
+const PORT = 29_151;
 let server: AuthServer;
 
 before(async () => {

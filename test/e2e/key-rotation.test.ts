@@ -9,7 +9,7 @@ import { createConfidentialClient } from '../../src/auth/clients.store.ts';
 import { findActiveSigningKey, MAX_SIGNED_TOKEN_LIFETIME_SECONDS, rotateSigningKeys } from '../../src/auth/keys.store.ts';
 import { startAuthServer, type AuthServer } from '../helpers/oauth.ts';
 
-const PORT = 39_161;
+const PORT = 29_161;
 let server: AuthServer;
 
 before(async () => {

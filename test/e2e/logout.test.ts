@@ -6,9 +6,9 @@ import * as client from 'openid-client';
 import { createPublicClient } from '../../src/auth/clients.store.ts';
 import { FormBrowser, signInWithForms, startAuthServer, type AuthServer } from '../helpers/oauth.ts';
 
-const REDIRECT_URI = 'http://127.0.0.1:39199/callback';
+const REDIRECT_URI = 'http://127.0.0.1:29199/callback';
 
-const PORT = 39_181;
+const PORT = 29_181;
 let server: AuthServer;
 
 let clientId: string;

@@ -8,8 +8,8 @@ import * as client from 'openid-client';
 import { createPublicClient } from '../../src/auth/clients.store.ts';
 import { FormBrowser, signInWithForms, startAuthServer, type AuthServer } from '../helpers/oauth.ts';
 
-const PORT = 39_603;
-const REDIRECT_URI = 'http://127.0.0.1:39618/callback';
+const PORT = 29_603;
+const REDIRECT_URI = 'http://127.0.0.1:29618/callback';
 const SCOPE = 'openid offline_access payments:read payments:write';
 const USER = { email: 'replay-revoked@example.test', password: 'replay horse battery' };
 

@@ -7,8 +7,8 @@ import { createPublicClient } from '../../src/auth/clients.store.ts';
 import { LOGIN_FAILURES_PER_ACCOUNT, OAUTH_REQUESTS_PER_IP } from '../../src/auth/rate-limits.ts';
 import { FormBrowser, readForm, startAuthServer, type AuthServer } from '../helpers/oauth.ts';
 
-const PORT = 39_141;
-const REDIRECT_URI = 'http://127.0.0.1:39199/callback';
+const PORT = 29_141;
+const REDIRECT_URI = 'http://127.0.0.1:29199/callback';
 
 let server: AuthServer;
 let clientId: string;

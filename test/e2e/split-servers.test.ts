@@ -7,8 +7,8 @@ import * as client from 'openid-client';
 import { createConfidentialClient } from '../../src/auth/clients.store.ts';
 import { startAuthServer, type AuthServer } from '../helpers/oauth.ts';
 
-const AUTH_PORT = 39_171;
-const API_PORT = 39_172;
+const AUTH_PORT = 29_171;
+const API_PORT = 29_172;
 const API_URL = `http://127.0.0.1:${API_PORT}`;
 
 let auth: AuthServer;
@@ -45,7 +45,7 @@ describe('ORDERPAY_SERVERS: authorization and resource servers in separate proce
 
   test('a token of the same issuer for another audience is refused', async () => {
     // The authorization server's own tokens name API_URL; one minted for the auth server's URL is not for this API.
-    const other = await startAuthServer(39_173, { ORDERPAY_SERVERS: 'authorization' });
+    const other = await startAuthServer(29_173, { ORDERPAY_SERVERS: 'authorization' });
     try {
       const service = await createConfidentialClient(other.db, { name: 'Elsewhere', scopes: ['orders:read'] });
       const config = await client.discovery(new URL(other.issuer), service.clientId, service.clientSecret, client.ClientSecretBasic(service.clientSecret), { execute: [client.allowInsecureRequests] });

@@ -13,9 +13,9 @@ import { digestOidcIdentifier } from '../../src/auth/oidc.adapter.ts';
 import { REVOKED_GRANT_KEPT_SECONDS } from '../../src/auth/revoked-grants.store.ts';
 import { FormBrowser, signInWithForms, startAuthServer, type AuthServer } from '../helpers/oauth.ts';
 
-const PORT = 39_601;
-const SECOND_PORT = 39_602;
-const REDIRECT_URI = 'http://127.0.0.1:39619/callback';
+const PORT = 29_601;
+const SECOND_PORT = 29_602;
+const REDIRECT_URI = 'http://127.0.0.1:29619/callback';
 const SCOPE = 'openid orders:read';
 const ADA = { email: 'revocation-ada@example.test', password: 'ada horse battery' };
 const BO = { email: 'revocation-bo@example.test', password: 'bo horse battery' };

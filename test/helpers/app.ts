@@ -16,6 +16,8 @@ export const PUBLIC_URL = 'http://orderpay.test';
 export interface TestApp {
   app: FastifyInstance;
   db: Db;
+  /** URL of the test database on PostgreSQL; undefined on the embedded database. */
+  databaseUrl: string | undefined;
   config: Config;
   /** A token for a user (customer or staff) or, with service: true, for a service client. */
   token(options: { userId?: number; staff?: boolean; service?: boolean; scopes?: Scope[] | string[]; expiresIn?: number; clientId?: string }): Promise<string>;
@@ -28,7 +30,7 @@ export const ALL_SCOPES: Scope[] = ['orders:read', 'orders:write', 'products:wri
 
 /** appOptions reach buildApp as given (a payment processor, a failpoint); logging stays off. */
 export async function startTestApp(overrides: Partial<Config> = {}, now?: () => Date, appOptions: AppOptions = {}): Promise<TestApp> {
-  const { db, drop } = await createTestDatabase();
+  const { db, url: databaseUrl, drop } = await createTestDatabase();
   const config = loadConfig({ NODE_ENV: 'test', PUBLIC_URL, LOG_LEVEL: 'silent' }, overrides);
   const app = await buildApp(config, db, { ...appOptions, logger: false, now });
   await app.ready();
@@ -36,6 +38,7 @@ export async function startTestApp(overrides: Partial<Config> = {}, now?: () => 
   return {
     app,
     db,
+    databaseUrl,
     config,
     token: ({ userId, staff, service, scopes = ALL_SCOPES, expiresIn, clientId = 'test-client' }) =>
       signAccessToken(key, {
@@ -79,6 +82,7 @@ export function setUpTestApp(overrides: Partial<Config> = {}): TestApp {
   return {
     get app() { return current().app; },
     get db() { return current().db; },
+    get databaseUrl() { return current().databaseUrl; },
     get config() { return current().config; },
     token: (options) => current().token(options),
     request: (token, options) => current().request(token, options),

@@ -48,6 +48,9 @@ CREATE TABLE idempotency_keys (
   -- SHA-256 over the API version and the canonical JSON of the body.
   fingerprint text NOT NULL,
   state text NOT NULL CHECK (state IN ('in_flight', 'completed')),
+  -- Names the operation to the payment processor: the same for every retry of it (kept through
+  -- releases and takeovers), new when the key is reused after its retention.
+  operation_id uuid NOT NULL,
   -- Changes on every claim, so a process whose claim was taken over cannot complete it.
   lock_token text NOT NULL,
   locked_until timestamptz NOT NULL,

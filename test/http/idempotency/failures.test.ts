@@ -1,17 +1,18 @@
-// What an Idempotency-Key is worth when the server fails: a crash before the commit frees the key,
-// one after it leaves a result to replay; a key past its retention is free again, and purged.
+// What an Idempotency-Key is worth when the server fails: a crash before the commit releases the
+// claim (the retry performs the operation, as the same operation), one after it leaves a result to replay; a key past its retention is free again, and purged.
 // Failures come from AppOptions.failpoint (src/http/failpoints.ts).
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { fingerprintRequest } from '../../../src/payments/idempotency.rules.ts';
 import { purgeExpiredKeys } from '../../../src/payments/idempotency.store.ts';
+import { createSimulatedProcessor, type PaymentProcessor } from '../../../src/payments/processor.ts';
 import { createCustomer } from '../../helpers/actors.ts';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
 import { createOrder, createProduct, createUser } from '../../helpers/factories.ts';
 import { expectProblem } from '../../helpers/problems.ts';
 import { createFailpoints } from './gates.ts';
 import {
-  customerOwner, expectNotReplayed, expectPaymentCreated, expectReplayOf, findKeyRow, insertClaim, newKey, orderState, paymentsOfCustomer, postWithKey,
+  assertReleased, customerOwner, expectNotReplayed, expectPaymentCreated, expectReplayOf, findKeyRow, insertClaim, newKey, orderState, paymentsOfCustomer, postWithKey,
 } from './keyed-requests.ts';
 
 const INTERNAL = 'An unexpected error occurred.';
@@ -20,20 +21,32 @@ describe('Idempotency-Key under failures (draft-ietf-httpapi-idempotency-key-hea
   let t: TestApp;
   const failpoints = createFailpoints();
   const { reached } = failpoints;
+  // The simulator, remembering the reference of every charge it is asked for.
+  const simulator = createSimulatedProcessor();
+  const chargeReferences: string[] = [];
+  const recordingProcessor: PaymentProcessor = {
+    name: simulator.name,
+    charge(request) {
+      chargeReferences.push(request.reference);
+      return simulator.charge(request);
+    },
+    refund: (request) => simulator.refund(request),
+  };
 
   before(async () => {
-    t = await startTestApp({}, undefined, { failpoint: failpoints.failpoint });
+    t = await startTestApp({}, undefined, { failpoint: failpoints.failpoint, paymentProcessor: recordingProcessor });
   });
   after(() => t.close());
 
   describe('a crash before the commit', () => {
-    test('→ 500 problem, nothing stored, the key released; the retry performs the payment (201, not replayed), once', async () => {
+    test('→ 500 problem, nothing stored, the claim released; the retry performs the payment (201, not replayed) as the same operation, once', async () => {
       const { user, token } = await createCustomer(t);
       const order = await createOrder(t.db, user.id, { price: 3100, currency: 'EUR' });
       const key = newKey();
       const body = { amount: 3100, currency: 'EUR', orderId: order.id };
       failpoints.throwOnceAt('idempotency.before-commit');
       reached.length = 0;
+      chargeReferences.length = 0;
 
       const crashed = await postWithKey(t, token, '/payments', body, key);
       expectProblem(crashed, 500, 'INTERNAL_ERROR', '/payments', INTERNAL);
@@ -41,7 +54,8 @@ describe('Idempotency-Key under failures (draft-ietf-httpapi-idempotency-key-hea
       assert.deepEqual(reached, ['idempotency.before-commit']);
       assert.deepEqual(await paymentsOfCustomer(t.db, user.id), []);
       assert.deepEqual(await orderState(t.db, order.id), { status: 'pending', version: 1 });
-      assert.equal(await findKeyRow(t.db, customerOwner(user.id), key), undefined);
+      const released = await findKeyRow(t.db, customerOwner(user.id), key);
+      assertReleased(released);
 
       const retry = await postWithKey(t, token, '/payments', body, key);
       const payment = expectPaymentCreated(retry, { amount: 3100, currency: 'EUR', orderId: order.id, customerId: user.id });
@@ -50,9 +64,23 @@ describe('Idempotency-Key under failures (draft-ietf-httpapi-idempotency-key-hea
       assert.deepEqual(await orderState(t.db, order.id), { status: 'paid', version: 2 });
       const row = await findKeyRow(t.db, customerOwner(user.id), key);
       assert.deepEqual([row?.state, row?.response_status, row?.response_body], ['completed', 201, retry.body]);
+      // The processor was asked twice for one operation, under one reference: it would charge once.
+      assert.equal(row?.operation_id, released?.operation_id);
+      assert.deepEqual(chargeReferences, [`op_${released?.operation_id}`, `op_${released?.operation_id}`]);
     });
 
-    test('POST /orders with a key → 500, no order, the key released; the retry places one order', async () => {
+    test('the released key is still bound to its request: another body with it → 422, nothing done', async () => {
+      const { user, token } = await createCustomer(t);
+      const key = newKey();
+      failpoints.throwOnceAt('idempotency.before-commit');
+      expectProblem(await postWithKey(t, token, '/payments', { amount: 3150, currency: 'EUR' }, key), 500, 'INTERNAL_ERROR', '/payments', INTERNAL);
+      const res = await postWithKey(t, token, '/payments', { amount: 3151, currency: 'EUR' }, key);
+      expectProblem(res, 422, 'IDEMPOTENCY_KEY_REUSED', '/payments', 'This Idempotency-Key was used with a different request body; a retry must repeat the original request exactly. Use a new key for a new request.');
+      assertReleased(await findKeyRow(t.db, customerOwner(user.id), key));
+      assert.deepEqual(await paymentsOfCustomer(t.db, user.id), []);
+    });
+
+    test('POST /orders with a key → 500, no order, the claim released; the retry places one order', async () => {
       const { user, token } = await createCustomer(t);
       const product = await createProduct(t.db, { price: 75 });
       const key = newKey();
@@ -60,7 +88,7 @@ describe('Idempotency-Key under failures (draft-ietf-httpapi-idempotency-key-hea
       expectProblem(await postWithKey(t, token, '/orders', { productId: product.id, qty: 4 }, key), 500, 'INTERNAL_ERROR', '/orders', INTERNAL);
       const orders = async () => (await t.db.query<{ id: number }>('SELECT id FROM orders WHERE customer_id = $1', [user.id])).rows;
       assert.deepEqual(await orders(), []);
-      assert.equal(await findKeyRow(t.db, customerOwner(user.id), key), undefined);
+      assertReleased(await findKeyRow(t.db, customerOwner(user.id), key));
 
       const retry = await postWithKey(t, token, '/orders', { productId: product.id, qty: 4 }, key);
       assert.equal(retry.statusCode, 201, retry.body);
@@ -141,8 +169,9 @@ describe('Idempotency-Key under failures (draft-ietf-httpapi-idempotency-key-hea
       const body = { amount: 3900, currency: 'EUR' };
       const first = await postWithKey(t, token, '/payments', body, key);
       const p1 = expectPaymentCreated(first, { ...body, orderId: null, customerId: user.id });
-      const claimId = (await findKeyRow(t.db, customerOwner(user.id), key))!.id;
+      const { id: claimId, operation_id: firstOperation } = (await findKeyRow(t.db, customerOwner(user.id), key))!;
       await t.db.query("UPDATE idempotency_keys SET expires_at = now() - interval '1 second' WHERE id = $1", [claimId]);
+      chargeReferences.length = 0;
 
       const again = await postWithKey(t, token, '/payments', body, key);
       const p2 = expectPaymentCreated(again, { ...body, orderId: null, customerId: user.id });
@@ -151,6 +180,9 @@ describe('Idempotency-Key under failures (draft-ietf-httpapi-idempotency-key-hea
       assert.deepEqual((await paymentsOfCustomer(t.db, user.id)).map((p) => p.id), [p1.id, p2.id]);
       const row = await findKeyRow(t.db, customerOwner(user.id), key);
       assert.deepEqual([row?.id, row?.state, row?.expired, row?.response_body], [claimId, 'completed', false, again.body]);
+      // A new operation: the processor gets a new reference, so it cannot hand back the old charge.
+      assert.notEqual(row?.operation_id, firstOperation);
+      assert.deepEqual(chargeReferences, [`op_${row?.operation_id}`]);
       expectReplayOf(again, await postWithKey(t, token, '/payments', body, key));
     });
 

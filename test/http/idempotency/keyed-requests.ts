@@ -84,16 +84,24 @@ export interface KeyRow {
   fingerprint: string;
   state: string;
   lock_token: string;
+  operation_id: string;
+  lock_lapsed: boolean;
   response_status: number | null;
   response_headers: Record<string, string> | null;
   response_body: string | null;
   expired: boolean;
 }
 
+/** A released claim: still bound to its request, no response, its lock lapsed for the retry to take. */
+export function assertReleased(row: KeyRow | undefined): void {
+  assert.deepEqual([row?.state, row?.response_status, row?.response_body, row?.lock_lapsed], ['in_flight', null, null, true]);
+}
+
 /** The key's row for this caller, or undefined. */
 export async function findKeyRow(db: Queryable, owner: { clientId: string; subject: string }, key: string): Promise<KeyRow | undefined> {
   const { rows } = await db.query<KeyRow>(
-    `SELECT id, method, path, fingerprint, state, lock_token, response_status, response_headers, response_body, expires_at <= now() AS expired
+    `SELECT id, method, path, fingerprint, state, lock_token, operation_id::text, locked_until <= now() AS lock_lapsed,
+            response_status, response_headers, response_body, expires_at <= now() AS expired
        FROM idempotency_keys WHERE client_id = $1 AND subject = $2 AND key = $3`,
     [owner.clientId, owner.subject, key],
   );
@@ -132,8 +140,8 @@ export async function orderState(db: Queryable, orderId: number): Promise<{ stat
  */
 export async function insertClaim(db: Queryable, userId: number, key: string, body: unknown, lockedUntil: string, path = '/payments'): Promise<number> {
   const { rows } = await db.query<{ id: number }>(
-    `INSERT INTO idempotency_keys (client_id, subject, key, method, path, fingerprint, state, lock_token, locked_until, expires_at)
-     VALUES ('test-client', $1, $2, 'POST', $3, $4, 'in_flight', 'dead-process', now() + $5::interval, now() + interval '1 day') RETURNING id`,
+    `INSERT INTO idempotency_keys (client_id, subject, key, method, path, fingerprint, state, operation_id, lock_token, locked_until, expires_at)
+     VALUES ('test-client', $1, $2, 'POST', $3, $4, 'in_flight', gen_random_uuid(), 'dead-process', now() + $5::interval, now() + interval '1 day') RETURNING id`,
     [String(userId), key, path, fingerprintRequest(1, body), lockedUntil],
   );
   return rows[0]!.id;

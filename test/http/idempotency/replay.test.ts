@@ -9,7 +9,7 @@ import { createOrder, createUser } from '../../helpers/factories.ts';
 import { expectProblem } from '../../helpers/problems.ts';
 import { fingerprintRequest } from '../../../src/payments/idempotency.rules.ts';
 import {
-  customerOwner, expectNotReplayed, expectPaymentCreated, expectReplayOf, findKeyRow, JSON_TYPE, newKey, orderState, paymentsOfCustomer, postWithKey,
+  assertReleased, customerOwner, expectNotReplayed, expectPaymentCreated, expectReplayOf, findKeyRow, JSON_TYPE, newKey, orderState, paymentsOfCustomer, postWithKey,
 } from './keyed-requests.ts';
 
 const t = setUpTestApp();
@@ -38,8 +38,9 @@ describe('a retry with the same key replays the first response', () => {
     ]);
     assert.deepEqual(await orderState(t.db, order.id), { status: 'paid', version: 2 });
     const row = await findKeyRow(t.db, customerOwner(user.id), key);
-    assert.deepEqual({ ...row, id: 0, lock_token: '' }, {
-      id: 0, lock_token: '', method: 'POST', path: '/payments', fingerprint: fingerprintRequest(1, body), state: 'completed', expired: false,
+    assert.match(row?.operation_id ?? '', /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{12}$/);
+    assert.deepEqual({ ...row, id: 0, lock_token: '', operation_id: '' }, {
+      id: 0, lock_token: '', operation_id: '', lock_lapsed: true, method: 'POST', path: '/payments', fingerprint: fingerprintRequest(1, body), state: 'completed', expired: false,
       response_status: 201, response_body: first.body,
       response_headers: { 'content-type': JSON_TYPE, 'cache-control': 'no-store', location: first.headers.location, etag: first.headers.etag },
     });
@@ -135,8 +136,8 @@ describe('a replay is only for an authenticated caller with the scope', () => {
   });
 });
 
-describe('a permission refusal inside the operation is not stored', () => {
-  test('a customer asking for a refund → 403 AUTH_FORBIDDEN and the key released; the same key from the same subject as staff performs the refund', async () => {
+describe('the role is checked before the key, on every request', () => {
+  test('a customer asking for a refund → 403 AUTH_FORBIDDEN, the key untouched; the same key as staff performs the refund; the stored refund is not replayed to a non-staff token', async () => {
     const user = await createUser(t.db, 'staff');
     const staffToken = await t.token({ userId: user.id, staff: true });
     const payment = expectPaymentCreated(await postWithKey(t, staffToken, '/payments', { amount: 2600, currency: 'EUR' }, newKey()), {
@@ -154,22 +155,27 @@ describe('a permission refusal inside the operation is not stored', () => {
     expectNotReplayed(refund);
     const { rows } = await t.db.query('SELECT status, amount_refunded, (SELECT count(*) FROM refunds WHERE payment_id = $1)::int AS refunds FROM payments WHERE id = $1', [payment.id]);
     assert.deepEqual(rows, [{ status: 'partially_refunded', amount_refunded: 600, refunds: 1 }]);
+
+    const demoted = await postWithKey(t, await t.token({ userId: user.id }), url, { amount: 600 }, key);
+    expectProblem(demoted, 403, 'AUTH_FORBIDDEN', url, 'Refunds are made by staff or service clients.');
+    expectNotReplayed(demoted);
+    expectReplayOf(refund, await postWithKey(t, staffToken, url, { amount: 600 }, key));
   });
 });
 
 describe('a 503 from the processor stores nothing', () => {
-  test('amount 40091 → 503 PAYMENT_PROCESSOR_UNAVAILABLE, no key row; the retry is performed again (503 again), no payment', async () => {
+  test('amount 40091 → 503 PAYMENT_PROCESSOR_UNAVAILABLE, the claim released; the retry is performed again (503 again), no payment', async () => {
     const { user, token } = await createCustomer(t);
     const order = await createOrder(t.db, user.id, { price: 40091, currency: 'EUR' });
     const key = newKey();
     const body = { amount: 40091, currency: 'EUR', orderId: order.id };
-    const detail = 'The payment processor is unavailable; nothing was charged. Retry with the same Idempotency-Key.';
+    const detail = 'The payment processor did not complete the operation; nothing was recorded. Retry the request (with the same Idempotency-Key, if it had one).';
     for (let attempt = 0; attempt < 2; attempt++) {
       const res = await postWithKey(t, token, '/payments', body, key);
       expectProblem(res, 503, 'PAYMENT_PROCESSOR_UNAVAILABLE', '/payments', detail);
       assert.equal(res.headers['retry-after'], '1');
       expectNotReplayed(res);
-      assert.equal(await findKeyRow(t.db, customerOwner(user.id), key), undefined);
+      assertReleased(await findKeyRow(t.db, customerOwner(user.id), key));
     }
     assert.deepEqual(await paymentsOfCustomer(t.db, user.id), []);
     assert.deepEqual(await orderState(t.db, order.id), { status: 'pending', version: 1 });

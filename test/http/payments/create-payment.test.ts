@@ -331,16 +331,18 @@ describe('POST /payments: the simulator\'s test amounts', () => {
     });
   }
 
-  test('40091 → 503 PAYMENT_PROCESSOR_UNAVAILABLE with Retry-After; no payment, no key kept, the order pending', async () => {
+  test('40091 → 503 PAYMENT_PROCESSOR_UNAVAILABLE with Retry-After; no payment, the key released (no response, lock lapsed), the order pending', async () => {
     const { user, token } = await createCustomer(t);
     const order = await createOrder(t.db, user.id, { price: 40091, currency: 'EUR' });
     const before = await readOrderRow(t.db, order.id);
     for (const body of [{ amount: 40091, currency: 'EUR' }, { amount: 40091, currency: 'EUR', orderId: order.id }]) {
       const key = randomUUID();
       const res = await postPayment(t, token, body, { key });
-      expectProblem(res, 503, 'PAYMENT_PROCESSOR_UNAVAILABLE', '/payments', 'The payment processor is unavailable; nothing was charged. Retry with the same Idempotency-Key.');
+      expectProblem(res, 503, 'PAYMENT_PROCESSOR_UNAVAILABLE', '/payments', 'The payment processor did not complete the operation; nothing was recorded. Retry the request (with the same Idempotency-Key, if it had one).');
       assert.equal(res.headers['retry-after'], '1');
-      assert.deepEqual(await keyRows(t.db, key), []);
+      assert.deepEqual(await keyRows(t.db, key), [{ method: 'POST', path: '/payments', state: 'in_flight', responseStatus: null }]);
+      const { rows } = await t.db.query<{ lapsed: boolean }>('SELECT locked_until <= now() AS lapsed FROM idempotency_keys WHERE key = $1', [key]);
+      assert.deepEqual(rows, [{ lapsed: true }]);
     }
     assert.deepEqual(await paymentsOfCustomer(t.db, user.id), []);
     assert.deepEqual(await readOrderRow(t.db, order.id), before);
