@@ -1,15 +1,26 @@
 // Load generation against a server on loopback: wrk (Debian's package) with a Lua script that picks
-// a random path per request. One bounded run each.
+// a random path per request, or posts one body under a fresh or a fixed Idempotency-Key. One
+// bounded run each.
 import { spawn, spawnSync } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 
+/** What each request of a run is. */
+export type RequestMix =
+  /** GET of one of the paths, drawn at random per request. */
+  | { method: 'GET'; paths: string[] }
+  /**
+   * POST of a JSON body: 'unique' gives every request an Idempotency-Key no request has used
+   * (a random prefix per run, then the thread and a counter); { fixed } sends the same key each time.
+   */
+  | { method: 'POST'; path: string; body: string; idempotencyKey: 'unique' | { fixed: string } };
+
 export interface LoadRun {
   /** Base URL on 127.0.0.1. */
   url: string;
-  /** Request paths; each request takes one at random. */
-  paths: string[];
+  requests: RequestMix;
   headers: Record<string, string>;
   connections: number;
   seconds: number;
@@ -43,19 +54,44 @@ function installWrk(log: (line: string) => void): boolean {
   return install();
 }
 
-const luaString = (s: string) => JSON.stringify(s); // ASCII paths: JSON string syntax is valid Lua
+const luaString = (s: string) => JSON.stringify(s); // ASCII paths and bodies: JSON string syntax is valid Lua
 
-function wrkScript(paths: string[]): string {
-  return `local paths = {\n${paths.map((p) => `  ${luaString(p)},`).join('\n')}\n}
-init = function(args) math.randomseed(os.time()) end
-request = function() return wrk.format("GET", paths[math.random(#paths)]) end
-done = function(summary, latency, requests)
+const REPORT = `done = function(summary, latency, requests)
   local e = summary.errors
   io.write(string.format('BENCH_RESULT {"requests":%d,"durationUs":%d,"p50Us":%d,"p99Us":%d,"errors":%d}\\n',
     summary.requests, summary.duration, latency:percentile(50), latency:percentile(99),
     e.connect + e.read + e.write + e.status + e.timeout))
 end
 `;
+
+function getScript(paths: string[]): string {
+  return `local paths = {\n${paths.map((p) => `  ${luaString(p)},`).join('\n')}\n}
+init = function(args) math.randomseed(os.time()) end
+request = function() return wrk.format("GET", paths[math.random(#paths)]) end
+`;
+}
+
+// wrk.format uses wrk.headers (the -H headers) when given no headers of its own, so the key is set there.
+function postScript(path: string, body: string, idempotencyKey: 'unique' | { fixed: string }): string {
+  const key = idempotencyKey === 'unique'
+    ? `${luaString(`bench-${randomUUID()}-`)} .. thread_number .. "-" .. sent`
+    : luaString(idempotencyKey.fixed);
+  return `local path, body = ${luaString(path)}, ${luaString(body)}
+local sent = 0
+local threads = 0
+setup = function(thread) threads = threads + 1; thread:set("thread_number", threads) end
+init = function(args) wrk.headers["Content-Type"] = "application/json" end
+request = function()
+  sent = sent + 1
+  wrk.headers["Idempotency-Key"] = ${key}
+  return wrk.format("POST", path, nil, body)
+end
+`;
+}
+
+function wrkScript(requests: RequestMix): string {
+  const script = requests.method === 'GET' ? getScript(requests.paths) : postScript(requests.path, requests.body, requests.idempotencyKey);
+  return script + REPORT;
 }
 
 const wrk: LoadGenerator = {
@@ -64,7 +100,7 @@ const wrk: LoadGenerator = {
     const dir = mkdtempSync(path.join(tmpdir(), 'orderpay-bench-'));
     try {
       const script = path.join(dir, 'paths.lua');
-      writeFileSync(script, wrkScript(load.paths));
+      writeFileSync(script, wrkScript(load.requests));
       const headerArgs = Object.entries(load.headers).flatMap(([k, v]) => ['-H', `${k}: ${v}`]);
       // One wrk thread: the machine's cores are better spent on the server under test.
       const args = ['-t1', `-c${load.connections}`, `-d${load.seconds}s`, '--timeout', '5s', '-s', script, ...headerArgs, load.url];

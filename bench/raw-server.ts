@@ -4,7 +4,11 @@
 //   GET /orders/{id}                      the id lookup
 //   GET /orders?…&customerId=…            the filtered page and its count(*), as orderpay with minTotal
 //   GET /orders?status=…                  the page only, WITHOUT any count
-// Usage: node bench/raw-server.ts (DATABASE_URL, PORT); prints "listening <url>" when ready.
+//   POST /payments + Idempotency-Key      in one transaction: claim the key (ON CONFLICT DO NOTHING),
+//                                         insert the payment, store the response on the key
+//   … with a key already completed        the stored response, by one SELECT
+// Usage: node bench/raw-server.ts (DATABASE_URL, PORT, PAYER_USER_ID); prints "listening <url>" when ready.
+import { createHash, randomUUID } from 'node:crypto';
 import http from 'node:http';
 import pg from 'pg';
 import { OID, parseInt8, parseTimestamptz } from '../src/db/db.ts';
@@ -59,6 +63,111 @@ async function listOrders(query: URLSearchParams): Promise<unknown> {
   return { data: rows, meta };
 }
 
+// The payer orderpay records for the bench's staff token, and keys in a namespace of their own
+// (orderpay's are under the token's client, orderpay-cli), with orderpay's default lifetimes.
+const PAYER_USER_ID = Number(process.env.PAYER_USER_ID);
+const KEY_OWNER = { clientId: 'bench-baseline', subject: String(PAYER_USER_ID) };
+const LOCK_SECONDS = 30;
+const RETENTION_SECONDS = 86_400;
+const PAYMENT_COLUMNS = `id, status, amount, currency, amount_refunded AS "amountRefunded", order_id AS "orderId",
+  customer_id AS "customerId", decline_code AS "declineCode", created_at AS "createdAt", updated_at AS "updatedAt"`;
+
+interface StoredResponse {
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+}
+
+const sha256 = (text: string) => createHash('sha256').update(text).digest('base64url');
+
+function readBody(req: http.IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let body = '';
+    req.setEncoding('utf8');
+    req.on('data', (chunk: string) => (body += chunk));
+    req.on('end', () => resolve(body));
+    req.on('error', reject);
+  });
+}
+
+async function findStoredResponse(key: string): Promise<StoredResponse | undefined> {
+  const { rows } = await pool.query<StoredResponse>(
+    `SELECT response_status AS status, response_headers AS headers, response_body AS body FROM idempotency_keys
+      WHERE client_id = $1 AND subject = $2 AND key = $3 AND state = 'completed'`,
+    [KEY_OWNER.clientId, KEY_OWNER.subject, key],
+  );
+  return rows[0];
+}
+
+/** The key's claim, the payment and its stored response in one transaction; undefined when the key was taken. */
+async function createPayment(key: string, text: string): Promise<StoredResponse | undefined> {
+  const body = JSON.parse(text) as { amount: number; currency: string };
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    const claim = await client.query<{ id: number }>(
+      `INSERT INTO idempotency_keys (client_id, subject, key, method, path, fingerprint, state, operation_id, lock_token, locked_until, expires_at)
+       VALUES ($1, $2, $3, 'POST', '/payments', $4, 'in_flight', gen_random_uuid(), $5, now() + make_interval(secs => $6), now() + make_interval(secs => $7))
+       ON CONFLICT ON CONSTRAINT idempotency_keys_caller_key DO NOTHING RETURNING id`,
+      [KEY_OWNER.clientId, KEY_OWNER.subject, key, sha256(text), randomUUID(), LOCK_SECONDS, RETENTION_SECONDS],
+    );
+    if (!claim.rows[0]) {
+      await client.query('ROLLBACK');
+      return undefined;
+    }
+    const { rows } = await client.query(
+      `INSERT INTO payments (customer_id, client_id, order_id, amount, currency, status, decline_code, processor, processor_reference)
+       VALUES ($1, $2, NULL, $3, $4, 'succeeded', NULL, 'simulator', $5) RETURNING ${PAYMENT_COLUMNS}`,
+      [PAYER_USER_ID, KEY_OWNER.clientId, body.amount, body.currency, `sim_ch_${sha256(key).slice(0, 24)}`],
+    );
+    const payment = rows[0] as { id: number };
+    const response: StoredResponse = {
+      status: 201,
+      headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store', location: `/payments/${payment.id}` },
+      body: JSON.stringify(payment),
+    };
+    await client.query(
+      `UPDATE idempotency_keys SET state = 'completed', response_status = $2, response_headers = $3::jsonb, response_body = $4, locked_until = now()
+        WHERE id = $1`,
+      [claim.rows[0].id, response.status, JSON.stringify(response.headers), response.body],
+    );
+    await client.query('COMMIT');
+    return response;
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw error;
+  } finally {
+    client.release();
+  }
+}
+
+// Keys this process completed. They let each scenario cost the baseline only its minimal SQL: a
+// new key the transaction, a used one the SELECT. A used key it does not know (after a restart)
+// still replays: its claim conflicts, and the SELECT follows.
+const completedKeys = new Set<string>();
+
+/** A completed key replays its response; a new one does the work. */
+async function postPayment(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+  const key = req.headers['idempotency-key'];
+  const text = await readBody(req);
+  if (typeof key !== 'string' || !key) return send(res, 400, { error: 'Idempotency-Key required' });
+  const created = completedKeys.has(key) ? undefined : await createPayment(key, text);
+  if (created) {
+    completedKeys.add(key);
+    return sendStored(res, created, false);
+  }
+  const stored = await findStoredResponse(key);
+  if (stored) return sendStored(res, stored, true);
+  send(res, 409, { error: 'key in use' });
+}
+
+function sendStored(res: http.ServerResponse, response: StoredResponse, replayed: boolean): void {
+  const headers: Record<string, string | number> = { ...response.headers, 'content-length': Buffer.byteLength(response.body) };
+  if (replayed) headers['idempotent-replayed'] = 'true';
+  res.writeHead(response.status, headers);
+  res.end(response.body);
+}
+
 function send(res: http.ServerResponse, status: number, body: unknown): void {
   const json = JSON.stringify(body);
   res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(json) });
@@ -77,10 +186,9 @@ async function route(req: http.IncomingMessage): Promise<[number, unknown]> {
 }
 
 const server = http.createServer((req, res) => {
-  route(req).then(
-    ([status, body]) => send(res, status, body),
-    (error: unknown) => send(res, 500, { error: String(error) }),
-  );
+  const failed = (error: unknown) => send(res, 500, { error: String(error) });
+  if (req.method === 'POST' && req.url === '/payments') return void postPayment(req, res).catch(failed);
+  route(req).then(([status, body]) => send(res, status, body), failed);
 });
 server.keepAliveTimeout = 65_000;
 server.listen(Number(process.env.PORT ?? 0), '127.0.0.1', () => {

@@ -1,7 +1,8 @@
 // npm run bench: seed PostgreSQL with a million orders, start orderpay and the raw baseline, load
 // both on loopback in interleaved rounds, print the figures and write docs/benchmarks.md.
 // Usage: npm run bench [-- --reseed]   Environment: BENCH_DATABASE_URL, BENCH_ORDERS, BENCH_ROUNDS,
-// BENCH_SECONDS, BENCH_WARMUP_SECONDS, BENCH_CONNECTIONS (defaults below).
+// BENCH_SECONDS, BENCH_WARMUP_SECONDS, BENCH_CONNECTIONS (defaults below), BENCH_SCENARIOS (keys to
+// run, e.g. "d,e"; all by default; a partial run prints its figures but leaves the doc alone).
 import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -12,9 +13,10 @@ import type { Db } from '../src/db/db.ts';
 import { migrate } from '../src/db/migrate.ts';
 import { openPostgres } from '../src/db/postgres.ts';
 import { cpuPerRequest, interference, sampleCpu, sampleMachineCpu } from './cpu.ts';
-import { chooseLoadGenerator, type LoadGenerator } from './load.ts';
+import { chooseLoadGenerator, type LoadGenerator, type RequestMix } from './load.ts';
+import { checkPaymentsCreated, countSettledPayments, paymentWorkloads, resetPaymentTables, verifyPaymentResponses, type PaymentWorkload } from './payments.ts';
 import { findFreePort, startServerProcess, type ServerProcess } from './processes.ts';
-import { aggregate, formatConsoleTable, renderBenchmarksDoc, type Interference, type Measurement, type Scenario, type ScenarioResult } from './report.ts';
+import { aggregate, formatConsoleTable, P99_TARGET_MS, renderBenchmarksDoc, type Interference, type Measurement, type Scenario, type ScenarioResult } from './report.ts';
 import { BENCH_STAFF_EMAIL, seedBenchData } from './seed.ts';
 
 const DEFAULT_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/orderpay_bench';
@@ -29,11 +31,21 @@ interface Options {
   seconds: number;
   warmupSeconds: number;
   connections: number;
+  /** Scenario keys to run; undefined runs them all. */
+  scenarios: Set<string> | undefined;
 }
 
-interface Workload {
+interface OrdersWorkload {
   scenario: Scenario;
-  paths: string[];
+  requests: RequestMix & { method: 'GET' };
+}
+type Workload = OrdersWorkload | PaymentWorkload;
+const isPaymentWorkload = (workload: Workload): workload is PaymentWorkload => 'paymentsPerRequest' in workload;
+
+/** A server under test and the headers every request to it carries (orderpay's bearer token). */
+interface Target {
+  server: ServerProcess;
+  headers: Record<string, string>;
 }
 
 const log = (line: string) => console.error(`bench: ${line}`);
@@ -53,6 +65,7 @@ function readOptions(argv: string[], env: NodeJS.ProcessEnv): Options {
     seconds: int('BENCH_SECONDS', 10, 1, 300),
     warmupSeconds: int('BENCH_WARMUP_SECONDS', 5, 0, 300),
     connections: int('BENCH_CONNECTIONS', 32, 1, 1_000),
+    scenarios: env.BENCH_SCENARIOS ? new Set(env.BENCH_SCENARIOS.split(',').map((key) => key.trim())) : undefined,
   };
 }
 
@@ -93,7 +106,7 @@ async function seedDatabase(db: Db, options: Options): Promise<number | undefine
 }
 
 /** Request paths sampled from the data, so every id exists and every filter matches real rows. */
-async function sampleWorkloads(db: Db): Promise<Workload[]> {
+async function sampleOrdersWorkloads(db: Db): Promise<OrdersWorkload[]> {
   const ids = await db.query<{ id: number }>('SELECT id FROM orders WHERE deleted_at IS NULL ORDER BY random() LIMIT $1', [SAMPLE_SIZE]);
   const pairs = await db.query<{ customerId: number; status: string }>(
     'SELECT customer_id AS "customerId", status FROM customer_order_counts WHERE n > 0 ORDER BY random() LIMIT $1',
@@ -104,36 +117,44 @@ async function sampleWorkloads(db: Db): Promise<Workload[]> {
   );
   return [
     {
-      scenario: { key: 'a', title: 'GET /orders/{id}', orderpayRequest: 'GET /orders/{id} + bearer token', baselineRequest: 'GET /orders/{id}', targetRatio: 0.7 },
-      paths: ids.rows.map((r) => `/orders/${r.id}`),
+      scenario: { key: 'a', title: 'GET /orders/{id}', orderpayRequest: 'GET /orders/{id} + bearer token', baselineRequest: 'GET /orders/{id}', targetRatio: 0.7, p99TargetMs: P99_TARGET_MS },
+      requests: { method: 'GET', paths: ids.rows.map((r) => `/orders/${r.id}`) },
     },
     {
       scenario: {
-        key: 'b', title: 'filtered list', targetRatio: 0.7,
+        key: 'b', title: 'filtered list', targetRatio: 0.7, p99TargetMs: P99_TARGET_MS,
         orderpayRequest: 'GET /orders?status=…&customerId=…&minTotal=…&sort=-createdAt,status (page + exact meta.total)',
         baselineRequest: 'same page query + count(*)',
       },
-      paths: filtered,
+      requests: { method: 'GET', paths: filtered },
     },
     {
       scenario: {
-        key: 'c', title: 'broad status=pending', targetRatio: 0.5,
+        key: 'c', title: 'broad status=pending', targetRatio: 0.5, p99TargetMs: P99_TARGET_MS,
         orderpayRequest: 'GET /orders?status=pending (page 1 + exact meta.total)',
         baselineRequest: 'same page query, no count',
       },
-      paths: ['/orders?status=pending'],
+      requests: { method: 'GET', paths: ['/orders?status=pending'] },
     },
   ];
 }
 
-async function startServers(options: Options, orderpayPort: number): Promise<ServerProcess[]> {
+/** The scenarios asked for, in order: the orders' a–c, then the payments' d–e. */
+async function chooseWorkloads(db: Db, options: Options): Promise<Workload[]> {
+  const all: Workload[] = [...(await sampleOrdersWorkloads(db)), ...paymentWorkloads()];
+  const unknown = [...(options.scenarios ?? [])].filter((key) => !all.some((w) => w.scenario.key === key));
+  if (unknown.length) throw new Error(`BENCH_SCENARIOS: no scenario ${unknown.join(', ')} (known: ${all.map((w) => w.scenario.key).join(', ')})`);
+  return all.filter((w) => !options.scenarios || options.scenarios.has(w.scenario.key));
+}
+
+async function startServers(options: Options, orderpayPort: number, payerUserId: number): Promise<ServerProcess[]> {
   const servers: ServerProcess[] = [];
   try {
     servers.push(await startServerProcess('orderpay', [fileURLToPath(new URL('../src/cli.ts', import.meta.url)), 'serve', '--json'], {
       DATABASE_URL: options.databaseUrl, PORT: String(orderpayPort), HOST: '127.0.0.1', LOG_LEVEL: 'warn', NODE_ENV: 'production',
     }, /"event":"listening","url":"([^"]+)"/));
     servers.push(await startServerProcess('baseline', [fileURLToPath(new URL('./raw-server.ts', import.meta.url))], {
-      DATABASE_URL: options.databaseUrl, PORT: String(await findFreePort()),
+      DATABASE_URL: options.databaseUrl, PORT: String(await findFreePort()), PAYER_USER_ID: String(payerUserId),
     }, /listening (http:\/\/\S+)/));
     return servers;
   } catch (error) {
@@ -149,8 +170,8 @@ async function getJson(url: string, headers: Record<string, string>): Promise<{ 
 }
 
 /** Both servers answer the first path of each scenario alike, and orderpay's totals are exact. */
-async function verifyResponses(db: Db, workloads: Workload[], orderpay: ServerProcess, baseline: ServerProcess, headers: Record<string, string>): Promise<void> {
-  for (const { scenario, paths } of workloads) {
+async function verifyOrdersResponses(db: Db, workloads: OrdersWorkload[], orderpay: ServerProcess, baseline: ServerProcess, headers: Record<string, string>): Promise<void> {
+  for (const { scenario, requests: { paths } } of workloads) {
     const ours = await getJson(orderpay.url + paths[0], headers);
     const theirs = await getJson(baseline.url + paths[0], {});
     const ids = (body: typeof ours) => JSON.stringify(body.data?.map((o) => o.id) ?? body.id);
@@ -163,39 +184,47 @@ async function verifyResponses(db: Db, workloads: Workload[], orderpay: ServerPr
   }
 }
 
+async function verifyResponses(db: Db, workloads: Workload[], targets: Target[]): Promise<void> {
+  const [orderpay, baseline] = targets as [Target, Target];
+  const orders = workloads.filter((w): w is OrdersWorkload => !isPaymentWorkload(w));
+  await verifyOrdersResponses(db, orders, orderpay.server, baseline.server, orderpay.headers);
+  const payments = workloads.filter(isPaymentWorkload);
+  if (payments.length) await verifyPaymentResponses(payments, targets);
+}
+
 /** Warm-up, then rounds alternating which server goes first; every run is bounded by its duration. */
 async function measure(
-  generator: LoadGenerator, options: Options, workloads: Workload[], orderpay: ServerProcess, baseline: ServerProcess, token: string,
+  db: Db, generator: LoadGenerator, options: Options, workloads: Workload[], targets: Target[],
 ): Promise<{ results: ScenarioResult[]; interference: Interference }> {
-  const targets: { server: ServerProcess; headers: Record<string, string> }[] = [
-    { server: orderpay, headers: { authorization: `Bearer ${token}` } },
-    { server: baseline, headers: {} },
-  ];
+  const [orderpay] = targets as [Target, Target];
   const database = decodeURIComponent(new URL(options.databaseUrl).pathname.slice(1));
   const machineBefore = sampleMachineCpu();
   let benchmarkedSeconds = 0; // server and PostgreSQL CPU of every run, to tell other processes' share
-  const run = async (target: (typeof targets)[number], paths: string[], seconds: number): Promise<Measurement> => {
+  const run = async (target: Target, workload: Workload, seconds: number): Promise<Measurement> => {
+    const paymentsBefore = isPaymentWorkload(workload) ? await countSettledPayments(db) : 0;
     const before = sampleCpu(target.server.pid, database);
-    const result = await generator.run({ url: target.server.url, paths, headers: target.headers, connections: options.connections, seconds });
+    const result = await generator.run({ url: target.server.url, requests: workload.requests, headers: target.headers, connections: options.connections, seconds });
     const cpu = cpuPerRequest(before, sampleCpu(target.server.pid, database), result.requests);
+    if (isPaymentWorkload(workload)) await checkPaymentsCreated(db, workload, target.server.name, paymentsBefore, result.requests - result.errors);
     benchmarkedSeconds += ((cpu.serverUs + cpu.postgresUs) * result.requests) / 1e6;
     return { ...result, serverCpuUs: cpu.serverUs, postgresCpuUs: cpu.postgresUs };
   };
   if (options.warmupSeconds > 0) {
-    for (const { scenario, paths } of workloads) {
+    for (const workload of workloads) {
       for (const target of targets) {
-        log(`warm-up (${scenario.key}) ${target.server.name}`);
-        await run(target, paths, options.warmupSeconds);
+        log(`warm-up (${workload.scenario.key}) ${target.server.name}`);
+        await run(target, workload, options.warmupSeconds);
       }
     }
   }
   const rounds = workloads.map(() => ({ orderpay: [] as Measurement[], baseline: [] as Measurement[] }));
   for (let round = 0; round < options.rounds; round++) {
-    for (const [i, { scenario, paths }] of workloads.entries()) {
+    for (const [i, workload] of workloads.entries()) {
+      const { scenario } = workload;
       for (const target of round % 2 === 0 ? targets : [...targets].reverse()) {
-        const result = await run(target, paths, options.seconds);
+        const result = await run(target, workload, options.seconds);
         log(`round ${round + 1}/${options.rounds} (${scenario.key}) ${target.server.name}: ${Math.round(result.requestsPerSecond)} req/s, p50 ${result.p50Ms.toFixed(2)} ms, p99 ${result.p99Ms.toFixed(2)} ms, node ${Math.round(result.serverCpuUs)} µs/req, pg ${Math.round(result.postgresCpuUs)} µs/req${result.errors ? `, ${result.errors} errors` : ''}`);
-        rounds[i]![target.server === orderpay ? 'orderpay' : 'baseline'].push(result);
+        rounds[i]![target === orderpay ? 'orderpay' : 'baseline'].push(result);
       }
     }
   }
@@ -203,6 +232,11 @@ async function measure(
     results: workloads.map(({ scenario }, i) => ({ scenario, orderpay: aggregate(rounds[i]!.orderpay), baseline: aggregate(rounds[i]!.baseline) })),
     interference: interference(machineBefore, sampleMachineCpu(), benchmarkedSeconds),
   };
+}
+
+async function findStaffUserId(db: Db): Promise<number> {
+  const { rows } = await db.query<{ id: number }>('SELECT id FROM users WHERE email = $1', [BENCH_STAFF_EMAIL]);
+  return rows[0]!.id;
 }
 
 function commandLine(options: Options): string {
@@ -229,16 +263,23 @@ async function main(): Promise<number> {
     const seedSeconds = await seedDatabase(db, options);
     const orderpayPort = await findFreePort();
     const config = loadConfig({ DATABASE_URL: options.databaseUrl, PORT: String(orderpayPort), NODE_ENV: 'production' });
-    const token = await issueTokenFor(db, config, { email: BENCH_STAFF_EMAIL }, ['orders:read'], 3_600);
-    const workloads = await sampleWorkloads(db);
-    servers = await startServers(options, orderpayPort);
+    const token = await issueTokenFor(db, config, { email: BENCH_STAFF_EMAIL }, ['orders:read', 'payments:write'], 3_600);
+    const workloads = await chooseWorkloads(db, options);
+    // Migrated above, before either server starts: the baseline writes the tables of 0004_payments.
+    await resetPaymentTables(db);
+    servers = await startServers(options, orderpayPort, await findStaffUserId(db));
     const [orderpay, baseline] = servers as [ServerProcess, ServerProcess];
-    await verifyResponses(db, workloads, orderpay, baseline, { authorization: `Bearer ${token}` });
+    const targets: Target[] = [{ server: orderpay, headers: { authorization: `Bearer ${token}` } }, { server: baseline, headers: {} }];
+    await verifyResponses(db, workloads, targets);
     log(`${generator.name}: ${options.connections} connections, ${options.rounds} rounds × ${options.seconds} s per server and scenario`);
-    const { results, interference: others } = await measure(generator, options, workloads, orderpay, baseline, token);
+    const { results, interference: others } = await measure(db, generator, options, workloads, targets);
     await stopServers();
 
     console.log(`\n${formatConsoleTable(results)}\n`);
+    if (options.scenarios) {
+      log('BENCH_SCENARIOS ran only some scenarios: docs/benchmarks.md left as it was');
+      return results.every((r) => r.orderpay.errors + r.baseline.errors === 0) ? 0 : 1;
+    }
     const postgresVersion = (await db.query<{ v: string }>("SELECT 'PostgreSQL ' || current_setting('server_version') AS v")).rows[0]!.v;
     const doc = renderBenchmarksDoc({
       date: new Date(), command: commandLine(options), orders: options.orders, connections: options.connections, rounds: options.rounds,
