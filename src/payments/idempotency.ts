@@ -109,7 +109,7 @@ async function performClaimed(request: FastifyRequest, reply: FastifyReply, clai
   let response: StoredResponse;
   try {
     response = await db.transaction(async (tx) => {
-      // Ours until commit: a process taking the key over after our lock lapsed waits for us here.
+      // Ours until commit: a retry that finds our lock lapsed skips the locked row (409), never takes it.
       if (!(await holdKeyClaim(tx, claim))) throw keyInUse();
       const stored = serializeOutcome(request, reply, await work(tx, `op_${claim.operationId}`));
       if (!(await completeKeyClaim(tx, claim, stored))) throw keyInUse();
