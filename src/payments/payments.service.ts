@@ -116,7 +116,7 @@ async function refundLockedPayment(tx: Queryable, processor: PaymentProcessor, p
   const { processorReference } = await callProcessor(() => processor.refund({
     reference, chargeReference: payment.processorReference, amount: decision.amount, currency: payment.currency,
   }));
-  return insertRefund(tx, { paymentId: payment.id, amount: decision.amount, processorReference });
+  return insertRefund(tx, { paymentId: payment.id, amount: decision.amount, status: decision.status, processorReference });
 }
 
 /**

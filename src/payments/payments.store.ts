@@ -86,14 +86,12 @@ export async function insertPayment(tx: Queryable, payment: NewPayment): Promise
  */
 export async function insertRefund(
   tx: Queryable,
-  refund: { paymentId: number; amount: number; processorReference: string },
+  refund: { paymentId: number; amount: number; status: PaymentStatus; processorReference: string },
 ): Promise<{ refund: Refund; payment: PaymentRow }> {
   const { rows: payments } = await tx.query<PaymentRow>(
-    `UPDATE payments SET amount_refunded = amount_refunded + $2,
-            status = CASE WHEN amount_refunded + $2 = amount THEN 'refunded' ELSE 'partially_refunded' END,
-            version = version + 1, updated_at = now()
+    `UPDATE payments SET amount_refunded = amount_refunded + $2, status = $3, version = version + 1, updated_at = now()
       WHERE id = $1 RETURNING ${PAYMENT_COLUMNS}`,
-    [refund.paymentId, refund.amount],
+    [refund.paymentId, refund.amount, refund.status],
   );
   const { rows } = await tx.query<Refund>(
     `WITH r AS (INSERT INTO refunds (payment_id, amount, processor_reference) VALUES ($1, $2, $3) RETURNING *)
