@@ -1,4 +1,5 @@
-// Order use cases: each opens its transaction, loads through the store, asks the rules, writes.
+// Order use cases: each loads through the store, asks the rules, writes; createOrder runs in the
+// transaction the idempotency layer opens, the others open their own.
 import { isDatabaseError, type Db, type Queryable } from '../db/db.ts';
 import { parseSortParam, toCollection, type Collection } from '../http/collection.ts';
 import { checkIfMatch, entityTag } from '../http/etag.ts';
