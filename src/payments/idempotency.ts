@@ -34,7 +34,7 @@ export type IdempotentWork = (tx: Queryable, reference: string) => Promise<Outco
 const STORED_STATUSES = new Set([404, 409, 422]);
 const NOT_STORED: ReadonlySet<string> = new Set(['RESOURCE_CONFLICT', 'IDEMPOTENCY_KEY_IN_USE']);
 
-export const REPLAYED_HEADER = 'idempotent-replayed';
+const REPLAYED_HEADER = 'idempotent-replayed';
 
 export async function respondIdempotently(
   request: FastifyRequest,

@@ -46,7 +46,7 @@ export class ProcessorUnavailableError extends Error {
  * so this stays below the database's idle-in-transaction timeout and the idempotency lock; a call
  * cut off here is retried under the same reference, which the processor deduplicates.
  */
-export const PROCESSOR_TIMEOUT_MS = 10_000;
+const PROCESSOR_TIMEOUT_MS = 10_000;
 
 /** The processor, with every call that outlasts timeoutMs failing as unavailable. */
 export function withProcessorTimeout(processor: PaymentProcessor, timeoutMs = PROCESSOR_TIMEOUT_MS): PaymentProcessor {
