@@ -41,11 +41,6 @@ export interface Config {
     /** How long a claim is held before another request may take over a key whose process died. */
     readonly lockSeconds: number;
   };
-  /**
-   * Test-only fault injection (ORDERPAY_FAILPOINTS, honoured when NODE_ENV=test): failpoint name →
-   * action, e.g. "idempotency.before-commit=kill". See src/http/failpoints.ts.
-   */
-  readonly failpoints: Readonly<Record<string, string>>;
 }
 
 export class ConfigError extends Error {}
@@ -97,14 +92,6 @@ function readServers(env: Env): Config['servers'] {
   return { resource: raw.includes('resource'), authorization: raw.includes('authorization') };
 }
 
-function readFailpoints(env: Env): Record<string, string> {
-  const raw = env.ORDERPAY_FAILPOINTS?.trim();
-  if (!raw) return {};
-  const entries = raw.split(',').map((entry) => entry.trim().split('='));
-  if (entries.some((e) => e.length !== 2 || !e[0] || !e[1])) throw new ConfigError(`ORDERPAY_FAILPOINTS must be name=action pairs separated by commas, got "${raw}"`);
-  return Object.fromEntries(entries);
-}
-
 export function loadConfig(env: Env = process.env, overrides: Partial<Config> = {}): Config {
   const nodeEnv = env.NODE_ENV === 'production' || env.NODE_ENV === 'test' ? env.NODE_ENV : 'development';
   const host = env.HOST || '127.0.0.1';
@@ -137,7 +124,6 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       retentionSeconds: readInt(env, 'ORDERPAY_IDEMPOTENCY_RETENTION_SECONDS', 24 * 3600, 60, 30 * 24 * 3600),
       lockSeconds: readInt(env, 'ORDERPAY_IDEMPOTENCY_LOCK_SECONDS', 30, 1, 3600),
     },
-    failpoints: nodeEnv === 'test' ? readFailpoints(env) : {},
     ...overrides,
   };
   // A claim must lapse long before its key expires: a key is never reclaimed from a live request.

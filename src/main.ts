@@ -8,6 +8,7 @@ import type { Config } from './config.ts';
 import { createDatabase } from './db/create-database.ts';
 import type { Db } from './db/db.ts';
 import { migrate } from './db/migrate.ts';
+import { failpointFromEnv } from './http/idempotency/failpoints.ts';
 import { seedDemoData } from './seed.ts';
 import { countUsers } from './users/users.store.ts';
 
@@ -24,7 +25,9 @@ export async function startServer(config: Config): Promise<RunningServer> {
     await migrate(db);
     if (config.seedOnEmpty && (await countUsers(db)) === 0) await seedDemoData(db);
     await ensureActiveSigningKey(db);
-    const app = await buildApp(config, db);
+    // Crash tests stop a real process at a named point of a write: never outside NODE_ENV=test.
+    const failpoint = config.env === 'test' ? failpointFromEnv(process.env.ORDERPAY_FAILPOINTS) : undefined;
+    const app = await buildApp(config, db, { failpoint });
     await app.listen({ host: config.host, port: config.port });
     const address = app.server.address();
     const port = typeof address === 'object' && address ? address.port : config.port;

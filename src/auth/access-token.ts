@@ -3,7 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import { importJWK, SignJWT } from 'jose';
 import type { Queryable } from '../db/db.ts';
-import { SCOPES, STAFF_ONLY_SCOPES } from '../http/authenticate.ts';
+import { SCOPES, STAFF_ONLY_SCOPES } from '../core/scopes.ts';
 import { findUserByEmail } from '../users/users.store.ts';
 import { ensureActiveSigningKey, type SigningKey } from './keys.store.ts';
 

@@ -9,18 +9,12 @@ import type Provider from 'oidc-provider';
 import type { Config } from '../config.ts';
 import type { Db } from '../db/db.ts';
 import { interactionRoutes } from './interactions.routes.ts';
-import { purgeExpiredOidcPayloads } from './oidc.adapter.ts';
 import { ensureActiveSigningKey, listPublishedKeys, listSigningJwks } from './keys.store.ts';
 import { createProvider } from './provider.ts';
 import { limitOAuthRequests } from './rate-limits.ts';
-import { purgeExpiredRevokedGrants } from './revoked-grants.store.ts';
-import { purgeRateLimitWindows } from '../http/rate-limit.ts';
 import { ensureCookieKeys } from './secrets.store.ts';
 
 const KEY_CHECK_INTERVAL_MS = 5_000;
-// Expired codes, tokens, sessions and grant revocations are deleted in the background (every
-// process; idempotent).
-const PURGE_INTERVAL_MS = 10 * 60_000;
 
 export async function registerAuthorizationServer(
   app: FastifyInstance,
@@ -46,14 +40,6 @@ export async function registerAuthorizationServer(
     }
     return provider;
   }
-
-  const purge = setInterval(() => {
-    Promise.all([purgeExpiredOidcPayloads(db), purgeExpiredRevokedGrants(db), purgeRateLimitWindows(db)]).catch((error: unknown) => app.log.warn({ err: error }, 'purging expired authorization server rows failed'));
-  }, PURGE_INTERVAL_MS);
-  purge.unref();
-  app.addHook('onClose', async function stopPurging() {
-    clearInterval(purge);
-  });
 
   // The provider builds every URL it publishes (discovery, redirects) from the request's host
   // and scheme; both are pinned to PUBLIC_URL so no client header can change them.

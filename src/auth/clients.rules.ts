@@ -1,6 +1,6 @@
 // What an OAuth client may be registered with: redirect URIs, scopes, and the oidc-provider
 // metadata of a public (authorization code + PKCE) or a confidential (client credentials) client.
-import { SCOPES, STAFF_ONLY_SCOPES } from '../http/authenticate.ts';
+import { SCOPES, STAFF_ONLY_SCOPES } from '../core/scopes.ts';
 
 /** Every scope a client may be registered for. */
 export const CLIENT_SCOPES = ['openid', 'profile', 'email', 'offline_access', ...SCOPES] as const;

@@ -7,7 +7,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import formbody from '@fastify/formbody';
 import type Provider from 'oidc-provider';
 import type { Db } from '../db/db.ts';
-import { STAFF_ONLY_SCOPES } from '../http/authenticate.ts';
+import { STAFF_ONLY_SCOPES } from '../core/scopes.ts';
 import { findUserCredentials } from '../users/users.store.ts';
 import { findAccountRow } from './account.ts';
 import { consentPage, layout, loginPage, PAGE_HEADERS, escapeHtml } from './pages.ts';

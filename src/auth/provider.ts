@@ -5,7 +5,7 @@ import Provider, { errors, type Configuration, type KoaContextWithOIDC } from 'o
 import type { JWK } from 'jose';
 import type { Config } from '../config.ts';
 import type { Db } from '../db/db.ts';
-import { SCOPES } from '../http/authenticate.ts';
+import { SCOPES } from '../core/scopes.ts';
 import { CLIENT_SCOPES } from './clients.rules.ts';
 import { accountFinder, findAccountRow } from './account.ts';
 import { createOidcAdapter, digestOidcIdentifier } from './oidc.adapter.ts';

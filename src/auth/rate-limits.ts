@@ -2,7 +2,8 @@
 // account and per IP (brute force). Counted in the database, so all processes share them.
 import type { ServerResponse } from 'node:http';
 import type { Queryable } from '../db/db.ts';
-import { hitRateLimit, rateLimitHeaders, releaseRateLimitHit, type RateLimitRule, type RateLimitState } from '../http/rate-limit.ts';
+import { hitRateLimit, releaseRateLimitHit, type RateLimitRule, type RateLimitState } from '../db/rate-limits.ts';
+import { rateLimitHeaders } from '../http/rate-limit-headers.ts';
 
 export const OAUTH_REQUESTS_PER_IP: RateLimitRule = { name: 'oauth-ip', limit: 300, windowSeconds: 60 };
 export const LOGIN_FAILURES_PER_ACCOUNT: RateLimitRule = { name: 'login-account', limit: 5, windowSeconds: 15 * 60 };

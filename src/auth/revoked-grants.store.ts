@@ -2,6 +2,7 @@
 // JWT access token issued under them has expired. The authorization server writes (the adapter's
 // revokeByGrantId); every resource server reads what is new (src/http/grant-revocations.ts).
 import type { Queryable } from '../db/db.ts';
+import type { RevokedGrant } from '../http/grant-revocations.ts';
 import { TOKEN_TTL } from './token-lifetimes.ts';
 
 /**
@@ -10,12 +11,6 @@ import { TOKEN_TTL } from './token-lifetimes.ts';
  */
 export const REVOKED_GRANT_KEPT_SECONDS = TOKEN_TTL.AccessToken + 300;
 
-export interface RevokedGrant {
-  grantDigest: string;
-  /** RFC 3339, the database's clock. */
-  revokedAt: string;
-  expiresAt: string;
-}
 
 /**
  * Records that the grant with this digest is revoked. oidc-provider revokes a grant through every

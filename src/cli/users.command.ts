@@ -1,7 +1,7 @@
 // `orderpay users create | list`: accounts that sign in at the authorization server.
 import { checkPasswordPolicy, hashPassword } from '../auth/passwords.ts';
 import { loadConfig } from '../config.ts';
-import { isDatabaseError } from '../db/db.ts';
+import { isUniqueViolation } from '../db/sqlstate.ts';
 import { insertUser, listUsers, type Role } from '../users/users.store.ts';
 import { parseCommandLine, takeWord, UsageError, withMigratedDatabase, type Output } from './command.ts';
 
@@ -50,7 +50,7 @@ async function createUser(argv: string[], out: Output): Promise<void> {
     try {
       return await insertUser(db, { email: input.email, name: input.name, role: input.role, passwordHash });
     } catch (error) {
-      if (isDatabaseError(error) && error.code === '23505') throw new UsageError(`a user with email ${input.email} already exists`);
+      if (isUniqueViolation(error, 'users_email_key')) throw new UsageError(`a user with email ${input.email} already exists`);
       throw error;
     }
   });

@@ -1,5 +1,6 @@
 // Entity tags (RFC 9110 §8.8.3) and the conditional requests that use them (§13.1).
-import { ProblemError } from './problem.ts';
+import { DomainError } from '../core/errors.ts';
+import type { Precondition } from '../core/precondition.ts';
 
 /** A strong tag for one representation: resource kind, id, row version and API version. */
 export function entityTag(kind: string, id: number, version: number, apiVersion: number): string {
@@ -10,7 +11,7 @@ const TAG_LIST = /^\s*(\*|(?:W\/)?"[\x21\x23-\x7e\x80-\xff]*"(?:\s*,\s*(?:W\/)?"
 
 function parseTagList(header: string, name: string): string[] {
   if (!TAG_LIST.test(header)) {
-    throw new ProblemError('REQUEST_HEADER_INVALID', `${name} must be "*" or a list of entity tags.`, {
+    throw new DomainError('REQUEST_HEADER_INVALID', `${name} must be "*" or a list of entity tags.`, {
       errors: [{ parameter: name, detail: `${name} must be "*" or a comma-separated list of quoted entity tags` }],
     });
   }
@@ -33,8 +34,17 @@ export function checkIfMatch(header: string | undefined, current: string | undef
   const tags = parseTagList(header, 'If-Match');
   const matches = current !== undefined && tags.some((tag) => tag === '*' || (!tag.startsWith('W/') && tag === current));
   if (!matches) {
-    throw new ProblemError('REQUEST_PRECONDITION_FAILED', 'If-Match does not match the current entity tag; read the resource again.', {
+    throw new DomainError('REQUEST_PRECONDITION_FAILED', 'If-Match does not match the current entity tag; read the resource again.', {
       extensions: current ? { currentEtag: current } : {},
     });
   }
+}
+
+/**
+ * The If-Match precondition a service judges once it holds the resource: etagOf spells the tag
+ * of its current state in the representation the request asked for. Undefined without If-Match.
+ */
+export function ifMatchPrecondition<T>(header: string | undefined, etagOf: (current: T) => string): Precondition<T> | undefined {
+  if (header === undefined) return undefined;
+  return (current) => checkIfMatch(header, current === undefined ? undefined : etagOf(current));
 }

@@ -2,7 +2,6 @@
 // server): access tokens whose `gid` names one are refused. The copy is read incrementally, lazily
 // by the request that finds it stale, at most once per interval: one small query a second per
 // process, and every process sees a revocation within about that interval.
-import type { RevokedGrant } from '../auth/revoked-grants.store.ts';
 
 /**
  * Each read starts this far before the newest revocation already seen. revoked_at is the time its
@@ -10,6 +9,14 @@ import type { RevokedGrant } from '../auth/revoked-grants.store.ts';
  * read; a row is re-read rather than missed (the set dedupes). Twice the default statement timeout.
  */
 const REREAD_OVERLAP_MS = 30_000;
+
+/** A revoked grant, by digest, as the authorization server records it (src/auth/revoked-grants.store.ts). */
+export interface RevokedGrant {
+  grantDigest: string;
+  /** RFC 3339, the database's clock. */
+  revokedAt: string;
+  expiresAt: string;
+}
 
 export interface GrantRevocationsOptions {
   /** Revocations after `since` (RFC 3339; all live ones when undefined). */

@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { Config } from '../config.ts';
-import { SCOPES } from './authenticate.ts';
+import { SCOPES } from '../core/scopes.ts';
 
 const serverProblem = (description: string) => ({
   description,

@@ -1,7 +1,7 @@
 // Operational endpoints: liveness, readiness, and the pages behind problem types.
 import type { FastifyInstance } from 'fastify';
-import { ERRORS, problemSlug, type ErrorCode } from './errors.ts';
-import { ProblemError, sendProblem } from './problem.ts';
+import { DomainError, ERRORS, problemSlug, type ErrorCode } from '../core/errors.ts';
+import { sendProblem } from './problem.ts';
 
 export function registerOperationalRoutes(app: FastifyInstance): void {
   app.get('/livez', { schema: { hide: true } }, async function reportLive(_request, reply) {
@@ -16,14 +16,14 @@ export function registerOperationalRoutes(app: FastifyInstance): void {
       return { status: 'ok' };
     } catch (error) {
       request.log.warn({ err: error }, 'readiness check failed');
-      return sendProblem(request, reply, new ProblemError('SERVICE_UNAVAILABLE', 'The database is not reachable.', { headers: { 'retry-after': '1' } }));
+      return sendProblem(request, reply, new DomainError('SERVICE_UNAVAILABLE', 'The database is not reachable.'));
     }
   });
 
   const bySlug = new Map(Object.keys(ERRORS).map((code) => [problemSlug(code as ErrorCode), code as ErrorCode]));
   app.get<{ Params: { slug: string } }>('/problems/:slug', { schema: { hide: true } }, async function describeProblemType(request, reply) {
     const code = bySlug.get(request.params.slug);
-    if (!code) throw new ProblemError('ROUTE_NOT_FOUND', `No problem type ${request.params.slug}.`);
+    if (!code) throw new DomainError('ROUTE_NOT_FOUND', `No problem type ${request.params.slug}.`);
     const { status, title, description } = ERRORS[code];
     const escape = (s: string) => s.replace(/[&<>"]/g, (c) => `&#${c.charCodeAt(0)};`);
     reply.header('cache-control', 'public, max-age=86400').type('text/html; charset=utf-8');

@@ -1,38 +1,20 @@
-// RFC 9457 problem details: the one shape of every error body, built from the catalogue.
+// RFC 9457 problem details: the one shape of every error body, rendered from a DomainError and
+// the catalogue (src/core/errors.ts). ProblemError adds what only the edge knows: HTTP headers.
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { ERRORS, problemSlug, type ErrorCode } from './errors.ts';
+import { DomainError, ERRORS, problemSlug, type DomainErrorOptions, type ErrorCode } from '../core/errors.ts';
 
-export interface FieldError {
-  detail: string;
-  /** RFC 6901 JSON Pointer into the request body. */
-  pointer?: string;
-  /** Name of the query, path or header parameter. */
-  parameter?: string;
-}
-
-export interface ProblemOptions {
-  errors?: FieldError[];
-  /** Extension members (RFC 9457 §3.2), e.g. currentStatus. */
-  extensions?: Record<string, unknown>;
+export interface ProblemOptions extends DomainErrorOptions {
   headers?: Record<string, string>;
 }
 
-/** Thrown anywhere below the routes; the error handler turns it into a problem response. */
-export class ProblemError extends Error {
-  readonly code: ErrorCode;
-  readonly detail: string;
-  readonly options: ProblemOptions;
+/** A refusal made at the edge with headers of its own (WWW-Authenticate, Allow). */
+export class ProblemError extends DomainError {
+  readonly headers: Record<string, string>;
 
-  constructor(code: ErrorCode, detail: string, options: ProblemOptions = {}) {
-    super(detail);
+  constructor(code: ErrorCode, detail: string, { headers = {}, ...options }: ProblemOptions = {}) {
+    super(code, detail, options);
     this.name = 'ProblemError';
-    this.code = code;
-    this.detail = detail;
-    this.options = options;
-  }
-
-  get status(): number {
-    return ERRORS[this.code].status;
+    this.headers = headers;
   }
 }
 
@@ -41,7 +23,7 @@ export function problemTypeUri(publicUrl: string, code: ErrorCode): string {
 }
 
 /** The RFC 9457 body of a problem, as sent for this request. */
-export function problemBody(request: FastifyRequest, problem: ProblemError): Record<string, unknown> {
+export function problemBody(request: FastifyRequest, problem: DomainError): Record<string, unknown> {
   const definition = ERRORS[problem.code];
   const body: Record<string, unknown> = {
     type: problemTypeUri(request.server.config.publicUrl, problem.code),
@@ -57,10 +39,19 @@ export function problemBody(request: FastifyRequest, problem: ProblemError): Rec
   return body;
 }
 
+/** Headers of a problem response beside its media type: its own, and Retry-After when transient. */
+export function problemHeaders(problem: DomainError): Record<string, string> {
+  const retryAfter = (ERRORS[problem.code] as { retryAfterSeconds?: number }).retryAfterSeconds;
+  return {
+    ...(retryAfter === undefined ? {} : { 'retry-after': String(retryAfter) }),
+    ...(problem instanceof ProblemError ? problem.headers : {}),
+  };
+}
+
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json; charset=utf-8';
 
-export function sendProblem(request: FastifyRequest, reply: FastifyReply, problem: ProblemError): FastifyReply {
-  for (const [name, value] of Object.entries(problem.options.headers ?? {})) reply.header(name, value);
+export function sendProblem(request: FastifyRequest, reply: FastifyReply, problem: DomainError): FastifyReply {
+  reply.headers(problemHeaders(problem));
   // Error bodies are never cacheable, and must not replay a stale ETag from the success path.
   reply.removeHeader('etag');
   return reply.code(problem.status).header('cache-control', 'no-store').type(PROBLEM_CONTENT_TYPE).send(problemBody(request, problem));

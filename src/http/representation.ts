@@ -28,10 +28,3 @@ export function sendNotModified(reply: FastifyReply, etag: string, cacheControl 
 export function resourceUrl(request: FastifyRequest, path: string): string {
   return `${request.server.config.publicUrl}${request.apiPathPrefix}${path}`;
 }
-
-declare module 'fastify' {
-  interface FastifyRequest {
-    /** "/v1" when the request came through a version prefix, "" on unversioned paths. */
-    apiPathPrefix: string;
-  }
-}

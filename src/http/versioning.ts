@@ -2,8 +2,9 @@
 // application/vnd.orderpay.v<N>+json (default: the oldest supported version). Resource routes are
 // registered once per version in API_VERSIONS; a new version adds an entry here plus its
 // representation changes, without touching the handlers of the versions before it.
-import type { FastifyReply, FastifyRequest } from 'fastify';
-import { ProblemError } from './problem.ts';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import fp from 'fastify-plugin';
+import { DomainError } from '../core/errors.ts';
 
 export interface ApiVersion {
   version: number;
@@ -50,13 +51,13 @@ export function resolveApiVersion(pathVersion: number | undefined) {
     reply.header('vary', 'Accept');
     if (pathVersion !== undefined) {
       if (requested.length > 0 && !requested.includes(pathVersion)) {
-        throw new ProblemError('VERSION_NOT_ACCEPTABLE', `The path selects API v${pathVersion} but Accept asks for v${requested.join(', v')}.`);
+        throw new DomainError('VERSION_NOT_ACCEPTABLE', `The path selects API v${pathVersion} but Accept asks for v${requested.join(', v')}.`);
       }
       version = pathVersion;
     } else {
       const supported = requested.filter(isSupported);
       if (requested.length > 0 && supported.length === 0) {
-        throw new ProblemError('VERSION_NOT_ACCEPTABLE', `API v${requested.join(', v')} is not available; supported: ${API_VERSIONS.map((v) => `v${v.version}`).join(', ')}.`);
+        throw new DomainError('VERSION_NOT_ACCEPTABLE', `API v${requested.join(', v')} is not available; supported: ${API_VERSIONS.map((v) => `v${v.version}`).join(', ')}.`);
       }
       version = supported[0] ?? DEFAULT_VERSION;
     }
@@ -74,9 +75,20 @@ export function jsonContentType(request: FastifyRequest): string {
   return request.wantsVendorType ? vendorMediaType(request.apiVersion) : 'application/json; charset=utf-8';
 }
 
+/** Declares what every request carries once its route group resolved the version. */
+async function versioning(app: FastifyInstance): Promise<void> {
+  app.decorateRequest('apiVersion', DEFAULT_VERSION);
+  app.decorateRequest('apiPathPrefix', '');
+  app.decorateRequest('wantsVendorType', false);
+}
+
+export const versioningPlugin = fp(versioning, { name: 'orderpay-versioning', fastify: '5.x' });
+
 declare module 'fastify' {
   interface FastifyRequest {
     apiVersion: number;
+    /** "/v1" when the request came through a version prefix, "" on unversioned paths. */
+    apiPathPrefix: string;
     wantsVendorType: boolean;
   }
 }

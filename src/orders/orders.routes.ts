@@ -1,19 +1,21 @@
-// Routes of orders, a user's orders and order items: validate, check scope, call the service.
-import type { FastifyInstance } from 'fastify';
+// Routes of orders, a user's orders and order items: validate, check scope, call the service or
+// flow, answer with the representation.
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
+import { mapCollection, pageOf } from '../core/paging.ts';
+import { changeOrderStatus } from '../flows/change-order-status.ts';
+import { listUserOrders } from '../flows/list-user-orders.ts';
+import { placeOrder } from '../flows/place-order.ts';
 import { requireScope } from '../http/authenticate.ts';
-import { setPageLinks } from '../http/collection.ts';
 import { noneMatch } from '../http/etag.ts';
+import { respondIdempotently } from '../http/idempotency/idempotency.ts';
+import { setPageLinks } from '../http/links.ts';
 import { resourceUrl, sendNotModified, sendRepresentation } from '../http/representation.ts';
 import { Envelope, IfMatchHeaders, IfNoneMatchHeaders, problems } from '../http/schemas.ts';
-import { respondIdempotently } from '../payments/idempotency.ts';
-import { OptionalIdempotencyHeaders } from '../payments/payments.schemas.ts';
-import {
-  CreateOrderBody, ListOrderItemsQuery, ListOrdersQuery, ListUserOrdersQuery,
-  OrderIdParams, ReplaceOrderBody, UserIdParams,
-} from './orders.schemas.ts';
-import { createOrder, deleteOrder, getOrder, listOrderItems, listOrders, replaceOrder } from './orders.service.ts';
+import { orderEtag, orderIfMatch, orderItemRepresentation, orderReplacementPrecondition, orderRepresentation } from './orders.representation.ts';
+import { CreateOrderBody, ListOrderItemsQuery, ListOrdersQuery, ListUserOrdersQuery, OrderIdParams, ReplaceOrderBody, UserIdParams } from './orders.schemas.ts';
+import { deleteOrder, getOrder, listOrderItems, listOrders } from './orders.service.ts';
 
 const OrderRef = Type.Ref('Order');
 const OrderItemRef = Type.Ref('OrderItem');
@@ -32,7 +34,7 @@ export async function ordersRoutes(parent: FastifyInstance): Promise<void> {
     },
   }, async function listOrdersRoute(request, reply) {
     const principal = requireScope(request, 'orders:read');
-    const collection = await listOrders(app.db, principal, request.query);
+    const collection = mapCollection(await listOrders(app.db, principal, { ...request.query, page: pageOf(request.query) }), orderRepresentation);
     setPageLinks(request, reply, collection);
     return sendRepresentation(request, reply, 200, collection);
   });
@@ -46,7 +48,8 @@ export async function ordersRoutes(parent: FastifyInstance): Promise<void> {
     },
   }, async function listUserOrdersRoute(request, reply) {
     const principal = requireScope(request, 'orders:read');
-    const collection = await listOrders(app.db, principal, request.query, request.params.userId);
+    const orders = await listUserOrders(app.db, principal, request.params.userId, { ...request.query, page: pageOf(request.query) });
+    const collection = mapCollection(orders, orderRepresentation);
     setPageLinks(request, reply, collection);
     return sendRepresentation(request, reply, 200, collection);
   });
@@ -60,23 +63,29 @@ export async function ordersRoutes(parent: FastifyInstance): Promise<void> {
     },
   }, async function getOrderRoute(request, reply) {
     const principal = requireScope(request, 'orders:read');
-    const { order, etag } = await getOrder(app.db, principal, request.params.orderId, request.apiVersion);
+    const order = await getOrder(app.db, principal, request.params.orderId);
+    const etag = orderEtag(order, request.apiVersion);
     if (noneMatch(request.headers['if-none-match'], etag)) return sendNotModified(reply, etag);
-    return sendRepresentation(request, reply, 200, order, { etag });
+    return sendRepresentation(request, reply, 200, orderRepresentation(order), { etag });
   });
 
   app.post('/orders', {
+    config: { idempotency: 'optional' },
     schema: {
       tags: ['orders'], summary: 'Place an order', security: writeSecurity,
       description: 'The signed-in user orders qty units of one product; the total is the product price × qty, in its currency. An optional Idempotency-Key makes the request safe to retry: a retry with the same key replays the stored response with Idempotent-Replayed: true.',
-      headers: OptionalIdempotencyHeaders, body: CreateOrderBody,
+      body: CreateOrderBody,
       response: { 201: OrderRef, ...problems(400, 401, 403, 406, 409, 413, 415, 422) },
     },
   }, async function createOrderRoute(request, reply) {
     const principal = requireScope(request, 'orders:write');
-    return respondIdempotently(request, reply, { required: false }, async (tx) => {
-      const { order, etag } = await createOrder(tx, principal, request.body, request.apiVersion);
-      return { status: 201, body: order, headers: { etag, location: resourceUrl(request, `/orders/${order.id}`) } };
+    return respondIdempotently(request, reply, async (tx) => {
+      const order = await placeOrder(tx, principal, request.body);
+      return {
+        status: 201,
+        body: orderRepresentation(order),
+        headers: { etag: orderEtag(order, request.apiVersion), location: resourceUrl(request, `/orders/${order.id}`) },
+      };
     });
   });
 
@@ -89,8 +98,12 @@ export async function ordersRoutes(parent: FastifyInstance): Promise<void> {
     },
   }, async function replaceOrderRoute(request, reply) {
     const principal = requireScope(request, 'orders:write');
-    const { order, etag } = await replaceOrder(app.db, app.paymentProcessor, principal, request.params.orderId, request.body, request.headers['if-match'], request.apiVersion);
-    return sendRepresentation(request, reply, 200, order, { etag });
+    const order = await changeOrderStatus(app.db, app.paymentProcessor, principal, {
+      orderId: request.params.orderId,
+      status: request.body.status,
+      precondition: orderReplacementPrecondition(request.body, request.headers['if-match'], request.apiVersion),
+    });
+    return sendRepresentation(request, reply, 200, orderRepresentation(order), { etag: orderEtag(order, request.apiVersion) });
   });
 
   app.delete('/orders/:orderId', {
@@ -102,7 +115,7 @@ export async function ordersRoutes(parent: FastifyInstance): Promise<void> {
     },
   }, async function deleteOrderRoute(request, reply) {
     const principal = requireScope(request, 'orders:write');
-    await deleteOrder(app.db, principal, request.params.orderId, request.headers['if-match'], request.apiVersion);
+    await deleteOrder(app.db, principal, { orderId: request.params.orderId, precondition: orderIfMatch(request.headers['if-match'], request.apiVersion) });
     return reply.code(204).header('cache-control', 'no-store').send(null);
   });
 
@@ -114,7 +127,8 @@ export async function ordersRoutes(parent: FastifyInstance): Promise<void> {
     },
   }, async function listOrderItemsRoute(request, reply) {
     const principal = requireScope(request, 'orders:read');
-    const collection = await listOrderItems(app.db, principal, request.query);
+    const items = await listOrderItems(app.db, principal, { orderId: request.query.orderId, page: pageOf(request.query) });
+    const collection = mapCollection(items, orderItemRepresentation);
     setPageLinks(request, reply, collection);
     return sendRepresentation(request, reply, 200, collection);
   });

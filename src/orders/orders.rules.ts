@@ -1,5 +1,5 @@
 // Order rules, pure: the state machine, money arithmetic, the collection's filters and sort keys.
-import { ProblemError } from '../http/problem.ts';
+import { DomainError } from '../core/errors.ts';
 
 export const ORDER_STATUSES = ['pending', 'paid', 'shipped', 'delivered', 'cancelled'] as const;
 export type OrderStatus = (typeof ORDER_STATUSES)[number];
@@ -32,9 +32,9 @@ export function decideTransition(from: OrderStatus, to: OrderStatus, actors: rea
   return allowed.includes(to) ? { kind: 'change', to } : { kind: 'refused', allowed };
 }
 
-export function refuseTransition(from: OrderStatus, to: OrderStatus, allowed: OrderStatus[]): ProblemError {
+export function refuseTransition(from: OrderStatus, to: OrderStatus, allowed: OrderStatus[]): DomainError {
   const options = allowed.length ? `allowed: ${allowed.join(', ')}` : 'no change of status is allowed to you from here';
-  return new ProblemError('ORDER_TRANSITION_NOT_ALLOWED', `The order is ${from}; it cannot become ${to} (${options}).`, {
+  return new DomainError('ORDER_TRANSITION_NOT_ALLOWED', `The order is ${from}; it cannot become ${to} (${options}).`, {
     extensions: { currentStatus: from, allowedStatuses: allowed },
   });
 }
@@ -60,19 +60,8 @@ export interface OrderFilters {
   minTotal?: number;
 }
 
-/** Read-only fields a PUT body may repeat, compared with the current representation. */
-export const READ_ONLY_FIELDS = ['id', 'customerId', 'total', 'currency', 'createdAt', 'updatedAt'] as const;
-
-const TIMESTAMP_FIELDS: ReadonlySet<string> = new Set(['createdAt', 'updatedAt']);
-
-/** Timestamps are the same instant however written (a client's Date round trip keeps only ms). */
-function sameValue(field: string, sent: unknown, current: unknown): boolean {
-  if (sent === current) return true;
-  if (!TIMESTAMP_FIELDS.has(field) || typeof sent !== 'string' || typeof current !== 'string') return false;
-  const instant = Date.parse(sent);
-  return !Number.isNaN(instant) && instant === Date.parse(current);
-}
-
-export function changedReadOnlyFields(body: Record<string, unknown>, current: Record<string, unknown>): string[] {
-  return READ_ONLY_FIELDS.filter((field) => field in body && !sameValue(field, body[field], current[field]));
+/** An order line names a product that exists and is for sale. */
+export function assertOrderable<P extends { active: boolean }>(productId: number, product: P | undefined): asserts product is P {
+  if (!product) throw new DomainError('ORDER_PRODUCT_NOT_FOUND', `Product ${productId} does not exist.`, { errors: [{ pointer: '/productId', detail: 'no such product' }] });
+  if (!product.active) throw new DomainError('ORDER_PRODUCT_INACTIVE', `Product ${productId} is not for sale.`, { errors: [{ pointer: '/productId', detail: 'product is not active' }] });
 }

@@ -1,141 +1,124 @@
-// Order use cases: each loads through the store, asks the rules, writes; createOrder runs in the
-// transaction the idempotency layer opens, the others open their own.
-import { isDatabaseError, type Db, type Queryable } from '../db/db.ts';
-import { parseSortParam, toCollection, type Collection } from '../http/collection.ts';
-import { checkIfMatch, entityTag } from '../http/etag.ts';
-import { ProblemError } from '../http/problem.ts';
-import { ownerScope, type Principal } from '../http/authenticate.ts';
-import { refundOrderPayment } from '../payments/payments.service.ts';
-import type { PaymentProcessor } from '../payments/processor.ts';
-import { findProduct } from '../products/products.store.ts';
-import { userExists } from '../users/users.store.ts';
+// Order use cases and the order steps of flows (src/flows/): each loads through the store, asks
+// the rules, writes. Nothing here knows HTTP or API versions: callers get records.
+import { DomainError } from '../core/errors.ts';
+import { parseSortParam, toCollection, type Collection, type Page } from '../core/paging.ts';
+import type { Precondition } from '../core/precondition.ts';
+import { ownerScope, type Principal } from '../core/principal.ts';
+import type { Db, Queryable } from '../db/db.ts';
+import { decideTransition, lineTotal, isDeletable, ORDER_SORT_KEYS, refuseTransition, type Actor, type OrderFilters, type OrderStatus } from './orders.rules.ts';
 import {
-  changedReadOnlyFields, decideTransition, isDeletable, lineTotal, ORDER_SORT_KEYS, refuseTransition,
-  type Actor, type OrderFilters,
-} from './orders.rules.ts';
-import type { CreateOrderBody, ListOrderItemsQuery, ListOrdersQuery, Order, OrderItem, ReplaceOrderBody } from './orders.schemas.ts';
-import {
-  findOrder, insertOrder, insertOrderItem, lockOrder, selectOrderItems, selectOrderPage, softDeleteOrder,
-  toOrder, updateOrderStatus, type OrderRow,
+  findOrder, insertOrder, insertOrderItem, lockOrder, selectOrderItems, selectOrderPage, softDeleteOrder, updateOrderStatus,
+  type OrderItemRecord, type OrderRecord,
 } from './orders.store.ts';
 
-export interface TaggedOrder {
-  order: Order;
-  etag: string;
-}
-
-const tagged = (row: OrderRow, apiVersion: number): TaggedOrder => ({ order: toOrder(row), etag: entityTag('o', row.id, row.version, apiVersion) });
-
-function actorsFor(principal: Principal, order: OrderRow): Actor[] {
+function actorsFor(principal: Principal, order: OrderRecord): Actor[] {
   if (principal.kind === 'service') return ['service'];
   const actors: Actor[] = principal.role === 'staff' ? ['staff'] : [];
   if (principal.userId === order.customerId) actors.push('owner');
   return actors;
 }
 
-const notFound = (id: number) => new ProblemError('ORDER_NOT_FOUND', `Order ${id} does not exist.`);
+const notFound = (id: number) => new DomainError('ORDER_NOT_FOUND', `Order ${id} does not exist.`);
 
-export async function getOrder(db: Db, principal: Principal, id: number, apiVersion: number): Promise<TaggedOrder> {
-  const row = await findOrder(db, id, ownerScope(principal));
-  if (!row) throw notFound(id);
-  return tagged(row, apiVersion);
+export async function getOrder(db: Queryable, principal: Principal, orderId: number): Promise<OrderRecord> {
+  const order = await findOrder(db, orderId, ownerScope(principal));
+  if (!order) throw notFound(orderId);
+  return order;
 }
 
-/** GET /orders and GET /users/{userId}/orders (userId given). */
-export async function listOrders(
-  db: Db,
-  principal: Principal,
-  query: ListOrdersQuery,
-  userId?: number,
-): Promise<Collection<Order>> {
-  const sort = parseSortParam(query.sort, ORDER_SORT_KEYS, [{ field: 'createdAt', descending: false }]);
-  const customerId = userId ?? query.customerId;
+export interface ListOrdersCommand {
+  page: Page;
+  status?: OrderStatus;
+  customerId?: number;
+  minTotal?: number;
+  /** The sort parameter as sent (orders.rules: ORDER_SORT_KEYS). */
+  sort?: string;
+}
+
+/** GET /orders and the orders of one user: customers may list only their own. */
+export async function listOrders(db: Queryable, principal: Principal, command: ListOrdersCommand): Promise<Collection<OrderRecord>> {
+  const sort = parseSortParam(command.sort, ORDER_SORT_KEYS, [{ field: 'createdAt', descending: false }]);
   const scope = ownerScope(principal);
-  if (scope && customerId !== undefined && customerId !== scope.customerId) {
-    throw new ProblemError('AUTH_FORBIDDEN', "Customers can list only their own orders.");
+  if (scope && command.customerId !== undefined && command.customerId !== scope.customerId) {
+    throw new DomainError('AUTH_FORBIDDEN', 'Customers can list only their own orders.');
   }
-  if (userId !== undefined && !scope && !(await userExists(db, userId))) {
-    throw new ProblemError('USER_NOT_FOUND', `User ${userId} does not exist.`);
-  }
-  const filters: OrderFilters = { status: query.status, minTotal: query.minTotal, customerId: scope?.customerId ?? customerId };
-  const page = { page: query.page ?? 1, pageSize: query.pageSize ?? 20 };
+  const filters: OrderFilters = { status: command.status, minTotal: command.minTotal, customerId: scope?.customerId ?? command.customerId };
+  const { page } = command;
   const { rows, total } = await selectOrderPage(db, filters, sort, page);
-  return toCollection(rows.map(toOrder), total, page);
+  return toCollection(rows, total, page);
 }
 
-/** Places an order, in the transaction the idempotency layer opens (POST /orders may carry a key). */
-export async function createOrder(tx: Queryable, principal: Principal, body: CreateOrderBody, apiVersion: number): Promise<TaggedOrder> {
+export async function listOrderItems(db: Queryable, principal: Principal, command: { orderId: number; page: Page }): Promise<Collection<OrderItemRecord>> {
+  const { page } = command;
+  if (!(await findOrder(db, command.orderId, ownerScope(principal)))) throw notFound(command.orderId);
+  const { rows, total } = await selectOrderItems(db, command.orderId, page);
+  return toCollection(rows, total, page);
+}
+
+/** Step: who an order is placed for; a service client has no customer to place it for. */
+export function orderingCustomer(principal: Principal): number {
   if (principal.kind !== 'user') {
-    throw new ProblemError('ORDER_CUSTOMER_REQUIRED', 'Orders are placed by a signed-in user; this token belongs to a service client.');
+    throw new DomainError('ORDER_CUSTOMER_REQUIRED', 'Orders are placed by a signed-in user; this token belongs to a service client.');
   }
-  try {
-    const product = await findProduct(tx, body.productId);
-    if (!product) throw new ProblemError('ORDER_PRODUCT_NOT_FOUND', `Product ${body.productId} does not exist.`, { errors: [{ pointer: '/productId', detail: 'no such product' }] });
-    if (!product.active) throw new ProblemError('ORDER_PRODUCT_INACTIVE', `Product ${body.productId} is not for sale.`, { errors: [{ pointer: '/productId', detail: 'product is not active' }] });
-    const total = lineTotal(product.price, body.qty);
-    const row = await insertOrder(tx, { customerId: principal.userId, total, currency: product.currency });
-    await insertOrderItem(tx, { orderId: row.id, productId: product.id, qty: body.qty, unitPrice: product.price, lineTotal: total });
-    return tagged(row, apiVersion);
-  } catch (error) {
-    // orders.customer_id → users.id: the token's subject is not (any more) a user.
-    if (isDatabaseError(error) && error.code === '23503') {
-      throw new ProblemError('AUTH_SUBJECT_UNKNOWN', `User ${principal.userId} named by the access token does not exist.`);
-    }
-    throw error;
-  }
+  return principal.userId;
 }
 
-export async function replaceOrder(
-  db: Db,
-  processor: PaymentProcessor,
-  principal: Principal,
-  id: number,
-  body: ReplaceOrderBody,
-  ifMatch: string | undefined,
-  apiVersion: number,
-): Promise<TaggedOrder> {
-  return db.transaction(async (tx) => {
-    const row = await lockOrder(tx, id, ownerScope(principal));
-    if (!row || row.deleted) throw notFound(id);
-    checkIfMatch(ifMatch, tagged(row, apiVersion).etag);
-    const current = toOrder(row);
-    const changed = changedReadOnlyFields(body, current);
-    if (changed.length > 0) {
-      throw new ProblemError('ORDER_READ_ONLY_FIELD', `Read-only fields differ from the order: ${changed.join(', ')}.`, {
-        errors: changed.map((f) => ({ pointer: `/${f}`, detail: `${f} is read-only; send ${JSON.stringify(current[f as keyof Order])} or omit it` })),
-      });
-    }
-    const decision = decideTransition(row.status, body.status, actorsFor(principal, row));
-    if (decision.kind === 'refused') throw refuseTransition(row.status, body.status, decision.allowed);
-    if (decision.kind === 'unchanged') return tagged(row, apiVersion);
-    // A paid order that is cancelled gives its money back, in the same transaction.
-    if (row.status === 'paid' && decision.to === 'cancelled') await refundOrderPayment(tx, processor, id);
-    return tagged(await updateOrderStatus(tx, id, decision.to), apiVersion);
-  });
+export interface OrderLine {
+  productId: number;
+  qty: number;
+  /** The product's price when the order is placed, in minor units of currency. */
+  unitPrice: number;
+  currency: string;
+}
+
+/** Step: records the order of one line, its total the line's. */
+export async function createOrder(tx: Queryable, customerId: number, line: OrderLine): Promise<OrderRecord> {
+  const total = lineTotal(line.unitPrice, line.qty);
+  const order = await insertOrder(tx, { customerId, total, currency: line.currency });
+  await insertOrderItem(tx, { orderId: order.id, productId: line.productId, qty: line.qty, unitPrice: line.unitPrice, lineTotal: total });
+  return order;
+}
+
+/** Step: the order to change, locked, within the caller's scope, meeting the request's precondition. */
+export async function lockOrderForChange(tx: Queryable, principal: Principal, orderId: number, precondition?: Precondition<OrderRecord>): Promise<OrderRecord> {
+  const order = await lockOrder(tx, orderId, ownerScope(principal));
+  if (!order || order.deleted) throw notFound(orderId);
+  precondition?.(order);
+  return order;
+}
+
+/** Step: the status this caller moves the order to; undefined when it already has it. */
+export function decideStatusChange(principal: Principal, order: OrderRecord, to: OrderStatus): OrderStatus | undefined {
+  const decision = decideTransition(order.status, to, actorsFor(principal, order));
+  if (decision.kind === 'refused') throw refuseTransition(order.status, to, decision.allowed);
+  return decision.kind === 'change' ? decision.to : undefined;
+}
+
+/** Step: records the order's new status. */
+export function changeStatus(tx: Queryable, order: OrderRecord, to: OrderStatus): Promise<OrderRecord> {
+  return updateOrderStatus(tx, order.id, to);
+}
+
+/** Step: a successful payment of an order moves it to paid (the state machine's 'payment' actor). */
+export async function markOrderPaid(tx: Queryable, order: OrderRecord): Promise<void> {
+  const decision = decideTransition(order.status, 'paid', ['payment']);
+  if (decision.kind !== 'change') throw refuseTransition(order.status, 'paid', decision.kind === 'refused' ? decision.allowed : []);
+  await updateOrderStatus(tx, order.id, 'paid');
 }
 
 /** Soft delete; repeating it on a deleted order answers the same (204) and changes nothing. */
-export async function deleteOrder(db: Db, principal: Principal, id: number, ifMatch: string | undefined, apiVersion: number): Promise<void> {
+export async function deleteOrder(db: Db, principal: Principal, command: { orderId: number; precondition?: Precondition<OrderRecord> }): Promise<void> {
   await db.transaction(async (tx) => {
-    const row = await lockOrder(tx, id, ownerScope(principal));
-    if (!row) throw notFound(id);
+    const order = await lockOrder(tx, command.orderId, ownerScope(principal));
+    if (!order) throw notFound(command.orderId);
     // A deleted order has no current representation: any If-Match fails (RFC 9110 §13.1.1).
-    checkIfMatch(ifMatch, row.deleted ? undefined : tagged(row, apiVersion).etag);
-    if (row.deleted) return;
-    if (!isDeletable(row.status)) {
-      throw new ProblemError('ORDER_NOT_DELETABLE', `The order is ${row.status}; only pending or cancelled orders can be deleted.`, {
-        extensions: { currentStatus: row.status },
+    command.precondition?.(order.deleted ? undefined : order);
+    if (order.deleted) return;
+    if (!isDeletable(order.status)) {
+      throw new DomainError('ORDER_NOT_DELETABLE', `The order is ${order.status}; only pending or cancelled orders can be deleted.`, {
+        extensions: { currentStatus: order.status },
       });
     }
-    await softDeleteOrder(tx, id);
+    await softDeleteOrder(tx, order.id);
   });
 }
-
-export async function listOrderItems(db: Db, principal: Principal, query: ListOrderItemsQuery): Promise<Collection<OrderItem>> {
-  const page = { page: query.page ?? 1, pageSize: query.pageSize ?? 20 };
-  const order = await findOrder(db, query.orderId, ownerScope(principal));
-  if (!order) throw notFound(query.orderId);
-  const { items, total } = await selectOrderItems(db, query.orderId, page);
-  return toCollection(items, total, page);
-}
-

@@ -1,18 +1,20 @@
 // Routes of payments and refunds: validate, check scope, respond through the idempotency layer.
-import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
+import { assertCurrency } from '../core/money.ts';
+import { mapCollection, pageOf } from '../core/paging.ts';
+import { pay } from '../flows/pay.ts';
 import { requireScope } from '../http/authenticate.ts';
-import { setPageLinks } from '../http/collection.ts';
 import { noneMatch } from '../http/etag.ts';
+import { respondIdempotently } from '../http/idempotency/idempotency.ts';
+import { setPageLinks } from '../http/links.ts';
 import { CACHE_NONE, resourceUrl, sendNotModified, sendRepresentation } from '../http/representation.ts';
 import { Envelope, IfNoneMatchHeaders, problems } from '../http/schemas.ts';
-import { respondIdempotently } from './idempotency.ts';
-import {
-  CreatePaymentBody, CreateRefundBody, ListPaymentsQuery, ListRefundsQuery, PaymentIdParams, RefundIdParams, RequiredIdempotencyHeaders,
-} from './payments.schemas.ts';
-import { assertCurrency } from '../products/products.rules.ts';
-import { createPayment, getPayment, getRefund, listPayments, listRefunds, refundPayment, requireRefunder, taggedPayment } from './payments.service.ts';
+import { paymentEtag, paymentRepresentation, refundRepresentation } from './payments.representation.ts';
+import { CreatePaymentBody, CreateRefundBody, ListPaymentsQuery, ListRefundsQuery, PaymentIdParams, RefundIdParams } from './payments.schemas.ts';
+import { getPayment, getRefund, listPayments, listRefunds, refundPayment, requireRefunder } from './payments.service.ts';
+import type { PaymentProcessor } from './processor.ts';
 
 const PaymentRef = Type.Ref('Payment');
 const RefundRef = Type.Ref('Refund');
@@ -25,18 +27,23 @@ export async function paymentsRoutes(parent: FastifyInstance): Promise<void> {
   const app = parent.withTypeProvider<TypeBoxTypeProvider>();
 
   app.post('/payments', {
+    config: { idempotency: 'required' },
     schema: {
       tags: ['payments'], summary: 'Make a payment', security: writeSecurity,
       description: 'Charges amount in currency through the payment processor. With orderId, pays that pending order (amount and currency must equal its total) and moves it to paid in the same transaction. A declined charge is stored too: check status. Idempotency-Key is required; a retry with the same key replays the stored response with Idempotent-Replayed: true.',
-      headers: RequiredIdempotencyHeaders, body: CreatePaymentBody,
+      body: CreatePaymentBody,
       response: { 201: PaymentRef, ...problems(400, 401, 403, 404, 406, 409, 413, 415, 422, 503) },
     },
   }, async function createPaymentRoute(request, reply) {
     const principal = requireScope(request, 'payments:write');
     assertCurrency(request.body.currency);
-    return respondIdempotently(request, reply, { required: true }, async (tx, reference) => {
-      const { payment, etag } = taggedPayment(await createPayment(tx, app.paymentProcessor, principal, request.body, reference), request.apiVersion);
-      return { status: 201, body: payment, headers: { etag, location: resourceUrl(request, `/payments/${payment.id}`) } };
+    return respondIdempotently(request, reply, async (tx, reference) => {
+      const payment = await pay(tx, app.paymentProcessor, principal, { ...request.body, reference });
+      return {
+        status: 201,
+        body: paymentRepresentation(payment),
+        headers: { etag: paymentEtag(payment, request.apiVersion), location: resourceUrl(request, `/payments/${payment.id}`) },
+      };
     });
   });
 
@@ -49,7 +56,7 @@ export async function paymentsRoutes(parent: FastifyInstance): Promise<void> {
     },
   }, async function listPaymentsRoute(request, reply) {
     const principal = requireScope(request, 'payments:read');
-    const collection = await listPayments(app.db, principal, request.query);
+    const collection = mapCollection(await listPayments(app.db, principal, { ...request.query, page: pageOf(request.query) }), paymentRepresentation);
     setPageLinks(request, reply, collection);
     return sendRepresentation(request, reply, 200, collection, noStore);
   });
@@ -63,25 +70,27 @@ export async function paymentsRoutes(parent: FastifyInstance): Promise<void> {
     },
   }, async function getPaymentRoute(request, reply) {
     const principal = requireScope(request, 'payments:read');
-    const { payment, etag } = await getPayment(app.db, principal, request.params.paymentId, request.apiVersion);
+    const payment = await getPayment(app.db, principal, request.params.paymentId);
+    const etag = paymentEtag(payment, request.apiVersion);
     if (noneMatch(request.headers['if-none-match'], etag)) return sendNotModified(reply, etag, CACHE_NONE);
-    return sendRepresentation(request, reply, 200, payment, { etag, ...noStore });
+    return sendRepresentation(request, reply, 200, paymentRepresentation(payment), { etag, ...noStore });
   });
 
   app.post('/payments/:paymentId/refunds', {
+    config: { idempotency: 'required' },
     schema: {
       tags: ['payments'], summary: 'Refund a payment', security: writeSecurity,
       description: 'Staff and service clients only. Gives back amount (omitted: all that is left); refunds never add up to more than the payment, however many run at once. Idempotency-Key is required.',
-      params: PaymentIdParams, headers: RequiredIdempotencyHeaders, body: CreateRefundBody,
+      params: PaymentIdParams, body: CreateRefundBody,
       response: { 201: RefundRef, ...problems(400, 401, 403, 404, 406, 409, 413, 415, 422, 503) },
     },
   }, async function refundPaymentRoute(request, reply) {
     // Scope and role before the key: a replay is never shown to a caller who may not refund now.
     requireRefunder(requireScope(request, 'payments:write'));
     const { paymentId } = request.params;
-    return respondIdempotently(request, reply, { required: true }, async (tx, reference) => {
-      const refund = await refundPayment(tx, app.paymentProcessor, paymentId, request.body, reference);
-      return { status: 201, body: refund, headers: { location: resourceUrl(request, `/payments/${paymentId}/refunds/${refund.id}`) } };
+    return respondIdempotently(request, reply, async (tx, reference) => {
+      const refund = await refundPayment(tx, app.paymentProcessor, { paymentId, amount: request.body.amount, reference });
+      return { status: 201, body: refundRepresentation(refund), headers: { location: resourceUrl(request, `/payments/${paymentId}/refunds/${refund.id}`) } };
     });
   });
 
@@ -93,7 +102,8 @@ export async function paymentsRoutes(parent: FastifyInstance): Promise<void> {
     },
   }, async function listRefundsRoute(request, reply) {
     const principal = requireScope(request, 'payments:read');
-    const collection = await listRefunds(app.db, principal, request.params.paymentId, request.query);
+    const refunds = await listRefunds(app.db, principal, { paymentId: request.params.paymentId, page: pageOf(request.query) });
+    const collection = mapCollection(refunds, refundRepresentation);
     setPageLinks(request, reply, collection);
     return sendRepresentation(request, reply, 200, collection, noStore);
   });
@@ -107,12 +117,12 @@ export async function paymentsRoutes(parent: FastifyInstance): Promise<void> {
   }, async function getRefundRoute(request, reply) {
     const principal = requireScope(request, 'payments:read');
     const refund = await getRefund(app.db, principal, request.params.paymentId, request.params.refundId);
-    return sendRepresentation(request, reply, 200, refund, noStore);
+    return sendRepresentation(request, reply, 200, refundRepresentation(refund), noStore);
   });
 }
 
 declare module 'fastify' {
   interface FastifyInstance {
-    paymentProcessor: import('./processor.ts').PaymentProcessor;
+    paymentProcessor: PaymentProcessor;
   }
 }

@@ -1,5 +1,5 @@
 // Payment rules, pure: statuses, currencies and limits, what may be paid and refunded.
-import { ProblemError } from '../http/problem.ts';
+import { DomainError } from '../core/errors.ts';
 
 export const PAYMENT_STATUSES = ['succeeded', 'declined', 'partially_refunded', 'refunded'] as const;
 export type PaymentStatus = (typeof PAYMENT_STATUSES)[number];
@@ -19,7 +19,7 @@ export interface PaymentFilters {
 /** A payment of an order is for exactly its total, in its currency. */
 export function checkOrderAmount(order: { total: number; currency: string }, payment: { amount: number; currency: string }): void {
   if (order.total === payment.amount && order.currency === payment.currency) return;
-  throw new ProblemError('PAYMENT_AMOUNT_MISMATCH', `The order's total is ${order.total} ${order.currency}; a payment of it must be for exactly that.`, {
+  throw new DomainError('PAYMENT_AMOUNT_MISMATCH', `The order's total is ${order.total} ${order.currency}; a payment of it must be for exactly that.`, {
     extensions: { expectedAmount: order.total, expectedCurrency: order.currency },
     errors: [
       ...(order.total === payment.amount ? [] : [{ pointer: '/amount', detail: `must equal the order total ${order.total}` }]),
@@ -40,14 +40,14 @@ export interface RefundDecision {
  */
 export function decideRefund(payment: { status: PaymentStatus; amount: number; amountRefunded: number }, requested: number | undefined): RefundDecision {
   if (payment.status !== 'succeeded' && payment.status !== 'partially_refunded') {
-    throw new ProblemError('PAYMENT_NOT_REFUNDABLE', `The payment is ${payment.status}; only succeeded or partially refunded payments can be refunded.`, {
+    throw new DomainError('PAYMENT_NOT_REFUNDABLE', `The payment is ${payment.status}; only succeeded or partially refunded payments can be refunded.`, {
       extensions: { currentStatus: payment.status },
     });
   }
   const refundable = payment.amount - payment.amountRefunded;
   const amount = requested ?? refundable;
   if (amount > refundable) {
-    throw new ProblemError('PAYMENT_REFUND_EXCEEDS_BALANCE', `Only ${refundable} of the payment's ${payment.amount} can still be refunded.`, {
+    throw new DomainError('PAYMENT_REFUND_EXCEEDS_BALANCE', `Only ${refundable} of the payment's ${payment.amount} can still be refunded.`, {
       extensions: { refundableAmount: refundable },
       errors: [{ pointer: '/amount', detail: `must be at most ${refundable}` }],
     });

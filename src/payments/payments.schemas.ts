@@ -79,10 +79,3 @@ export const RefundIdParams = Type.Object(
   { paymentId: Id('Identifier of the payment.'), refundId: Id('Identifier of the refund.') },
   { additionalProperties: false },
 );
-
-const IdempotencyKey = Type.String({
-  description: 'Unique per logical operation, the same on every retry of it: 1–255 visible ASCII characters, bare or as a quoted string. Keys are scoped to the caller and kept 24 hours. See docs/payments.md.',
-  examples: ['5f0c7a8e-3b7e-4f57-9a61-1d2f0c6e8b11'],
-});
-export const RequiredIdempotencyHeaders = Type.Object({ 'idempotency-key': IdempotencyKey });
-export const OptionalIdempotencyHeaders = Type.Object({ 'idempotency-key': Type.Optional(IdempotencyKey) });

@@ -1,32 +1,18 @@
-// Payment use cases. Writes run inside the transaction the idempotency layer opens, so the
-// payment, the order it pays and the stored response commit together (docs/payments.md).
-import type { Db, Queryable } from '../db/db.ts';
-import { isStaffOrService, ownerScope, type Principal } from '../http/authenticate.ts';
-import { parseSortParam, toCollection, type Collection } from '../http/collection.ts';
-import { entityTag } from '../http/etag.ts';
-import { ProblemError } from '../http/problem.ts';
-import { decideTransition, refuseTransition } from '../orders/orders.rules.ts';
-import { lockOrder, updateOrderStatus, type OrderRow } from '../orders/orders.store.ts';
-import { checkOrderAmount, decideRefund, PAYMENT_SORT_KEYS } from './payments.rules.ts';
-import type { CreatePaymentBody, CreateRefundBody, ListPaymentsQuery, ListRefundsQuery, Payment, Refund } from './payments.schemas.ts';
+// Payment use cases and the payment steps of flows (src/flows/pay.ts). Writes run inside the
+// transaction their caller opens (the idempotency layer's), so the payment, what it changes and
+// the stored response commit together (docs/payments.md). Callers get records, never wire shapes.
+import { DomainError } from '../core/errors.ts';
+import { parseSortParam, toCollection, type Collection, type Page } from '../core/paging.ts';
+import { isStaffOrService, ownerScope, type Principal } from '../core/principal.ts';
+import type { Queryable } from '../db/db.ts';
+import { decideRefund, PAYMENT_SORT_KEYS, type PaymentStatus } from './payments.rules.ts';
 import {
-  findPayment, findRefund, insertPayment, insertRefund, lockPayment, lockSettledPaymentOfOrder, selectPaymentPage,
-  selectRefunds, toPayment, type PaymentRow,
+  findPayment, findRefund, insertPayment, insertRefund, lockPayment, lockSettledPaymentOfOrder, selectPaymentPage, selectRefunds,
+  type PaymentRecord, type RefundRecord,
 } from './payments.store.ts';
-import { userExists } from '../users/users.store.ts';
-import { ProcessorUnavailableError, type ChargeResult, type PaymentProcessor } from './processor.ts';
+import { ProcessorUnavailableError, type PaymentProcessor } from './processor.ts';
 
-export interface TaggedPayment {
-  payment: Payment;
-  etag: string;
-}
-
-export const taggedPayment = (row: PaymentRow, apiVersion: number): TaggedPayment => ({
-  payment: toPayment(row),
-  etag: entityTag('p', row.id, row.version, apiVersion),
-});
-
-const notFound = (id: number) => new ProblemError('PAYMENT_NOT_FOUND', `Payment ${id} does not exist.`);
+const notFound = (id: number) => new DomainError('PAYMENT_NOT_FOUND', `Payment ${id} does not exist.`);
 
 /** Runs a processor call; its failure is a 503 that rolls the payment back and releases the key. */
 async function callProcessor<T>(call: () => Promise<T>): Promise<T> {
@@ -34,94 +20,69 @@ async function callProcessor<T>(call: () => Promise<T>): Promise<T> {
     return await call();
   } catch (error) {
     if (!(error instanceof ProcessorUnavailableError)) throw error;
-    throw new ProblemError('PAYMENT_PROCESSOR_UNAVAILABLE', 'The payment processor did not complete the operation; nothing was recorded. Retry the request (with the same Idempotency-Key, if it had one).', {
-      headers: { 'retry-after': '1' },
-    });
+    throw new DomainError(
+      'PAYMENT_PROCESSOR_UNAVAILABLE',
+      'The payment processor did not complete the operation; nothing was recorded. Retry the request (with the same Idempotency-Key, if it had one).',
+    );
   }
 }
 
-/** Step: a payment without an order belongs to the paying user, who must (still) exist. */
-async function checkPayerExists(tx: Queryable, principal: Principal): Promise<void> {
-  if (principal.kind === 'user' && !(await userExists(tx, principal.userId))) {
-    throw new ProblemError('AUTH_SUBJECT_UNKNOWN', `User ${principal.userId} named by the access token does not exist.`);
-  }
+export interface ChargeCommand {
+  amount: number;
+  currency: string;
+  /** Whose payment it is: the order's customer, or the paying user; null for a service client. */
+  customerId: number | null;
+  orderId: number | null;
+  /** The processor's idempotency reference, the same on every retry of the operation. */
+  reference: string;
 }
 
-/** Step: the order to pay, locked, owned by the caller, pending, and for exactly this amount. */
-async function lockPayableOrder(tx: Queryable, principal: Principal, body: CreatePaymentBody & { orderId: number }): Promise<OrderRow> {
-  const order = await lockOrder(tx, body.orderId, ownerScope(principal));
-  if (!order || order.deleted) {
-    throw new ProblemError('PAYMENT_ORDER_NOT_FOUND', `Order ${body.orderId} does not exist.`, { errors: [{ pointer: '/orderId', detail: 'no such order' }] });
-  }
-  if (order.status !== 'pending') {
-    throw new ProblemError('PAYMENT_ORDER_NOT_PAYABLE', `The order is ${order.status}; only a pending order can be paid.`, { extensions: { currentStatus: order.status } });
-  }
-  checkOrderAmount(order, body);
-  return order;
-}
-
-/** Step: a successful payment of an order moves it to paid (the state machine's 'payment' actor). */
-async function markOrderPaid(tx: Queryable, order: OrderRow): Promise<void> {
-  const decision = decideTransition(order.status, 'paid', ['payment']);
-  if (decision.kind !== 'change') throw refuseTransition(order.status, 'paid', decision.kind === 'refused' ? decision.allowed : []);
-  await updateOrderStatus(tx, order.id, 'paid');
-}
-
-export async function createPayment(
-  tx: Queryable,
-  processor: PaymentProcessor,
-  principal: Principal,
-  body: CreatePaymentBody,
-  reference: string,
-): Promise<PaymentRow> {
-  // Every check before the charge: nothing after it may refuse a payment the processor took.
-  const order = body.orderId !== undefined ? await lockPayableOrder(tx, principal, { ...body, orderId: body.orderId }) : undefined;
-  if (!order) await checkPayerExists(tx, principal);
-  const charge: ChargeResult = await callProcessor(() => processor.charge({ reference, amount: body.amount, currency: body.currency }));
-  const payment = await insertPayment(tx, {
-    customerId: order?.customerId ?? (principal.kind === 'user' ? principal.userId : null),
+/** Step: charges through the processor and records the payment, succeeded or declined. */
+export async function chargePayment(tx: Queryable, processor: PaymentProcessor, principal: Principal, command: ChargeCommand): Promise<PaymentRecord> {
+  const charge = await callProcessor(() => processor.charge({ reference: command.reference, amount: command.amount, currency: command.currency }));
+  return insertPayment(tx, {
+    customerId: command.customerId,
     clientId: principal.clientId,
-    orderId: order?.id ?? null,
-    amount: body.amount,
-    currency: body.currency,
+    orderId: command.orderId,
+    amount: command.amount,
+    currency: command.currency,
     status: charge.outcome,
     declineCode: charge.outcome === 'declined' ? charge.declineCode : null,
     processor: processor.name,
     processorReference: charge.processorReference,
   });
-  if (order && charge.outcome === 'succeeded') await markOrderPaid(tx, order);
-  return payment;
 }
 
 /** Refunds are the merchant's decision: staff users and service clients make them. */
 export function requireRefunder(principal: Principal): void {
-  if (!isStaffOrService(principal)) throw new ProblemError('AUTH_FORBIDDEN', 'Refunds are made by staff or service clients.');
+  if (!isStaffOrService(principal)) throw new DomainError('AUTH_FORBIDDEN', 'Refunds are made by staff or service clients.');
+}
+
+export interface RefundCommand {
+  paymentId: number;
+  /** Omitted: all that is left. */
+  amount?: number;
+  reference: string;
 }
 
 /** A refund by a staff user or service client (the route checks that first: requireRefunder). */
-export async function refundPayment(
-  tx: Queryable,
-  processor: PaymentProcessor,
-  paymentId: number,
-  body: CreateRefundBody,
-  reference: string,
-): Promise<Refund> {
-  const payment = await lockPayment(tx, paymentId, undefined);
-  if (!payment) throw notFound(paymentId);
-  return (await refundLockedPayment(tx, processor, payment, body.amount, reference)).refund;
+export async function refundPayment(tx: Queryable, processor: PaymentProcessor, command: RefundCommand): Promise<RefundRecord> {
+  const payment = await lockPayment(tx, command.paymentId, undefined);
+  if (!payment) throw notFound(command.paymentId);
+  return (await refundLockedPayment(tx, processor, payment, command.amount, command.reference)).refund;
 }
 
-async function refundLockedPayment(tx: Queryable, processor: PaymentProcessor, payment: PaymentRow, amount: number | undefined, reference: string) {
+async function refundLockedPayment(tx: Queryable, processor: PaymentProcessor, payment: PaymentRecord, amount: number | undefined, reference: string) {
   const decision = decideRefund(payment, amount);
-  const { processorReference } = await callProcessor(() => processor.refund({
-    reference, chargeReference: payment.processorReference, amount: decision.amount, currency: payment.currency,
-  }));
+  const { processorReference } = await callProcessor(() =>
+    processor.refund({ reference, chargeReference: payment.processorReference, amount: decision.amount, currency: payment.currency }),
+  );
   return insertRefund(tx, { paymentId: payment.id, amount: decision.amount, status: decision.status, processorReference });
 }
 
 /**
- * Cancelling a paid order gives its money back: whatever is left of its payment is refunded in
- * the cancellation's transaction (the order row is already locked by the caller).
+ * Step: cancelling a paid order gives its money back: whatever is left of its payment is refunded
+ * in the cancellation's transaction (the order row is already locked by the caller).
  */
 export async function refundOrderPayment(tx: Queryable, processor: PaymentProcessor, orderId: number): Promise<void> {
   const payment = await lockSettledPaymentOfOrder(tx, orderId);
@@ -131,30 +92,37 @@ export async function refundOrderPayment(tx: Queryable, processor: PaymentProces
   await refundLockedPayment(tx, processor, payment, undefined, `cancel_payment_${payment.id}`);
 }
 
-export async function getPayment(db: Db, principal: Principal, id: number, apiVersion: number): Promise<TaggedPayment> {
-  const row = await findPayment(db, id, ownerScope(principal));
-  if (!row) throw notFound(id);
-  return taggedPayment(row, apiVersion);
+export async function getPayment(db: Queryable, principal: Principal, paymentId: number): Promise<PaymentRecord> {
+  const payment = await findPayment(db, paymentId, ownerScope(principal));
+  if (!payment) throw notFound(paymentId);
+  return payment;
 }
 
-export async function listPayments(db: Db, principal: Principal, query: ListPaymentsQuery): Promise<Collection<Payment>> {
-  const sort = parseSortParam(query.sort, PAYMENT_SORT_KEYS, [{ field: 'createdAt', descending: false }]);
-  const filters = { status: query.status, orderId: query.orderId, customerId: ownerScope(principal)?.customerId };
-  const page = { page: query.page ?? 1, pageSize: query.pageSize ?? 20 };
+export interface ListPaymentsCommand {
+  page: Page;
+  status?: PaymentStatus;
+  orderId?: number;
+  sort?: string;
+}
+
+export async function listPayments(db: Queryable, principal: Principal, command: ListPaymentsCommand): Promise<Collection<PaymentRecord>> {
+  const sort = parseSortParam(command.sort, PAYMENT_SORT_KEYS, [{ field: 'createdAt', descending: false }]);
+  const filters = { status: command.status, orderId: command.orderId, customerId: ownerScope(principal)?.customerId };
+  const { page } = command;
   const { rows, total } = await selectPaymentPage(db, filters, sort, page);
-  return toCollection(rows.map(toPayment), total, page);
+  return toCollection(rows, total, page);
 }
 
-export async function listRefunds(db: Db, principal: Principal, paymentId: number, query: ListRefundsQuery): Promise<Collection<Refund>> {
-  if (!(await findPayment(db, paymentId, ownerScope(principal)))) throw notFound(paymentId);
-  const page = { page: query.page ?? 1, pageSize: query.pageSize ?? 20 };
-  const { refunds, total } = await selectRefunds(db, paymentId, page);
-  return toCollection(refunds, total, page);
+export async function listRefunds(db: Queryable, principal: Principal, command: { paymentId: number; page: Page }): Promise<Collection<RefundRecord>> {
+  if (!(await findPayment(db, command.paymentId, ownerScope(principal)))) throw notFound(command.paymentId);
+  const { page } = command;
+  const { rows, total } = await selectRefunds(db, command.paymentId, page);
+  return toCollection(rows, total, page);
 }
 
-export async function getRefund(db: Db, principal: Principal, paymentId: number, refundId: number): Promise<Refund> {
+export async function getRefund(db: Queryable, principal: Principal, paymentId: number, refundId: number): Promise<RefundRecord> {
   if (!(await findPayment(db, paymentId, ownerScope(principal)))) throw notFound(paymentId);
   const refund = await findRefund(db, paymentId, refundId);
-  if (!refund) throw new ProblemError('PAYMENT_REFUND_NOT_FOUND', `Payment ${paymentId} has no refund ${refundId}.`);
+  if (!refund) throw new DomainError('PAYMENT_REFUND_NOT_FOUND', `Payment ${paymentId} has no refund ${refundId}.`);
   return refund;
 }

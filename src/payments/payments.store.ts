@@ -1,16 +1,34 @@
 // Payments and refunds in SQL. Reads take the caller's scope: a customer's queries carry
 // customer_id = $n, so another customer's payment is indistinguishable from a missing one.
+import type { Page, SortKey } from '../core/paging.ts';
+import type { OwnerScope } from '../core/principal.ts';
 import type { Queryable } from '../db/db.ts';
-import { pageClauses } from '../db/paging.ts';
-import type { SortKey } from '../http/collection.ts';
-import type { OwnerScope } from '../http/authenticate.ts';
+import { selectPage } from '../db/paging.ts';
 import type { PaymentFilters, PaymentSortKey, PaymentStatus } from './payments.rules.ts';
-import type { Payment, Refund } from './payments.schemas.ts';
 import type { DeclineCode } from './processor.ts';
 
-export interface PaymentRow extends Payment {
+/** A payment as stored: amounts in minor units of currency; version counts its changes. */
+export interface PaymentRecord {
+  id: number;
+  status: PaymentStatus;
+  amount: number;
+  currency: string;
+  amountRefunded: number;
+  orderId: number | null;
+  customerId: number | null;
+  declineCode: DeclineCode | null;
+  createdAt: string;
+  updatedAt: string;
   version: number;
   processorReference: string;
+}
+
+export interface RefundRecord {
+  id: number;
+  paymentId: number;
+  amount: number;
+  currency: string;
+  createdAt: string;
 }
 
 const PAYMENT_COLUMNS = `id, status, amount, currency, amount_refunded AS "amountRefunded", order_id AS "orderId",
@@ -19,39 +37,24 @@ const PAYMENT_COLUMNS = `id, status, amount, currency, amount_refunded AS "amoun
 
 const REFUND_COLUMNS = `r.id, r.payment_id AS "paymentId", r.amount, p.currency, r.created_at AS "createdAt"`;
 
-export function toPayment(row: PaymentRow): Payment {
-  return {
-    id: row.id,
-    status: row.status,
-    amount: row.amount,
-    currency: row.currency,
-    amountRefunded: row.amountRefunded,
-    orderId: row.orderId,
-    customerId: row.customerId,
-    declineCode: row.declineCode,
-    createdAt: row.createdAt,
-    updatedAt: row.updatedAt,
-  };
-}
-
 const ownerCondition = (scope: OwnerScope, params: unknown[]) => (scope ? ` AND customer_id = $${params.push(scope.customerId)}` : '');
 
-export async function findPayment(db: Queryable, id: number, scope: OwnerScope): Promise<PaymentRow | undefined> {
+export async function findPayment(db: Queryable, id: number, scope: OwnerScope): Promise<PaymentRecord | undefined> {
   const params: unknown[] = [id];
-  const { rows } = await db.query<PaymentRow>(`SELECT ${PAYMENT_COLUMNS} FROM payments WHERE id = $1${ownerCondition(scope, params)}`, params);
+  const { rows } = await db.query<PaymentRecord>(`SELECT ${PAYMENT_COLUMNS} FROM payments WHERE id = $1${ownerCondition(scope, params)}`, params);
   return rows[0];
 }
 
 /** Locks the payment for a refund: concurrent refunds of it queue here, one at a time. */
-export async function lockPayment(tx: Queryable, id: number, scope: OwnerScope): Promise<PaymentRow | undefined> {
+export async function lockPayment(tx: Queryable, id: number, scope: OwnerScope): Promise<PaymentRecord | undefined> {
   const params: unknown[] = [id];
-  const { rows } = await tx.query<PaymentRow>(`SELECT ${PAYMENT_COLUMNS} FROM payments WHERE id = $1${ownerCondition(scope, params)} FOR UPDATE`, params);
+  const { rows } = await tx.query<PaymentRecord>(`SELECT ${PAYMENT_COLUMNS} FROM payments WHERE id = $1${ownerCondition(scope, params)} FOR UPDATE`, params);
   return rows[0];
 }
 
 /** The order's payment that took money (at most one: payments_order_settled_key), locked. */
-export async function lockSettledPaymentOfOrder(tx: Queryable, orderId: number): Promise<PaymentRow | undefined> {
-  const { rows } = await tx.query<PaymentRow>(
+export async function lockSettledPaymentOfOrder(tx: Queryable, orderId: number): Promise<PaymentRecord | undefined> {
+  const { rows } = await tx.query<PaymentRecord>(
     `SELECT ${PAYMENT_COLUMNS} FROM payments WHERE order_id = $1 AND status <> 'declined' FOR UPDATE`,
     [orderId],
   );
@@ -70,8 +73,8 @@ export interface NewPayment {
   processorReference: string;
 }
 
-export async function insertPayment(tx: Queryable, payment: NewPayment): Promise<PaymentRow> {
-  const { rows } = await tx.query<PaymentRow>(
+export async function insertPayment(tx: Queryable, payment: NewPayment): Promise<PaymentRecord> {
+  const { rows } = await tx.query<PaymentRecord>(
     `INSERT INTO payments (customer_id, client_id, order_id, amount, currency, status, decline_code, processor, processor_reference)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING ${PAYMENT_COLUMNS}`,
     [payment.customerId, payment.clientId, payment.orderId, payment.amount, payment.currency, payment.status, payment.declineCode, payment.processor, payment.processorReference],
@@ -87,13 +90,13 @@ export async function insertPayment(tx: Queryable, payment: NewPayment): Promise
 export async function insertRefund(
   tx: Queryable,
   refund: { paymentId: number; amount: number; status: PaymentStatus; processorReference: string },
-): Promise<{ refund: Refund; payment: PaymentRow }> {
-  const { rows: payments } = await tx.query<PaymentRow>(
+): Promise<{ refund: RefundRecord; payment: PaymentRecord }> {
+  const { rows: payments } = await tx.query<PaymentRecord>(
     `UPDATE payments SET amount_refunded = amount_refunded + $2, status = $3, version = version + 1, updated_at = now()
       WHERE id = $1 RETURNING ${PAYMENT_COLUMNS}`,
     [refund.paymentId, refund.amount, refund.status],
   );
-  const { rows } = await tx.query<Refund>(
+  const { rows } = await tx.query<RefundRecord>(
     `WITH r AS (INSERT INTO refunds (payment_id, amount, processor_reference) VALUES ($1, $2, $3) RETURNING *)
      SELECT ${REFUND_COLUMNS} FROM r JOIN payments p ON p.id = r.payment_id`,
     [refund.paymentId, refund.amount, refund.processorReference],
@@ -103,48 +106,36 @@ export async function insertRefund(
 
 const SORT_COLUMNS: Record<PaymentSortKey, string> = { createdAt: 'created_at', id: 'id' };
 
-/** One page of payments and the exact total, in one statement (one snapshot). */
-export async function selectPaymentPage(
-  db: Queryable,
-  filters: PaymentFilters,
-  sort: SortKey<PaymentSortKey>[],
-  page: { page: number; pageSize: number },
-): Promise<{ rows: PaymentRow[]; total: number }> {
+/** One page of payments and the exact total, in one statement (db/paging.ts). */
+export function selectPaymentPage(db: Queryable, filters: PaymentFilters, sort: SortKey<PaymentSortKey>[], page: Page): Promise<{ rows: PaymentRecord[]; total: number }> {
   const params: unknown[] = [];
   const conditions = ['true'];
   if (filters.customerId !== undefined) conditions.push(`customer_id = $${params.push(filters.customerId)}`);
   if (filters.status !== undefined) conditions.push(`status = $${params.push(filters.status)}`);
   if (filters.orderId !== undefined) conditions.push(`order_id = $${params.push(filters.orderId)}`);
   const where = conditions.join(' AND ');
-  const { innerOrder, outerOrder, limit, offset } = pageClauses(sort, SORT_COLUMNS, 'p', page, params);
-  const { rows } = await db.query<PaymentRow & { collection_total: number }>(
-    `SELECT t.collection_total, p.* FROM (SELECT count(*) AS collection_total FROM payments WHERE ${where}) t LEFT JOIN LATERAL (
-       SELECT ${PAYMENT_COLUMNS} FROM payments WHERE ${where} ORDER BY ${innerOrder} LIMIT ${limit} OFFSET ${offset}
-     ) p ON true ORDER BY ${outerOrder}`,
+  return selectPage<PaymentRecord, PaymentSortKey>(db, {
+    countSql: `SELECT count(*) AS collection_total FROM payments WHERE ${where}`,
+    rowsSql: `SELECT ${PAYMENT_COLUMNS} FROM payments WHERE ${where}`,
+    sort,
+    columns: SORT_COLUMNS,
     params,
-  );
-  return {
-    rows: rows.filter((r) => r.id !== null).map(({ collection_total: _total, ...row }) => row),
-    total: rows[0]?.collection_total ?? 0,
-  };
+  }, page);
 }
 
 /** One page of a payment's refunds, oldest first, and their exact total, in one statement. */
-export async function selectRefunds(db: Queryable, paymentId: number, page: { page: number; pageSize: number }): Promise<{ refunds: Refund[]; total: number }> {
-  const { rows } = await db.query<Refund & { collection_total: number }>(
-    `SELECT t.collection_total, x.* FROM (SELECT count(*) AS collection_total FROM refunds WHERE payment_id = $1) t LEFT JOIN LATERAL (
-       SELECT ${REFUND_COLUMNS} FROM refunds r JOIN payments p ON p.id = r.payment_id WHERE r.payment_id = $1 ORDER BY r.id LIMIT $2 OFFSET $3
-     ) x ON true ORDER BY x.id`,
-    [paymentId, page.pageSize, (page.page - 1) * page.pageSize],
-  );
-  return {
-    refunds: rows.filter((r) => r.id !== null).map(({ collection_total: _total, ...refund }) => refund),
-    total: rows[0]?.collection_total ?? 0,
-  };
+export function selectRefunds(db: Queryable, paymentId: number, page: Page): Promise<{ rows: RefundRecord[]; total: number }> {
+  return selectPage<RefundRecord, 'id'>(db, {
+    countSql: 'SELECT count(*) AS collection_total FROM refunds WHERE payment_id = $1',
+    rowsSql: `SELECT ${REFUND_COLUMNS} FROM refunds r JOIN payments p ON p.id = r.payment_id WHERE r.payment_id = $1`,
+    sort: [{ field: 'id', descending: false }],
+    columns: { id: 'r.id' },
+    params: [paymentId],
+  }, page);
 }
 
-export async function findRefund(db: Queryable, paymentId: number, refundId: number): Promise<Refund | undefined> {
-  const { rows } = await db.query<Refund>(
+export async function findRefund(db: Queryable, paymentId: number, refundId: number): Promise<RefundRecord | undefined> {
+  const { rows } = await db.query<RefundRecord>(
     `SELECT ${REFUND_COLUMNS} FROM refunds r JOIN payments p ON p.id = r.payment_id WHERE r.payment_id = $1 AND r.id = $2`,
     [paymentId, refundId],
   );

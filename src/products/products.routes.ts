@@ -1,12 +1,14 @@
 // Routes of the product catalogue.
-import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
+import { mapCollection, pageOf } from '../core/paging.ts';
 import { requireScope } from '../http/authenticate.ts';
-import { setPageLinks } from '../http/collection.ts';
 import { noneMatch } from '../http/etag.ts';
+import { setPageLinks } from '../http/links.ts';
 import { resourceUrl, sendNotModified, sendRepresentation } from '../http/representation.ts';
 import { Envelope, IfMatchHeaders, IfNoneMatchHeaders, problems } from '../http/schemas.ts';
+import { productEtag, productIfMatch, productRepresentation } from './products.representation.ts';
 import { CreateProductBody, ListProductsQuery, ProductBody, ProductIdParams } from './products.schemas.ts';
 import { createProduct, getProduct, listProducts, replaceProduct } from './products.service.ts';
 
@@ -24,7 +26,8 @@ export async function productsRoutes(parent: FastifyInstance): Promise<void> {
       response: { 200: Envelope(ProductRef, 'A page of products.'), ...problems(400, 401, 406) },
     },
   }, async function listProductsRoute(request, reply) {
-    const collection = await listProducts(app.db, request.query);
+    const products = await listProducts(app.db, { active: request.query.active, sort: request.query.sort, page: pageOf(request.query) });
+    const collection = mapCollection(products, productRepresentation);
     setPageLinks(request, reply, collection);
     return sendRepresentation(request, reply, 200, collection);
   });
@@ -36,9 +39,10 @@ export async function productsRoutes(parent: FastifyInstance): Promise<void> {
       response: { 200: ProductRef, 304: Type.Null({ description: 'Not modified.' }), ...problems(400, 401, 404, 406) },
     },
   }, async function getProductRoute(request, reply) {
-    const { product, etag } = await getProduct(app.db, request.params.productId, request.apiVersion);
+    const product = await getProduct(app.db, request.params.productId);
+    const etag = productEtag(product, request.apiVersion);
     if (noneMatch(request.headers['if-none-match'], etag)) return sendNotModified(reply, etag);
-    return sendRepresentation(request, reply, 200, product, { etag });
+    return sendRepresentation(request, reply, 200, productRepresentation(product), { etag });
   });
 
   app.post('/products', {
@@ -49,8 +53,11 @@ export async function productsRoutes(parent: FastifyInstance): Promise<void> {
     },
   }, async function createProductRoute(request, reply) {
     const principal = requireScope(request, 'products:write');
-    const { product, etag } = await createProduct(app.db, principal, request.body, request.apiVersion);
-    return sendRepresentation(request, reply, 201, product, { etag, location: resourceUrl(request, `/products/${product.id}`) });
+    const product = await createProduct(app.db, principal, request.body);
+    return sendRepresentation(request, reply, 201, productRepresentation(product), {
+      etag: productEtag(product, request.apiVersion),
+      location: resourceUrl(request, `/products/${product.id}`),
+    });
   });
 
   app.put('/products/:productId', {
@@ -62,7 +69,11 @@ export async function productsRoutes(parent: FastifyInstance): Promise<void> {
     },
   }, async function replaceProductRoute(request, reply) {
     const principal = requireScope(request, 'products:write');
-    const { product, etag } = await replaceProduct(app.db, principal, request.params.productId, request.body, request.headers['if-match'], request.apiVersion);
-    return sendRepresentation(request, reply, 200, product, { etag });
+    const product = await replaceProduct(app.db, principal, {
+      ...request.body,
+      productId: request.params.productId,
+      precondition: productIfMatch(request.headers['if-match'], request.apiVersion),
+    });
+    return sendRepresentation(request, reply, 200, productRepresentation(product), { etag: productEtag(product, request.apiVersion) });
   });
 }

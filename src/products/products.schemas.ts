@@ -35,8 +35,6 @@ export const CreateProductBody = Type.Object(
 );
 export type CreateProductBody = Static<typeof CreateProductBody>;
 
-export const PRODUCT_SORT_KEYS = ['name', 'price', 'createdAt', 'id'] as const;
-
 export const ListProductsQuery = Type.Object(
   {
     active: Type.Optional(Type.Boolean({ description: 'Only active (true) or inactive (false) products.' })),

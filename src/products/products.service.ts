@@ -1,59 +1,58 @@
 // Product use cases. Reading the catalogue needs any valid token; changing it needs the
 // products:write scope held by staff or a service client.
-import type { Db } from '../db/db.ts';
-import { isStaffOrService, type Principal } from '../http/authenticate.ts';
-import { parseSortParam, toCollection, type Collection } from '../http/collection.ts';
-import { checkIfMatch, entityTag } from '../http/etag.ts';
-import { ProblemError } from '../http/problem.ts';
-import { assertCurrency, isSameProduct } from './products.rules.ts';
-import { PRODUCT_SORT_KEYS, type CreateProductBody, type ListProductsQuery, type Product, type ProductBody } from './products.schemas.ts';
-import { findProduct, insertProduct, selectProducts, toProduct, updateProduct, type ProductRow } from './products.store.ts';
-
-export interface TaggedProduct {
-  product: Product;
-  etag: string;
-}
-
-const tagged = (row: ProductRow, apiVersion: number): TaggedProduct => ({ product: toProduct(row), etag: entityTag('p', row.id, row.version, apiVersion) });
+import { DomainError } from '../core/errors.ts';
+import { assertCurrency } from '../core/money.ts';
+import { parseSortParam, toCollection, type Collection, type Page } from '../core/paging.ts';
+import type { Precondition } from '../core/precondition.ts';
+import { isStaffOrService, type Principal } from '../core/principal.ts';
+import type { Db, Queryable } from '../db/db.ts';
+import { isSameProduct, PRODUCT_SORT_KEYS } from './products.rules.ts';
+import { findProduct, insertProduct, selectProducts, updateProduct, type ProductFields, type ProductRecord } from './products.store.ts';
 
 function assertCatalogueManager(principal: Principal): void {
-  if (!isStaffOrService(principal)) throw new ProblemError('AUTH_FORBIDDEN', 'Only staff can change the product catalogue.');
+  if (!isStaffOrService(principal)) throw new DomainError('AUTH_FORBIDDEN', 'Only staff can change the product catalogue.');
 }
 
-export async function getProduct(db: Db, id: number, apiVersion: number): Promise<TaggedProduct> {
-  const row = await findProduct(db, id);
-  if (!row) throw new ProblemError('PRODUCT_NOT_FOUND', `Product ${id} does not exist.`);
-  return tagged(row, apiVersion);
+const notFound = (id: number) => new DomainError('PRODUCT_NOT_FOUND', `Product ${id} does not exist.`);
+
+export async function getProduct(db: Queryable, productId: number): Promise<ProductRecord> {
+  const product = await findProduct(db, productId);
+  if (!product) throw notFound(productId);
+  return product;
 }
 
-export async function listProducts(db: Db, query: ListProductsQuery): Promise<Collection<Product>> {
-  const sort = parseSortParam(query.sort, PRODUCT_SORT_KEYS, [{ field: 'id', descending: false }]);
-  const page = { page: query.page ?? 1, pageSize: query.pageSize ?? 20 };
-  const { rows, total } = await selectProducts(db, { active: query.active }, sort, page);
-  return toCollection(rows.map(toProduct), total, page);
+export interface ListProductsCommand {
+  active?: boolean;
+  sort?: string;
+  page: Page;
 }
 
-export async function createProduct(db: Db, principal: Principal, body: CreateProductBody, apiVersion: number): Promise<TaggedProduct> {
+export async function listProducts(db: Queryable, command: ListProductsCommand): Promise<Collection<ProductRecord>> {
+  const sort = parseSortParam(command.sort, PRODUCT_SORT_KEYS, [{ field: 'id', descending: false }]);
+  const { rows, total } = await selectProducts(db, { active: command.active }, sort, command.page);
+  return toCollection(rows, total, command.page);
+}
+
+export async function createProduct(db: Queryable, principal: Principal, command: Omit<ProductFields, 'active'> & { active?: boolean }): Promise<ProductRecord> {
   assertCatalogueManager(principal);
-  assertCurrency(body.currency);
-  return tagged(await insertProduct(db, { ...body, active: body.active ?? true }), apiVersion);
+  assertCurrency(command.currency);
+  return insertProduct(db, { ...command, active: command.active ?? true });
 }
 
-export async function replaceProduct(
-  db: Db,
-  principal: Principal,
-  id: number,
-  body: ProductBody,
-  ifMatch: string | undefined,
-  apiVersion: number,
-): Promise<TaggedProduct> {
+export interface ReplaceProductCommand extends ProductFields {
+  productId: number;
+  precondition?: Precondition<ProductRecord>;
+}
+
+export async function replaceProduct(db: Db, principal: Principal, command: ReplaceProductCommand): Promise<ProductRecord> {
   assertCatalogueManager(principal);
-  assertCurrency(body.currency);
+  assertCurrency(command.currency);
+  const { productId, precondition, ...fields } = command;
   return db.transaction(async (tx) => {
-    const row = await findProduct(tx, id, true);
-    if (!row) throw new ProblemError('PRODUCT_NOT_FOUND', `Product ${id} does not exist.`);
-    checkIfMatch(ifMatch, tagged(row, apiVersion).etag);
-    if (isSameProduct(row, body)) return tagged(row, apiVersion);
-    return tagged(await updateProduct(tx, id, body), apiVersion);
+    const product = await findProduct(tx, productId, true);
+    if (!product) throw notFound(productId);
+    precondition?.(product);
+    if (isSameProduct(product, fields)) return product;
+    return updateProduct(tx, productId, fields);
   });
 }

@@ -6,10 +6,9 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { createOidcAdapter, digestOidcIdentifier } from '../../src/auth/oidc.adapter.ts';
-import {
-  listRevokedGrantsSince, purgeExpiredRevokedGrants, recordRevokedGrant, REVOKED_GRANT_KEPT_SECONDS, type RevokedGrant,
-} from '../../src/auth/revoked-grants.store.ts';
+import { listRevokedGrantsSince, purgeExpiredRevokedGrants, recordRevokedGrant, REVOKED_GRANT_KEPT_SECONDS } from '../../src/auth/revoked-grants.store.ts';
 import { TOKEN_TTL } from '../../src/auth/token-lifetimes.ts';
+import type { RevokedGrant } from '../../src/http/grant-revocations.ts';
 import type { Db } from '../../src/db/db.ts';
 import { createGrantRevocations } from '../../src/http/grant-revocations.ts';
 import { createTestDatabase, serverUrl, type TestDatabase } from '../helpers/db.ts';

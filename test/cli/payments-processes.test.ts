@@ -11,8 +11,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { after, describe, test } from 'node:test';
 import type { Db } from '../../src/db/db.ts';
 import { migrate } from '../../src/db/migrate.ts';
-import { ERRORS } from '../../src/http/errors.ts';
-import type { FailpointName } from '../../src/http/failpoints.ts';
+import { ERRORS } from '../../src/core/errors.ts';
+import type { FailpointName } from '../../src/http/idempotency/failpoints.ts';
 import { serverUrl } from '../helpers/db.ts';
 import { createOrder, createUser } from '../helpers/factories.ts';
 import {

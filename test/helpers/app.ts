@@ -7,7 +7,7 @@ import { signAccessToken } from '../../src/auth/access-token.ts';
 import { ensureActiveSigningKey } from '../../src/auth/keys.store.ts';
 import { loadConfig, type Config } from '../../src/config.ts';
 import type { Db } from '../../src/db/db.ts';
-import type { Scope } from '../../src/http/authenticate.ts';
+import type { Scope } from '../../src/core/scopes.ts';
 import { createTestDatabase } from './db.ts';
 import { assertMatchesOpenApi } from './openapi.ts';
 

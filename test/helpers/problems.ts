@@ -1,7 +1,7 @@
 // The RFC 9457 problem response as every endpoint must send it: the whole contract in one check.
 import assert from 'node:assert/strict';
 import type { LightMyRequestResponse } from 'fastify';
-import { ERRORS, type ErrorCode } from '../../src/http/errors.ts';
+import { ERRORS, type ErrorCode } from '../../src/core/errors.ts';
 import { PUBLIC_URL } from './app.ts';
 
 export const PROBLEM_JSON = 'application/problem+json; charset=utf-8';

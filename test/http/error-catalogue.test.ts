@@ -1,9 +1,9 @@
-// The error catalogue (src/http/errors.ts) against docs/errors.md, the OpenAPI Problem component
+// The error catalogue (src/core/errors.ts) against docs/errors.md, the OpenAPI Problem component
 // and the problem type pages: one catalogue, documented by hand, kept in step here.
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { after, before, describe, it } from 'node:test';
-import { ERRORS, problemSlug, type ErrorCode } from '../../src/http/errors.ts';
+import { ERRORS, problemSlug, type ErrorCode } from '../../src/core/errors.ts';
 import { PUBLIC_URL, startTestApp, type TestApp } from '../helpers/app.ts';
 import { openApiDocument } from '../helpers/openapi.ts';
 

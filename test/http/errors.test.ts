@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { LightMyRequestResponse } from 'fastify';
-import { ERRORS, problemSlug, type ErrorCode } from '../../src/http/errors.ts';
+import { ERRORS, problemSlug, type ErrorCode } from '../../src/core/errors.ts';
 import { createCustomer, createStaffToken } from '../helpers/actors.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
 import { createOrder, createProduct, createUser } from '../helpers/factories.ts';

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { LightMyRequestResponse } from 'fastify';
-import { ERRORS, type ErrorCode } from '../../src/http/errors.ts';
+import { ERRORS, type ErrorCode } from '../../src/core/errors.ts';
 import { createStaffToken } from '../helpers/actors.ts';
 import { setUpTestApp } from '../helpers/app.ts';
 import { createOrder, createProduct, createUser } from '../helpers/factories.ts';

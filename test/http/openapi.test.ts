@@ -6,7 +6,7 @@ import { after, before, describe, it } from 'node:test';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import type { FastifyInstance, LightMyRequestResponse, RouteOptions } from 'fastify';
-import { SCOPES } from '../../src/http/authenticate.ts';
+import { SCOPES } from '../../src/core/scopes.ts';
 import { API_VERSIONS } from '../../src/http/versioning.ts';
 import { PUBLIC_URL, startTestApp, type TestApp } from '../helpers/app.ts';
 import { createOrder, createUser } from '../helpers/factories.ts';

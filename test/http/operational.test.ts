@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import pg from 'pg';
 import { createSigningKey, findActiveSigningKey } from '../../src/auth/keys.store.ts';
-import { ERRORS, problemSlug, type ErrorCode } from '../../src/http/errors.ts';
+import { ERRORS, problemSlug, type ErrorCode } from '../../src/core/errors.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
 import { serverUrl } from '../helpers/db.ts';
 

@@ -1,8 +1,8 @@
 // Collections, pure parts: the sort parameter and the {data, meta} envelope.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { parseSortParam, toCollection, type SortKey } from '../../src/http/collection.ts';
-import { ProblemError } from '../../src/http/problem.ts';
+import { parseSortParam, toCollection, type SortKey } from '../../src/core/paging.ts';
+import { DomainError } from '../../src/core/errors.ts';
 
 const KEYS = ['createdAt', 'status', 'total', 'id'] as const;
 type Key = (typeof KEYS)[number];
@@ -13,7 +13,7 @@ const desc = (field: Key): SortKey<Key> => ({ field, descending: true });
 
 function assertProblem(fn: () => unknown, code: string, detail: string): void {
   assert.throws(fn, (error: unknown) => {
-    assert.ok(error instanceof ProblemError);
+    assert.ok(error instanceof DomainError);
     assert.equal(error.code, code);
     assert.equal(error.status, 400);
     assert.equal(error.detail, detail);
@@ -88,7 +88,7 @@ describe('parseSortParam', () => {
   for (const raw of ['', ',', '-', 'status,', ',status', 'status,,total', 'status,-']) {
     test(`empty key in ${JSON.stringify(raw)} → REQUEST_PARAMETER_INVALID`, () => {
       assert.throws(() => parseSortParam(raw, KEYS, FALLBACK), (error: unknown) => {
-        assert.ok(error instanceof ProblemError);
+        assert.ok(error instanceof DomainError);
         assert.equal(error.code, 'REQUEST_PARAMETER_INVALID');
         assert.equal(error.status, 400);
         assert.equal(error.detail, 'sort has an empty key.');

@@ -33,11 +33,4 @@ describe('loadConfig', () => {
     assert.throws(() => loadConfig({ ORDERPAY_IDEMPOTENCY_LOCK_SECONDS: '0' }), ConfigError);
     assert.throws(() => loadConfig({ ORDERPAY_IDEMPOTENCY_RETENTION_SECONDS: '59' }), ConfigError);
   });
-
-  test('ORDERPAY_FAILPOINTS: honoured only under NODE_ENV=test, as name=action pairs', () => {
-    assert.deepEqual(loadConfig({ NODE_ENV: 'test', ORDERPAY_FAILPOINTS: 'idempotency.before-commit=kill' }).failpoints, { 'idempotency.before-commit': 'kill' });
-    assert.deepEqual(loadConfig({ NODE_ENV: 'production', ORDERPAY_FAILPOINTS: 'idempotency.before-commit=kill' }).failpoints, {});
-    assert.deepEqual(loadConfig({ ORDERPAY_FAILPOINTS: 'idempotency.before-commit=kill' }).failpoints, {});
-    assert.throws(() => loadConfig({ NODE_ENV: 'test', ORDERPAY_FAILPOINTS: 'idempotency.before-commit' }), ConfigError);
-  });
 });

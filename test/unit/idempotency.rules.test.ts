@@ -3,15 +3,16 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { ProblemError } from '../../src/http/problem.ts';
+import { DomainError } from '../../src/core/errors.ts';
+import { problemHeaders } from '../../src/http/problem.ts';
 import {
   canonicalJson, decideOnTakenKey, fingerprintRequest, MAX_KEY_LENGTH, parseIdempotencyKey, type KeyRecord, type RequestBinding,
-} from '../../src/payments/idempotency.rules.ts';
+} from '../../src/http/idempotency/idempotency.rules.ts';
 
 /** Asserts the whole 400 IDEMPOTENCY_KEY_INVALID problem the header parser throws. */
 function assertInvalidKey(header: string, reason: string): void {
   assert.throws(() => parseIdempotencyKey(header), (error: unknown) => {
-    assert.ok(error instanceof ProblemError);
+    assert.ok(error instanceof DomainError);
     assert.equal(error.code, 'IDEMPOTENCY_KEY_INVALID');
     assert.equal(error.status, 400);
     assert.equal(error.detail, `Idempotency-Key ${reason}.`);
@@ -158,7 +159,9 @@ describe('decideOnTakenKey: what a request finds on a key already in the table',
     if (decision.kind !== 'refuse') return;
     assert.equal(decision.problem.code, code);
     assert.equal(decision.problem.detail, detail);
-    assert.deepEqual(decision.problem.options, headers ? { headers } : {});
+    assert.deepEqual(decision.problem.options, {});
+    // Retry-After comes from the catalogue entry of the code, as the problem is rendered.
+    assert.deepEqual(problemHeaders(decision.problem), headers ?? {});
   }
 
   const reusedFor = (operation: string) =>

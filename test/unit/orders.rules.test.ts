@@ -2,10 +2,10 @@
 // and the read-only fields a PUT may repeat.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ProblemError } from '../../src/http/problem.ts';
+import { DomainError } from '../../src/core/errors.ts';
+import { changedReadOnlyFields, READ_ONLY_FIELDS } from '../../src/orders/orders.representation.ts';
 import {
-  allowedTransitions, changedReadOnlyFields, decideTransition, isDeletable, lineTotal, ORDER_STATUSES, READ_ONLY_FIELDS,
-  refuseTransition, type Actor, type OrderStatus,
+  allowedTransitions, decideTransition, isDeletable, lineTotal, ORDER_STATUSES, refuseTransition, type Actor, type OrderStatus,
 } from '../../src/orders/orders.rules.ts';
 
 const ACTORS: Actor[] = ['owner', 'staff', 'service', 'payment'];
@@ -89,7 +89,7 @@ describe('order state machine: allowedTransitions', () => {
 describe('refuseTransition', () => {
   test('names the current status and the allowed ones (409 ORDER_TRANSITION_NOT_ALLOWED)', () => {
     const error = refuseTransition('paid', 'delivered', ['shipped', 'cancelled']);
-    assert.ok(error instanceof ProblemError);
+    assert.ok(error instanceof DomainError);
     assert.equal(error.code, 'ORDER_TRANSITION_NOT_ALLOWED');
     assert.equal(error.status, 409);
     assert.equal(error.detail, 'The order is paid; it cannot become delivered (allowed: shipped, cancelled).');

@@ -2,18 +2,18 @@
 // simulator's documented test amounts.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ProblemError } from '../../src/http/problem.ts';
+import { DomainError } from '../../src/core/errors.ts';
 import { checkOrderAmount, decideRefund, PAYMENT_STATUSES, type PaymentStatus } from '../../src/payments/payments.rules.ts';
 import { createSimulatedProcessor, ProcessorUnavailableError, TEST_AMOUNTS } from '../../src/payments/processor.ts';
 
-function problemOf(fn: () => unknown): ProblemError {
+function problemOf(fn: () => unknown): DomainError {
   try {
     fn();
   } catch (error) {
-    assert.ok(error instanceof ProblemError, String(error));
+    assert.ok(error instanceof DomainError, String(error));
     return error;
   }
-  return assert.fail('expected a ProblemError');
+  return assert.fail('expected a DomainError');
 }
 
 describe('checkOrderAmount', () => {

@@ -7,7 +7,7 @@ import { createCustomer, createStaffToken } from '../../helpers/actors.ts';
 import { setUpTestApp, startTestApp, type TestApp } from '../../helpers/app.ts';
 import { createOrder, createUser } from '../../helpers/factories.ts';
 import { expectProblem } from '../../helpers/problems.ts';
-import { fingerprintRequest } from '../../../src/payments/idempotency.rules.ts';
+import { fingerprintRequest } from '../../../src/http/idempotency/idempotency.rules.ts';
 import {
   assertReleased, customerOwner, expectNotReplayed, expectPaymentCreated, expectReplayOf, findKeyRow, JSON_TYPE, newKey, orderState, paymentsOfCustomer, postWithKey,
 } from './keyed-requests.ts';

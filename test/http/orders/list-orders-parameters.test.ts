@@ -2,7 +2,7 @@
 // names it.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { ErrorCode } from '../../../src/http/errors.ts';
+import type { ErrorCode } from '../../../src/core/errors.ts';
 import { createCustomer, get } from '../../helpers/actors.ts';
 import { setUpTestApp } from '../../helpers/app.ts';
 import { expectProblem } from '../../helpers/problems.ts';

@@ -2,7 +2,7 @@
 // query filter instead of a third nesting level).
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { ErrorCode } from '../../../src/http/errors.ts';
+import type { ErrorCode } from '../../../src/core/errors.ts';
 import { insertOrder, insertOrderItem } from '../../../src/orders/orders.store.ts';
 import { createCustomer, createServiceToken, createStaffToken, get } from '../../helpers/actors.ts';
 import { PUBLIC_URL, setUpTestApp } from '../../helpers/app.ts';

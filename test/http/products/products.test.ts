@@ -2,7 +2,7 @@
 // client) holding products:write, with Location, ETag and If-Match.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { ErrorCode } from '../../../src/http/errors.ts';
+import type { ErrorCode } from '../../../src/core/errors.ts';
 import { createCustomer, createServiceToken, createStaffToken } from '../../helpers/actors.ts';
 import { PUBLIC_URL, setUpTestApp } from '../../helpers/app.ts';
 import { createProduct } from '../../helpers/factories.ts';

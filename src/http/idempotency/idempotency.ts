@@ -1,18 +1,27 @@
-// The idempotency layer for POST requests (draft-ietf-httpapi-idempotency-key-header, Stripe's
+// The idempotency plugin for POST requests (draft-ietf-httpapi-idempotency-key-header, Stripe's
 // semantics): claim the key before any work, do the work and store its response in one
-// transaction, replay that response to every retry. Generic: any route can respond through it.
+// transaction, replay that response to every retry. A route opts in with
+// `config: { idempotency: 'required' | 'optional' }`, the one place that decides: the plugin adds
+// the Idempotency-Key header to the route's schema (validated and documented) from it.
 import { randomUUID } from 'node:crypto';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { Queryable } from '../db/db.ts';
-import { missingIdempotencyKey, toProblem } from '../http/error-handler.ts';
-import { PROBLEM_CONTENT_TYPE, problemBody, ProblemError } from '../http/problem.ts';
-import { CACHE_NONE } from '../http/representation.ts';
-import { jsonContentType } from '../http/versioning.ts';
+import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
+import fp from 'fastify-plugin';
+import { Type, type TSchema } from 'typebox';
+import { DomainError } from '../../core/errors.ts';
+import type { Queryable } from '../../db/db.ts';
+import { PROBLEM_CONTENT_TYPE, problemBody, problemHeaders } from '../problem.ts';
+import { toProblem } from '../problems.ts';
+import { CACHE_NONE } from '../representation.ts';
+import { isMissingHeader, type AjvError } from '../validation-problems.ts';
+import { jsonContentType } from '../versioning.ts';
+import type { Failpoint } from './failpoints.ts';
 import { decideOnTakenKey, fingerprintRequest, keyInUse, parseIdempotencyKey, type RequestBinding, type StoredResponse } from './idempotency.rules.ts';
 import {
-  completeKeyClaim, findKeyRecord, holdKeyClaim, insertKeyClaim, purgeExpiredKeys, reclaimExpiredKey, releaseKeyClaim,
+  completeKeyClaim, findKeyRecord, holdKeyClaim, insertKeyClaim, reclaimExpiredKey, releaseKeyClaim,
   takeOverLapsedClaim, type KeyClaim, type KeyOwner, type KeyTimes,
 } from './idempotency.store.ts';
+
+export type IdempotencyMode = 'required' | 'optional';
 
 /** What an operation answers; serialized once, by the route's response schema, and stored. */
 export interface Outcome {
@@ -34,17 +43,64 @@ export type IdempotentWork = (tx: Queryable, reference: string) => Promise<Outco
 const STORED_STATUSES = new Set([404, 409, 422]);
 const NOT_STORED: ReadonlySet<string> = new Set(['RESOURCE_CONFLICT', 'IDEMPOTENCY_KEY_IN_USE']);
 
+const KEY_HEADER = 'idempotency-key';
 const REPLAYED_HEADER = 'idempotent-replayed';
 
-export async function respondIdempotently(
-  request: FastifyRequest,
-  reply: FastifyReply,
-  options: { required: boolean },
-  work: IdempotentWork,
-): Promise<FastifyReply> {
-  const header = request.headers['idempotency-key'];
+const IdempotencyKey = Type.String({
+  description:
+    'Unique per logical operation, the same on every retry of it: 1–255 visible ASCII characters, bare or as a quoted string. Keys are scoped to the caller and kept 24 hours. See docs/payments.md.',
+  examples: ['5f0c7a8e-3b7e-4f57-9a61-1d2f0c6e8b11'],
+});
+
+/** 400 for a required Idempotency-Key left out: its own code, so clients learn keys are required. */
+function missingIdempotencyKey(): DomainError {
+  return new DomainError('IDEMPOTENCY_KEY_MISSING', 'Send an Idempotency-Key header: a unique value for this operation, repeated on every retry of it.', {
+    errors: [{ parameter: KEY_HEADER, detail: `header ${KEY_HEADER} is required` }],
+  });
+}
+
+function modeOf(config: unknown): IdempotencyMode | undefined {
+  const mode = (config as { idempotency?: unknown } | undefined)?.idempotency;
+  if (mode === undefined) return undefined;
+  if (mode !== 'required' && mode !== 'optional') throw new Error(`config.idempotency must be 'required' or 'optional', got ${String(mode)}`);
+  return mode;
+}
+
+/** onRoute: the route's header schema gains Idempotency-Key, required or optional as configured. */
+function declareKeyHeader(route: RouteOptions): void {
+  const mode = modeOf(route.config);
+  if (!mode) return;
+  const schema = (route.schema ??= {});
+  const headers = (schema.headers ?? Type.Object({})) as TSchema & { properties?: Record<string, TSchema>; required?: string[] };
+  schema.headers = {
+    ...headers,
+    type: 'object',
+    properties: { ...headers.properties, [KEY_HEADER]: IdempotencyKey },
+    ...(mode === 'required' ? { required: [...(headers.required ?? []), KEY_HEADER] } : {}),
+  };
+  const formatValidationError = route.schemaErrorFormatter;
+  route.schemaErrorFormatter = function formatMissingIdempotencyKey(errors, dataVar) {
+    if (dataVar === 'headers' && isMissingHeader(errors as AjvError[], KEY_HEADER)) return missingIdempotencyKey();
+    return formatValidationError ? formatValidationError(errors, dataVar) : new Error(`${dataVar} failed validation`);
+  };
+}
+
+async function idempotency(app: FastifyInstance, options: { failpoint?: Failpoint }): Promise<void> {
+  app.decorate('failpoint', options.failpoint);
+  app.addHook('onRoute', declareKeyHeader);
+}
+
+export const idempotencyPlugin = fp(idempotency, { name: 'orderpay-idempotency', fastify: '5.x', dependencies: ['orderpay-problems'] });
+
+/**
+ * Answers the request through the idempotency layer: with a key, claimed, performed once and
+ * replayed; without one (where the route makes it optional), performed in a transaction of its own.
+ */
+export async function respondIdempotently(request: FastifyRequest, reply: FastifyReply, work: IdempotentWork): Promise<FastifyReply> {
+  if (!modeOf(request.routeOptions.config)) throw new Error(`${request.routeOptions.url} has no config.idempotency`);
+  const header = request.headers[KEY_HEADER];
+  // Schema validation has refused a missing key where the route requires one.
   if (header === undefined) {
-    if (options.required) throw missingIdempotencyKey();
     const outcome = await request.server.db.transaction((tx) => work(tx, `request-${request.id}`));
     return sendResponse(reply, serializeOutcome(request, reply, outcome), false);
   }
@@ -130,9 +186,9 @@ async function performClaimed(request: FastifyRequest, reply: FastifyReply, clai
  * lock lapses in its own time.
  */
 async function settleFailure(request: FastifyRequest, reply: FastifyReply, claim: KeyClaim, error: Error): Promise<FastifyReply> {
-  const { problem, internal } = toProblem(error);
+  const problem = toProblem(error);
   const db = request.server.db;
-  if (!internal && STORED_STATUSES.has(problem.status) && !NOT_STORED.has(problem.code)) {
+  if (STORED_STATUSES.has(problem.status) && !NOT_STORED.has(problem.code)) {
     const stored = serializeProblem(request, problem);
     if (await completeKeyClaim(db, claim, stored)) return sendResponse(reply, stored, false);
   } else {
@@ -154,8 +210,8 @@ function serializeOutcome(request: FastifyRequest, reply: FastifyReply, outcome:
   return { status: outcome.status, headers, body: reply.serializeInput(outcome.body as Record<string, unknown>, String(outcome.status)) as string };
 }
 
-function serializeProblem(request: FastifyRequest, problem: ProblemError): StoredResponse {
-  const headers = { ...problem.options.headers, 'content-type': PROBLEM_CONTENT_TYPE, 'cache-control': CACHE_NONE };
+function serializeProblem(request: FastifyRequest, problem: DomainError): StoredResponse {
+  const headers = { ...problemHeaders(problem), 'content-type': PROBLEM_CONTENT_TYPE, 'cache-control': CACHE_NONE };
   return { status: problem.status, headers, body: JSON.stringify(problemBody(request, problem)) };
 }
 
@@ -165,11 +221,13 @@ function sendResponse(reply: FastifyReply, response: StoredResponse, replayed: b
   return reply.send(response.body);
 }
 
-/** Purges keys past their retention every few minutes, in whichever processes run the API. */
-export function scheduleIdempotencyKeyPurge(app: FastifyInstance, everyMs = 10 * 60_000): void {
-  const timer = setInterval(() => {
-    purgeExpiredKeys(app.db).catch((error: unknown) => app.log.warn({ err: error }, 'idempotency key purge failed'));
-  }, everyMs);
-  timer.unref();
-  app.addHook('onClose', async () => clearInterval(timer));
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Test-only fault injection at named points of an idempotent write (./failpoints.ts). */
+    failpoint: Failpoint | undefined;
+  }
+  interface FastifyContextConfig {
+    /** Whether the route takes an Idempotency-Key: the plugin does the rest. */
+    idempotency?: IdempotencyMode;
+  }
 }

@@ -1,6 +1,6 @@
 // Fixed-window rate limits kept in the database, so every process of a deployment counts
 // together without another service. One upsert per counted event.
-import type { Queryable } from '../db/db.ts';
+import type { Queryable } from './db.ts';
 
 export interface RateLimitRule {
   /** Distinguishes rules sharing a key space, e.g. "login-account". */
@@ -46,13 +46,4 @@ export async function releaseRateLimitHit(db: Queryable, rule: RateLimitRule, ke
 
 export async function purgeRateLimitWindows(db: Queryable, olderThanSeconds = 24 * 3600): Promise<void> {
   await db.query(`DELETE FROM rate_limit_hits WHERE window_start < now() - make_interval(secs => $1)`, [olderThanSeconds]);
-}
-
-/** RateLimit-* response headers (draft-ietf-httpapi-ratelimit-headers, widely deployed form). */
-export function rateLimitHeaders(state: RateLimitState): Record<string, string> {
-  return {
-    'ratelimit-limit': String(state.limit),
-    'ratelimit-remaining': String(state.remaining),
-    'ratelimit-reset': String(state.resetSeconds),
-  };
 }

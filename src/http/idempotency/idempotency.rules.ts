@@ -1,7 +1,7 @@
 // Idempotency keys, pure: reading the header, the request fingerprint, and what a request finds
 // when its key is already taken. draft-ietf-httpapi-idempotency-key-header; Stripe's semantics.
 import { createHash } from 'node:crypto';
-import { ProblemError } from '../http/problem.ts';
+import { DomainError } from '../../core/errors.ts';
 
 export const MAX_KEY_LENGTH = 255;
 
@@ -9,8 +9,8 @@ const VISIBLE_ASCII = /^[\x21-\x7e]+$/;
 // RFC 8941 §3.3.3 sf-string: printable ASCII, with \" and \\ as the only escapes.
 const SF_STRING = /^"((?:[\x20\x21\x23-\x5b\x5d-\x7e]|\\["\\])*)"$/;
 
-function invalidKey(detail: string): ProblemError {
-  return new ProblemError('IDEMPOTENCY_KEY_INVALID', `Idempotency-Key ${detail}.`, {
+function invalidKey(detail: string): DomainError {
+  return new DomainError('IDEMPOTENCY_KEY_INVALID', `Idempotency-Key ${detail}.`, {
     errors: [{ parameter: 'idempotency-key', detail: `Idempotency-Key ${detail}` }],
   });
 }
@@ -70,20 +70,20 @@ export interface KeyRecord extends RequestBinding {
 export type KeyDecision =
   | { kind: 'replay'; response: StoredResponse }
   | { kind: 'take-over' }
-  | { kind: 'refuse'; problem: ProblemError };
+  | { kind: 'refuse'; problem: DomainError };
 
 /** What a request does when its key is already in the table (and not past its retention). */
 export function decideOnTakenKey(record: KeyRecord, request: RequestBinding): KeyDecision {
   if (record.method !== request.method || record.path !== request.path) {
     return {
       kind: 'refuse',
-      problem: new ProblemError('IDEMPOTENCY_KEY_REUSED', `This Idempotency-Key was used for ${record.method} ${record.path}; a key belongs to one operation. Use a new key for this request.`),
+      problem: new DomainError('IDEMPOTENCY_KEY_REUSED', `This Idempotency-Key was used for ${record.method} ${record.path}; a key belongs to one operation. Use a new key for this request.`),
     };
   }
   if (record.fingerprint !== request.fingerprint) {
     return {
       kind: 'refuse',
-      problem: new ProblemError('IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was used with a different request body; a retry must repeat the original request exactly. Use a new key for a new request.'),
+      problem: new DomainError('IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was used with a different request body; a retry must repeat the original request exactly. Use a new key for a new request.'),
     };
   }
   if (record.state === 'completed' && record.response) return { kind: 'replay', response: record.response };
@@ -95,8 +95,6 @@ export function decideOnTakenKey(record: KeyRecord, request: RequestBinding): Ke
  * 409 while the first request with this key is still being processed (draft §2.7). Most finish
  * within a second; a claim whose process died is taken over once its lock lapses.
  */
-export function keyInUse(): ProblemError {
-  return new ProblemError('IDEMPOTENCY_KEY_IN_USE', 'A request with this Idempotency-Key is still being processed; retry after the Retry-After delay to receive its result.', {
-    headers: { 'retry-after': '1' },
-  });
+export function keyInUse(): DomainError {
+  return new DomainError('IDEMPOTENCY_KEY_IN_USE', 'A request with this Idempotency-Key is still being processed; retry after the Retry-After delay to receive its result.');
 }

@@ -1,5 +1,5 @@
 // Idempotency keys in SQL. Times come from the database's clock, the one every process shares.
-import type { Queryable } from '../db/db.ts';
+import type { Queryable } from '../../db/db.ts';
 import type { KeyRecord, RequestBinding, StoredResponse } from './idempotency.rules.ts';
 
 /** Whose key it is: keys are scoped to the OAuth client and the token's subject. */

@@ -1,11 +1,15 @@
-// The error catalogue: every problem body orderpay sends has one of these codes. docs/errors.md
-// documents each one and a test keeps the two in step. A retired code is never reused.
+// The error catalogue and the domain error. Every problem body orderpay sends has one of these
+// codes; docs/errors.md documents each one and a test keeps the two in step. A retired code is
+// never reused. Code below the edge throws DomainError (a code, a detail, field errors): no HTTP.
+// The catalogue's status is data the edge renders (src/http/problems.ts), like fastify's lib/errors.js.
 
 export interface ErrorDefinition {
   status: number;
   title: string;
   /** What the code means and what the client can do about it (docs/errors.md). */
   description: string;
+  /** A transient refusal: clients are told (Retry-After) when to try again. */
+  retryAfterSeconds?: number;
 }
 
 export const ERRORS = {
@@ -47,7 +51,7 @@ export const ERRORS = {
   IDEMPOTENCY_KEY_MISSING: { status: 400, title: 'Idempotency-Key is required', description: 'This operation moves money and must be safe to retry: send `Idempotency-Key` with a unique value per logical operation (a UUID, for example), and the same value on every retry of it.' },
   IDEMPOTENCY_KEY_INVALID: { status: 400, title: 'Idempotency-Key is invalid', description: 'An idempotency key is 1–255 visible ASCII characters, sent bare or as a quoted structured-field string (`"…"`).' },
   IDEMPOTENCY_KEY_REUSED: { status: 422, title: 'Idempotency-Key reused for a different request', description: 'The key was first used with another method, path or body (compared as canonical JSON, so key order does not matter). A retry must repeat the original request exactly; a new operation needs a new key.' },
-  IDEMPOTENCY_KEY_IN_USE: { status: 409, title: 'Request with this Idempotency-Key in progress', description: 'The first request with this key is still being processed. Retry after `Retry-After` seconds to receive its stored result. A key held by a process that died is freed once its lock lapses (30 s by default).' },
+  IDEMPOTENCY_KEY_IN_USE: { status: 409, title: 'Request with this Idempotency-Key in progress', description: 'The first request with this key is still being processed. Retry after `Retry-After` seconds to receive its stored result. A key held by a process that died is freed once its lock lapses (30 s by default).', retryAfterSeconds: 1 },
   // Payments
   PAYMENT_NOT_FOUND: { status: 404, title: 'Payment not found', description: "No payment with this id exists, or it belongs to another customer (the answer is the same, so ids reveal nothing)." },
   PAYMENT_ORDER_NOT_FOUND: { status: 404, title: 'Order to pay not found', description: '`orderId` names no order the caller may pay: it does not exist, was deleted, or belongs to another customer.' },
@@ -56,14 +60,47 @@ export const ERRORS = {
   PAYMENT_NOT_REFUNDABLE: { status: 409, title: 'Payment cannot be refunded', description: 'Only a `succeeded` or `partially_refunded` payment can be refunded: a declined payment took no money, a `refunded` one has none left.' },
   PAYMENT_REFUND_EXCEEDS_BALANCE: { status: 422, title: 'Refund exceeds what is left', description: 'The refunds of a payment never add up to more than its amount; `refundableAmount` says what can still be refunded.' },
   PAYMENT_REFUND_NOT_FOUND: { status: 404, title: 'Refund not found', description: 'The payment has no refund with this id.' },
-  PAYMENT_PROCESSOR_UNAVAILABLE: { status: 503, title: 'Payment processor unavailable', description: 'The payment processor failed or did not answer within 10 seconds. Nothing was recorded and the idempotency key was released: retry the same request with the same key after `Retry-After`; the processor receives the same reference, so a charge it took before failing is not taken twice.' },
+  PAYMENT_PROCESSOR_UNAVAILABLE: { status: 503, title: 'Payment processor unavailable', description: 'The payment processor failed or did not answer within 10 seconds. Nothing was recorded and the idempotency key was released: retry the same request with the same key after `Retry-After`; the processor receives the same reference, so a charge it took before failing is not taken twice.', retryAfterSeconds: 1 },
   // Server side
   RESOURCE_CONFLICT: { status: 409, title: 'Conflict', description: 'The change conflicts with the current state of another resource (a unique value already taken, or a concurrent change). Read the resource again and retry.' },
-  SERVICE_UNAVAILABLE: { status: 503, title: 'Service unavailable', description: 'The database is unreachable or overloaded, or the server is shutting down. Retry after the `Retry-After` delay.' },
+  SERVICE_UNAVAILABLE: { status: 503, title: 'Service unavailable', description: 'The database is unreachable or overloaded, or the server is shutting down. Retry after the `Retry-After` delay.', retryAfterSeconds: 1 },
   INTERNAL_ERROR: { status: 500, title: 'Internal server error', description: 'An unexpected failure on our side. The body carries no details; quote `requestId` when you report it.' },
 } as const satisfies Record<string, ErrorDefinition>;
 
 export type ErrorCode = keyof typeof ERRORS;
+
+export interface FieldError {
+  detail: string;
+  /** RFC 6901 JSON Pointer into the request body. */
+  pointer?: string;
+  /** Name of the query, path or header parameter. */
+  parameter?: string;
+}
+
+export interface DomainErrorOptions {
+  errors?: FieldError[];
+  /** Extension members of the problem body (RFC 9457 §3.2), e.g. currentStatus. */
+  extensions?: Record<string, unknown>;
+}
+
+/** A refusal by the rules, with a catalogue code; the edge renders it as a problem. */
+export class DomainError extends Error {
+  readonly code: ErrorCode;
+  readonly detail: string;
+  readonly options: DomainErrorOptions;
+
+  constructor(code: ErrorCode, detail: string, options: DomainErrorOptions = {}) {
+    super(detail);
+    this.name = 'DomainError';
+    this.code = code;
+    this.detail = detail;
+    this.options = options;
+  }
+
+  get status(): number {
+    return ERRORS[this.code].status;
+  }
+}
 
 /** The problem `type` URI of a code: a page this service serves (GET /problems/{slug}). */
 export function problemSlug(code: ErrorCode): string {

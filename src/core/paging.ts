@@ -1,6 +1,6 @@
-// Collections: sort parsing (pure), paging, the {data, meta} envelope and the RFC 8288 Link header.
-import type { FastifyReply, FastifyRequest } from 'fastify';
-import { ProblemError } from './problem.ts';
+// Collections, independent of HTTP: sort keys (parsed, pure), the page asked for, and the
+// {data, meta} envelope every collection answers with.
+import { DomainError } from './errors.ts';
 
 export interface SortKey<F extends string = string> {
   field: F;
@@ -18,15 +18,15 @@ export function parseSortParam<F extends string>(raw: string | undefined, allowe
       const descending = part.startsWith('-');
       const field = (descending ? part.slice(1) : part) as F;
       if (field === '') {
-        throw new ProblemError('REQUEST_PARAMETER_INVALID', 'sort has an empty key.', { errors: [{ parameter: 'sort', detail: 'sort has an empty key' }] });
+        throw new DomainError('REQUEST_PARAMETER_INVALID', 'sort has an empty key.', { errors: [{ parameter: 'sort', detail: 'sort has an empty key' }] });
       }
       if (!allowed.includes(field)) {
         const detail = `"${field}" is not a sort key of this collection; use ${allowed.join(', ')}`;
-        throw new ProblemError('QUERY_UNKNOWN_SORT_KEY', detail, { errors: [{ parameter: 'sort', detail }] });
+        throw new DomainError('QUERY_UNKNOWN_SORT_KEY', detail, { errors: [{ parameter: 'sort', detail }] });
       }
       if (keys.some((k) => k.field === field)) {
         const detail = `"${field}" appears more than once in sort`;
-        throw new ProblemError('QUERY_DUPLICATE_SORT_KEY', detail, { errors: [{ parameter: 'sort', detail }] });
+        throw new DomainError('QUERY_DUPLICATE_SORT_KEY', detail, { errors: [{ parameter: 'sort', detail }] });
       }
       keys.push({ field, descending });
     }
@@ -41,6 +41,13 @@ export interface Page {
   pageSize: number;
 }
 
+export const DEFAULT_PAGE_SIZE = 20;
+
+/** The page a query asks for, with the defaults applied once, here. */
+export function pageOf(query: { page?: number; pageSize?: number }): Page {
+  return { page: query.page ?? 1, pageSize: query.pageSize ?? DEFAULT_PAGE_SIZE };
+}
+
 export interface Collection<T> {
   data: T[];
   meta: { total: number; page: number; pageSize: number; totalPages: number };
@@ -50,19 +57,7 @@ export function toCollection<T>(data: T[], total: number, page: Page): Collectio
   return { data, meta: { total, page: page.page, pageSize: page.pageSize, totalPages: Math.ceil(total / page.pageSize) } };
 }
 
-/** Link: first, prev, next, last (RFC 8288), keeping every other query parameter as sent. */
-export function setPageLinks(request: FastifyRequest, reply: FastifyReply, collection: Collection<unknown>): void {
-  const { page, totalPages } = collection.meta;
-  const url = new URL(request.url, request.server.config.publicUrl);
-  const base = request.server.config.publicUrl + url.pathname;
-  const link = (n: number, rel: string) => {
-    url.searchParams.set('page', String(n));
-    return `<${base}?${url.searchParams.toString()}>; rel="${rel}"`;
-  };
-  const last = Math.max(totalPages, 1);
-  const links = [link(1, 'first')];
-  if (page > 1) links.push(link(Math.min(page - 1, last), 'prev'));
-  if (page < totalPages) links.push(link(page + 1, 'next'));
-  links.push(link(last, 'last'));
-  reply.header('link', links.join(', '));
+/** The same page with each element mapped (rows → representations, at the edge). */
+export function mapCollection<T, U>(collection: Collection<T>, map: (item: T) => U): Collection<U> {
+  return { data: collection.data.map(map), meta: collection.meta };
 }

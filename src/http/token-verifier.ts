@@ -1,0 +1,123 @@
+// RFC 9068 JWT access tokens, verified with jose against the issuer's JWKS: iss, aud, exp, typ
+// "at+jwt", an algorithm allow-list, and (our own issuer's) not issued under a revoked grant.
+import { createLocalJWKSet, createRemoteJWKSet, errors as joseErrors, jwtVerify, type JWK, type JWTVerifyGetKey } from 'jose';
+import type { Clock } from '../core/clock.ts';
+import type { Principal } from '../core/principal.ts';
+import type { GrantRevocations } from './grant-revocations.ts';
+
+// RFC 8725 §3.1: never let the token choose the algorithm; "none" and HMAC are not accepted.
+const ALGORITHMS = ['RS256', 'PS256', 'ES256', 'EdDSA'];
+
+export interface TokenVerifierOptions {
+  issuer: string;
+  audience: string;
+  /** Public keys of our own issuer, read again when a token names an unknown key id. */
+  loadKeys?: () => Promise<JWK[]>;
+  /** JWKS URL of an external issuer. */
+  jwksUrl?: string;
+  /**
+   * Our own issuer's revoked grants. Not consulted when jwksUrl names an external issuer: its
+   * tokens' claims mean nothing to our revoked_grants table.
+   */
+  revocations?: GrantRevocations;
+  now?: Clock;
+}
+
+/** RFC 6750 §3.1: a revoked token is an invalid_token like an expired one. */
+export class TokenRevokedError extends Error {}
+
+/**
+ * JWKS from a loader. Reloaded when a token names an unknown kid (key rotation), at most once per
+ * second of the injected clock for such misses, so made-up kids cannot flood the key store; and
+ * when older than a minute, so a key that expired (or was withdrawn) stops verifying.
+ */
+function reloadingJwks(loadKeys: () => Promise<JWK[]>, now: Clock): JWTVerifyGetKey {
+  const MAX_AGE_MS = 60_000;
+  let current: JWTVerifyGetKey | undefined;
+  let loadedAt = -Infinity;
+  let missReloadAt = -Infinity;
+  const load = async () => {
+    current = createLocalJWKSet({ keys: await loadKeys() });
+    loadedAt = now().getTime();
+    return current;
+  };
+  return async (header, token) => {
+    const jwks = current && now().getTime() - loadedAt < MAX_AGE_MS ? current : await load();
+    try {
+      return await jwks(header, token);
+    } catch (error) {
+      if (!(error instanceof joseErrors.JWKSNoMatchingKey) || now().getTime() - missReloadAt < 1000) throw error;
+      missReloadAt = now().getTime();
+      return (await load())(header, token);
+    }
+  };
+}
+
+/** The `gid` claim: the digest of the grant the token was issued under (src/auth/provider.ts). */
+function grantDigestFrom(payload: Record<string, unknown>): string | undefined {
+  if (payload.gid === undefined) return undefined;
+  if (typeof payload.gid !== 'string') throw new joseErrors.JWTClaimValidationFailed('gid must be a string', payload as never, 'gid');
+  return payload.gid;
+}
+
+function principalFrom(payload: Record<string, unknown>): Principal {
+  const sub = payload.sub;
+  const clientId = payload.client_id;
+  if (typeof sub !== 'string' || typeof clientId !== 'string') throw new joseErrors.JWTClaimValidationFailed('sub and client_id are required', payload as never);
+  const scopes = new Set(typeof payload.scope === 'string' ? payload.scope.split(' ').filter(Boolean) : []);
+  // RFC 9068 §2.2: without a resource owner (client credentials) sub is the client's identifier.
+  if (sub === clientId) return { kind: 'service', clientId, scopes, subject: sub };
+  if (!/^[1-9]\d{0,15}$/.test(sub)) throw new joseErrors.JWTClaimValidationFailed('sub is not a user id', payload as never);
+  const roles = Array.isArray(payload.roles) ? payload.roles : [];
+  return { kind: 'user', userId: Number(sub), role: roles.includes('staff') ? 'staff' : 'customer', clientId, scopes, subject: sub };
+}
+
+export interface TokenVerifier {
+  verify(token: string): Promise<Principal>;
+}
+
+/**
+ * Verified tokens are remembered until they expire (bounded), so a client reusing its token pays
+ * for the signature check once. This memoises a pure function of the token: a second instance
+ * without the entry simply verifies again. Whether the token's grant was revoked is not part of
+ * that function: it is asked on every call, cached or not.
+ */
+export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifier {
+  const now = options.now ?? (() => new Date());
+  const keys = options.jwksUrl
+    ? createRemoteJWKSet(new URL(options.jwksUrl))
+    : reloadingJwks(options.loadKeys ?? (async () => []), now);
+  const revocations = options.jwksUrl ? undefined : options.revocations;
+  const cache = new Map<string, { principal: Principal; exp: number; grantDigest: string | undefined }>();
+  const MAX_CACHED = 10_000;
+
+  async function refuseRevoked(grantDigest: string | undefined): Promise<void> {
+    if (grantDigest !== undefined && await revocations?.isRevoked(grantDigest)) throw new TokenRevokedError('the grant of this access token was revoked');
+  }
+
+  return {
+    async verify(token) {
+      const nowSeconds = now().getTime() / 1000;
+      const hit = cache.get(token);
+      if (hit && hit.exp > nowSeconds) {
+        await refuseRevoked(hit.grantDigest);
+        return hit.principal;
+      }
+      const { payload } = await jwtVerify(token, keys, {
+        issuer: options.issuer,
+        audience: options.audience,
+        typ: 'at+jwt',
+        algorithms: ALGORITHMS,
+        requiredClaims: ['exp', 'iat', 'sub', 'client_id'],
+        currentDate: now(),
+      });
+      const principal = principalFrom(payload);
+      // Another issuer's gid, if it has one, is not ours to read.
+      const grantDigest = revocations ? grantDigestFrom(payload) : undefined;
+      if (cache.size >= MAX_CACHED) cache.delete(cache.keys().next().value!);
+      cache.set(token, { principal, exp: payload.exp!, grantDigest });
+      await refuseRevoked(grantDigest);
+      return principal;
+    },
+  };
+}

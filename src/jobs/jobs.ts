@@ -1,0 +1,28 @@
+// Every background task orderpay runs, in one list: a new one goes here. Each deletes what no
+// request can need any more; all are idempotent, so every process may run them.
+import { purgeExpiredOidcPayloads } from '../auth/oidc.adapter.ts';
+import { purgeExpiredRevokedGrants } from '../auth/revoked-grants.store.ts';
+import type { Config } from '../config.ts';
+import type { Db } from '../db/db.ts';
+import { purgeRateLimitWindows } from '../db/rate-limits.ts';
+import { purgeExpiredKeys } from '../http/idempotency/idempotency.store.ts';
+import type { Job } from './scheduler.ts';
+
+const EVERY_TEN_MINUTES = 10 * 60_000;
+
+/** The jobs of the servers this process runs. */
+export function backgroundJobs(db: Db, servers: Config['servers']): Job[] {
+  const jobs: Job[] = [];
+  if (servers.resource) {
+    jobs.push({ name: 'purge-idempotency-keys', everyMs: EVERY_TEN_MINUTES, run: () => purgeExpiredKeys(db) });
+  }
+  if (servers.authorization) {
+    // Expired codes, tokens and sessions; grant revocations no token can need; old rate-limit windows.
+    jobs.push(
+      { name: 'purge-oidc-payloads', everyMs: EVERY_TEN_MINUTES, run: () => purgeExpiredOidcPayloads(db) },
+      { name: 'purge-revoked-grants', everyMs: EVERY_TEN_MINUTES, run: () => purgeExpiredRevokedGrants(db) },
+      { name: 'purge-rate-limit-windows', everyMs: EVERY_TEN_MINUTES, run: () => purgeRateLimitWindows(db) },
+    );
+  }
+  return jobs;
+}
