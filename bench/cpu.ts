@@ -70,9 +70,16 @@ export interface MachineCpu {
 
 export function sampleMachineCpu(): MachineCpu | undefined {
   try {
-    const [user, nice, system, idle, iowait, irq, softirq, steal] = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.split(/\s+/).slice(1, 9).map(Number) as number[];
+    const [user, nice, system, idle, iowait, irq, softirq, steal] = readFileSync('/proc/stat', 'utf8')
+      .split('\n')[0]!
+      .split(/\s+/)
+      .slice(1, 9)
+      .map(Number) as number[];
     const stat = readFileSync('/proc/self/stat', 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ').map(Number);
+    const fields = stat
+      .slice(stat.lastIndexOf(')') + 2)
+      .split(' ')
+      .map(Number);
     return {
       busy: (user! + nice! + system! + irq! + softirq!) / TICKS_PER_SECOND,
       steal: steal! / TICKS_PER_SECOND,
@@ -88,7 +95,11 @@ export function sampleMachineCpu(): MachineCpu | undefined {
  * Shares of the machine's CPU time between two samples taken by other processes (anything but the
  * benchmark, its load generator, the servers and their PostgreSQL backends) and by the hypervisor.
  */
-export function interference(before: MachineCpu | undefined, after: MachineCpu | undefined, benchmarkedSeconds: number): { others: number; steal: number } {
+export function interference(
+  before: MachineCpu | undefined,
+  after: MachineCpu | undefined,
+  benchmarkedSeconds: number,
+): { others: number; steal: number } {
   if (!before || !after) return { others: NaN, steal: NaN };
   const total = after.total - before.total;
   const others = after.busy - before.busy - (after.ours - before.ours) - benchmarkedSeconds;

@@ -73,9 +73,10 @@ request = function() return wrk.format("GET", paths[math.random(#paths)]) end
 
 // wrk.format uses wrk.headers (the -H headers) when given no headers of its own, so the key is set there.
 function postScript(path: string, body: string, idempotencyKey: 'unique' | { fixed: string }): string {
-  const key = idempotencyKey === 'unique'
-    ? `${luaString(`bench-${randomUUID()}-`)} .. thread_number .. "-" .. sent`
-    : luaString(idempotencyKey.fixed);
+  const key =
+    idempotencyKey === 'unique'
+      ? `${luaString(`bench-${randomUUID()}-`)} .. thread_number .. "-" .. sent`
+      : luaString(idempotencyKey.fixed);
   return `local path, body = ${luaString(path)}, ${luaString(body)}
 local sent = 0
 local threads = 0
@@ -108,7 +109,13 @@ const wrk: LoadGenerator = {
       const line = /BENCH_RESULT (\{.*\})/.exec(output)?.[1];
       if (!line) throw new Error(`wrk printed no result:\n${output}`);
       const r = JSON.parse(line) as { requests: number; durationUs: number; p50Us: number; p99Us: number; errors: number };
-      return { requests: r.requests, requestsPerSecond: r.requests / (r.durationUs / 1e6), p50Ms: r.p50Us / 1000, p99Ms: r.p99Us / 1000, errors: r.errors };
+      return {
+        requests: r.requests,
+        requestsPerSecond: r.requests / (r.durationUs / 1e6),
+        p50Ms: r.p50Us / 1000,
+        p99Ms: r.p99Us / 1000,
+        errors: r.errors,
+      };
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

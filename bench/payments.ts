@@ -20,7 +20,9 @@ export function paymentWorkloads(): PaymentWorkload[] {
   return [
     {
       scenario: {
-        key: 'd', title: 'POST /payments, new key', targetRatio: 0.5,
+        key: 'd',
+        title: 'POST /payments, new key',
+        targetRatio: 0.5,
         orderpayRequest: `POST /payments ${PAYMENT_BODY} + bearer token + a new Idempotency-Key per request (201)`,
         baselineRequest: 'same POST: BEGIN; INSERT key ON CONFLICT DO NOTHING; INSERT payment; UPDATE key with the response; COMMIT',
       },
@@ -29,7 +31,8 @@ export function paymentWorkloads(): PaymentWorkload[] {
     },
     {
       scenario: {
-        key: 'e', title: 'POST /payments, replay',
+        key: 'e',
+        title: 'POST /payments, replay',
         orderpayRequest: 'the same POST under one key already used (201 replayed, Idempotent-Replayed: true)',
         baselineRequest: 'same POST: SELECT the stored response by key',
       },
@@ -68,7 +71,13 @@ export async function countSettledPayments(db: Db): Promise<number> {
 }
 
 /** After a run: one payment per answered request (d), or none at all (e). */
-export async function checkPaymentsCreated(db: Db, workload: PaymentWorkload, serverName: string, before: number, answered: number): Promise<void> {
+export async function checkPaymentsCreated(
+  db: Db,
+  workload: PaymentWorkload,
+  serverName: string,
+  before: number,
+  answered: number,
+): Promise<void> {
   const created = (await countSettledPayments(db)) - before;
   // Requests wrk cut off at its end are not counted but may still commit: at least, not exactly.
   const ok = workload.paymentsPerRequest === 0 ? created === 0 : created >= answered;
@@ -90,7 +99,12 @@ async function postPayment(server: ServerProcess, headers: Record<string, string
   });
   const text = await response.text();
   if (response.status !== 201) throw new Error(`${server.name}: POST /payments answered ${response.status}: ${text}`);
-  return { status: response.status, replayed: response.headers.get('idempotent-replayed'), location: response.headers.get('location'), body: JSON.parse(text) as never };
+  return {
+    status: response.status,
+    replayed: response.headers.get('idempotent-replayed'),
+    location: response.headers.get('location'),
+    body: JSON.parse(text) as never,
+  };
 }
 
 /**
@@ -111,10 +125,13 @@ export async function verifyPaymentResponses(
       if (first.replayed !== null || first.body.status !== 'succeeded' || first.body.amount !== 1250 || first.body.currency !== 'EUR') {
         throw fail(`the first POST did not create a payment: ${JSON.stringify(first)}`);
       }
-      if (!first.location?.endsWith(`/payments/${first.body.id}`)) throw fail(`Location ${first.location} does not name payment ${first.body.id}`);
-      if (again.replayed !== 'true' || JSON.stringify(again.body) !== JSON.stringify(first.body)) throw fail(`the retry was not a replay: ${JSON.stringify(again)}`);
+      if (!first.location?.endsWith(`/payments/${first.body.id}`))
+        throw fail(`Location ${first.location} does not name payment ${first.body.id}`);
+      if (again.replayed !== 'true' || JSON.stringify(again.body) !== JSON.stringify(first.body))
+        throw fail(`the retry was not a replay: ${JSON.stringify(again)}`);
       shapes.push(Object.keys(first.body).join(','));
     }
   }
-  if (new Set(shapes).size !== 1) throw new Error(`orderpay and the baseline answer payments of different shapes: ${[...new Set(shapes)].join(' | ')}`);
+  if (new Set(shapes).size !== 1)
+    throw new Error(`orderpay and the baseline answer payments of different shapes: ${[...new Set(shapes)].join(' | ')}`);
 }

@@ -56,7 +56,8 @@ async function listOrders(query: URLSearchParams): Promise<unknown> {
     pageParams,
   );
   // Only the selective filter is counted; the broad one is the page alone (the issue's baseline).
-  const count = customerId !== null ? pool.query<{ n: number }>(`SELECT count(*) AS n FROM orders WHERE ${where.join(' AND ')}`, params) : undefined;
+  const count =
+    customerId !== null ? pool.query<{ n: number }>(`SELECT count(*) AS n FROM orders WHERE ${where.join(' AND ')}`, params) : undefined;
   const [{ rows }, counted] = await Promise.all([selectPage, count]);
   const meta: Record<string, number> = { page: page.page, pageSize: page.pageSize };
   if (counted) meta.total = counted.rows[0]!.n;

@@ -14,9 +14,25 @@ import { migrate } from '../src/db/migrate.ts';
 import { openPostgres } from '../src/db/postgres.ts';
 import { cpuPerRequest, interference, sampleCpu, sampleMachineCpu } from './cpu.ts';
 import { chooseLoadGenerator, type LoadGenerator, type RequestMix } from './load.ts';
-import { checkPaymentsCreated, countSettledPayments, paymentWorkloads, resetPaymentTables, verifyPaymentResponses, type PaymentWorkload } from './payments.ts';
+import {
+  checkPaymentsCreated,
+  countSettledPayments,
+  paymentWorkloads,
+  resetPaymentTables,
+  verifyPaymentResponses,
+  type PaymentWorkload,
+} from './payments.ts';
 import { findFreePort, startServerProcess, type ServerProcess } from './processes.ts';
-import { aggregate, formatConsoleTable, P99_TARGET_MS, renderBenchmarksDoc, type Interference, type Measurement, type Scenario, type ScenarioResult } from './report.ts';
+import {
+  aggregate,
+  formatConsoleTable,
+  P99_TARGET_MS,
+  renderBenchmarksDoc,
+  type Interference,
+  type Measurement,
+  type Scenario,
+  type ScenarioResult,
+} from './report.ts';
 import { BENCH_STAFF_EMAIL, seedBenchData } from './seed.ts';
 
 const DEFAULT_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/orderpay_bench';
@@ -100,7 +116,12 @@ function progressBar(label: string): (done: number, total: number) => void {
 
 async function seedDatabase(db: Db, options: Options): Promise<number | undefined> {
   const started = Date.now();
-  const { seeded } = await seedBenchData(db, { orders: options.orders, reseed: options.reseed, onProgress: progressBar('seeding orders'), onStep: (step) => log(step) });
+  const { seeded } = await seedBenchData(db, {
+    orders: options.orders,
+    reseed: options.reseed,
+    onProgress: progressBar('seeding orders'),
+    onStep: (step) => log(step),
+  });
   if (!seeded) log(`database already holds ${options.orders.toLocaleString('en-US')} orders; reusing it (--reseed to start over)`);
   return seeded ? (Date.now() - started) / 1000 : undefined;
 }
@@ -117,12 +138,22 @@ async function sampleOrdersWorkloads(db: Db): Promise<OrdersWorkload[]> {
   );
   return [
     {
-      scenario: { key: 'a', title: 'GET /orders/{id}', orderpayRequest: 'GET /orders/{id} + bearer token', baselineRequest: 'GET /orders/{id}', targetRatio: 0.7, p99TargetMs: P99_TARGET_MS },
+      scenario: {
+        key: 'a',
+        title: 'GET /orders/{id}',
+        orderpayRequest: 'GET /orders/{id} + bearer token',
+        baselineRequest: 'GET /orders/{id}',
+        targetRatio: 0.7,
+        p99TargetMs: P99_TARGET_MS,
+      },
       requests: { method: 'GET', paths: ids.rows.map((r) => `/orders/${r.id}`) },
     },
     {
       scenario: {
-        key: 'b', title: 'filtered list', targetRatio: 0.7, p99TargetMs: P99_TARGET_MS,
+        key: 'b',
+        title: 'filtered list',
+        targetRatio: 0.7,
+        p99TargetMs: P99_TARGET_MS,
         orderpayRequest: 'GET /orders?status=…&customerId=…&minTotal=…&sort=-createdAt,status (page + exact meta.total)',
         baselineRequest: 'same page query + count(*)',
       },
@@ -130,7 +161,10 @@ async function sampleOrdersWorkloads(db: Db): Promise<OrdersWorkload[]> {
     },
     {
       scenario: {
-        key: 'c', title: 'broad status=pending', targetRatio: 0.5, p99TargetMs: P99_TARGET_MS,
+        key: 'c',
+        title: 'broad status=pending',
+        targetRatio: 0.5,
+        p99TargetMs: P99_TARGET_MS,
         orderpayRequest: 'GET /orders?status=pending (page 1 + exact meta.total)',
         baselineRequest: 'same page query, no count',
       },
@@ -143,19 +177,40 @@ async function sampleOrdersWorkloads(db: Db): Promise<OrdersWorkload[]> {
 async function chooseWorkloads(db: Db, options: Options): Promise<Workload[]> {
   const all: Workload[] = [...(await sampleOrdersWorkloads(db)), ...paymentWorkloads()];
   const unknown = [...(options.scenarios ?? [])].filter((key) => !all.some((w) => w.scenario.key === key));
-  if (unknown.length) throw new Error(`BENCH_SCENARIOS: no scenario ${unknown.join(', ')} (known: ${all.map((w) => w.scenario.key).join(', ')})`);
+  if (unknown.length)
+    throw new Error(`BENCH_SCENARIOS: no scenario ${unknown.join(', ')} (known: ${all.map((w) => w.scenario.key).join(', ')})`);
   return all.filter((w) => !options.scenarios || options.scenarios.has(w.scenario.key));
 }
 
 async function startServers(options: Options, orderpayPort: number, payerUserId: number): Promise<ServerProcess[]> {
   const servers: ServerProcess[] = [];
   try {
-    servers.push(await startServerProcess('orderpay', [fileURLToPath(new URL('../src/cli.ts', import.meta.url)), 'serve', '--json'], {
-      DATABASE_URL: options.databaseUrl, PORT: String(orderpayPort), HOST: '127.0.0.1', LOG_LEVEL: 'warn', NODE_ENV: 'production',
-    }, /"event":"listening","url":"([^"]+)"/));
-    servers.push(await startServerProcess('baseline', [fileURLToPath(new URL('./raw-server.ts', import.meta.url))], {
-      DATABASE_URL: options.databaseUrl, PORT: String(await findFreePort()), PAYER_USER_ID: String(payerUserId),
-    }, /listening (http:\/\/\S+)/));
+    servers.push(
+      await startServerProcess(
+        'orderpay',
+        [fileURLToPath(new URL('../src/cli.ts', import.meta.url)), 'serve', '--json'],
+        {
+          DATABASE_URL: options.databaseUrl,
+          PORT: String(orderpayPort),
+          HOST: '127.0.0.1',
+          LOG_LEVEL: 'warn',
+          NODE_ENV: 'production',
+        },
+        /"event":"listening","url":"([^"]+)"/,
+      ),
+    );
+    servers.push(
+      await startServerProcess(
+        'baseline',
+        [fileURLToPath(new URL('./raw-server.ts', import.meta.url))],
+        {
+          DATABASE_URL: options.databaseUrl,
+          PORT: String(await findFreePort()),
+          PAYER_USER_ID: String(payerUserId),
+        },
+        /listening (http:\/\/\S+)/,
+      ),
+    );
     return servers;
   } catch (error) {
     await Promise.all(servers.map((s) => s.stop()));
@@ -163,20 +218,33 @@ async function startServers(options: Options, orderpayPort: number, payerUserId:
   }
 }
 
-async function getJson(url: string, headers: Record<string, string>): Promise<{ data?: { id: number }[]; meta?: { total?: number }; id?: number }> {
+async function getJson(
+  url: string,
+  headers: Record<string, string>,
+): Promise<{ data?: { id: number }[]; meta?: { total?: number }; id?: number }> {
   const response = await fetch(url, { headers });
   if (response.status !== 200) throw new Error(`GET ${url} answered ${response.status}: ${await response.text()}`);
   return (await response.json()) as never;
 }
 
 /** Both servers answer the first path of each scenario alike, and orderpay's totals are exact. */
-async function verifyOrdersResponses(db: Db, workloads: OrdersWorkload[], orderpay: ServerProcess, baseline: ServerProcess, headers: Record<string, string>): Promise<void> {
-  for (const { scenario, requests: { paths } } of workloads) {
+async function verifyOrdersResponses(
+  db: Db,
+  workloads: OrdersWorkload[],
+  orderpay: ServerProcess,
+  baseline: ServerProcess,
+  headers: Record<string, string>,
+): Promise<void> {
+  for (const {
+    scenario,
+    requests: { paths },
+  } of workloads) {
     const ours = await getJson(orderpay.url + paths[0], headers);
     const theirs = await getJson(baseline.url + paths[0], {});
     const ids = (body: typeof ours) => JSON.stringify(body.data?.map((o) => o.id) ?? body.id);
     if (ids(ours) !== ids(theirs)) throw new Error(`(${scenario.key}) orderpay and the baseline disagree on ${paths[0]}`);
-    if (scenario.key === 'b' && ours.meta?.total !== theirs.meta?.total) throw new Error(`(b) meta.total ${ours.meta?.total} ≠ baseline's ${theirs.meta?.total}`);
+    if (scenario.key === 'b' && ours.meta?.total !== theirs.meta?.total)
+      throw new Error(`(b) meta.total ${ours.meta?.total} ≠ baseline's ${theirs.meta?.total}`);
     if (scenario.key === 'c') {
       const { rows } = await db.query<{ n: number }>(`SELECT count(*) AS n FROM orders WHERE status = 'pending' AND deleted_at IS NULL`);
       if (ours.meta?.total !== rows[0]!.n) throw new Error(`(c) meta.total ${ours.meta?.total} is not the exact count ${rows[0]!.n}`);
@@ -194,7 +262,11 @@ async function verifyResponses(db: Db, workloads: Workload[], targets: Target[])
 
 /** Warm-up, then rounds alternating which server goes first; every run is bounded by its duration. */
 async function measure(
-  db: Db, generator: LoadGenerator, options: Options, workloads: Workload[], targets: Target[],
+  db: Db,
+  generator: LoadGenerator,
+  options: Options,
+  workloads: Workload[],
+  targets: Target[],
 ): Promise<{ results: ScenarioResult[]; interference: Interference }> {
   const [orderpay] = targets as [Target, Target];
   const database = decodeURIComponent(new URL(options.databaseUrl).pathname.slice(1));
@@ -203,9 +275,16 @@ async function measure(
   const run = async (target: Target, workload: Workload, seconds: number): Promise<Measurement> => {
     const paymentsBefore = isPaymentWorkload(workload) ? await countSettledPayments(db) : 0;
     const before = sampleCpu(target.server.pid, database);
-    const result = await generator.run({ url: target.server.url, requests: workload.requests, headers: target.headers, connections: options.connections, seconds });
+    const result = await generator.run({
+      url: target.server.url,
+      requests: workload.requests,
+      headers: target.headers,
+      connections: options.connections,
+      seconds,
+    });
     const cpu = cpuPerRequest(before, sampleCpu(target.server.pid, database), result.requests);
-    if (isPaymentWorkload(workload)) await checkPaymentsCreated(db, workload, target.server.name, paymentsBefore, result.requests - result.errors);
+    if (isPaymentWorkload(workload))
+      await checkPaymentsCreated(db, workload, target.server.name, paymentsBefore, result.requests - result.errors);
     benchmarkedSeconds += ((cpu.serverUs + cpu.postgresUs) * result.requests) / 1e6;
     return { ...result, serverCpuUs: cpu.serverUs, postgresCpuUs: cpu.postgresUs };
   };
@@ -223,13 +302,19 @@ async function measure(
       const { scenario } = workload;
       for (const target of round % 2 === 0 ? targets : [...targets].reverse()) {
         const result = await run(target, workload, options.seconds);
-        log(`round ${round + 1}/${options.rounds} (${scenario.key}) ${target.server.name}: ${Math.round(result.requestsPerSecond)} req/s, p50 ${result.p50Ms.toFixed(2)} ms, p99 ${result.p99Ms.toFixed(2)} ms, node ${Math.round(result.serverCpuUs)} µs/req, pg ${Math.round(result.postgresCpuUs)} µs/req${result.errors ? `, ${result.errors} errors` : ''}`);
+        log(
+          `round ${round + 1}/${options.rounds} (${scenario.key}) ${target.server.name}: ${Math.round(result.requestsPerSecond)} req/s, p50 ${result.p50Ms.toFixed(2)} ms, p99 ${result.p99Ms.toFixed(2)} ms, node ${Math.round(result.serverCpuUs)} µs/req, pg ${Math.round(result.postgresCpuUs)} µs/req${result.errors ? `, ${result.errors} errors` : ''}`,
+        );
         rounds[i]![target === orderpay ? 'orderpay' : 'baseline'].push(result);
       }
     }
   }
   return {
-    results: workloads.map(({ scenario }, i) => ({ scenario, orderpay: aggregate(rounds[i]!.orderpay), baseline: aggregate(rounds[i]!.baseline) })),
+    results: workloads.map(({ scenario }, i) => ({
+      scenario,
+      orderpay: aggregate(rounds[i]!.orderpay),
+      baseline: aggregate(rounds[i]!.baseline),
+    })),
     interference: interference(machineBefore, sampleMachineCpu(), benchmarkedSeconds),
   };
 }
@@ -252,7 +337,12 @@ async function main(): Promise<number> {
   const generator = await chooseLoadGenerator(log);
   await ensureDatabase(options.databaseUrl);
   // One connection is all the seed needs; its statements may run long.
-  const db = await openPostgres(options.databaseUrl, { poolMax: 1, connectTimeoutMs: 10_000, statementTimeoutMs: 1_800_000, idleInTransactionTimeoutMs: 60_000 });
+  const db = await openPostgres(options.databaseUrl, {
+    poolMax: 1,
+    connectTimeoutMs: 10_000,
+    statementTimeoutMs: 1_800_000,
+    idleInTransactionTimeoutMs: 60_000,
+  });
   let servers: ServerProcess[] = [];
   const stopServers = () => Promise.all(servers.map((s) => s.stop()));
   const interrupt = () => void stopServers().finally(() => process.exit(130));
@@ -269,7 +359,10 @@ async function main(): Promise<number> {
     await resetPaymentTables(db);
     servers = await startServers(options, orderpayPort, await findStaffUserId(db));
     const [orderpay, baseline] = servers as [ServerProcess, ServerProcess];
-    const targets: Target[] = [{ server: orderpay, headers: { authorization: `Bearer ${token}` } }, { server: baseline, headers: {} }];
+    const targets: Target[] = [
+      { server: orderpay, headers: { authorization: `Bearer ${token}` } },
+      { server: baseline, headers: {} },
+    ];
     await verifyResponses(db, workloads, targets);
     log(`${generator.name}: ${options.connections} connections, ${options.rounds} rounds × ${options.seconds} s per server and scenario`);
     const { results, interference: others } = await measure(db, generator, options, workloads, targets);
@@ -281,11 +374,22 @@ async function main(): Promise<number> {
       return results.every((r) => r.orderpay.errors + r.baseline.errors === 0) ? 0 : 1;
     }
     const postgresVersion = (await db.query<{ v: string }>("SELECT 'PostgreSQL ' || current_setting('server_version') AS v")).rows[0]!.v;
-    const doc = renderBenchmarksDoc({
-      date: new Date(), command: commandLine(options), orders: options.orders, connections: options.connections, rounds: options.rounds,
-      seconds: options.seconds, warmupSeconds: options.warmupSeconds, loadGenerator: generator.name, postgresVersion, seedSeconds,
-      interference: others,
-    }, results);
+    const doc = renderBenchmarksDoc(
+      {
+        date: new Date(),
+        command: commandLine(options),
+        orders: options.orders,
+        connections: options.connections,
+        rounds: options.rounds,
+        seconds: options.seconds,
+        warmupSeconds: options.warmupSeconds,
+        loadGenerator: generator.name,
+        postgresVersion,
+        seedSeconds,
+        interference: others,
+      },
+      results,
+    );
     writeFileSync(new URL('../docs/benchmarks.md', import.meta.url), doc);
     log('wrote docs/benchmarks.md');
     return results.every((r) => r.orderpay.errors + r.baseline.errors === 0) ? 0 : 1;

@@ -66,13 +66,17 @@ export async function buildApp(config: Config, db: Db, options: AppOptions = {})
     bodyLimit: BODY_LIMIT,
     return503OnClosing: true,
     // A hop count trusts that many proxies nearest to us (RFC 7239 hops), never the client's claims.
-    trustProxy: typeof config.trustProxy === 'number' ? (_address: string, hop: number) => hop < (config.trustProxy as number) : config.trustProxy,
+    trustProxy:
+      typeof config.trustProxy === 'number' ? (_address: string, hop: number) => hop < (config.trustProxy as number) : config.trustProxy,
     routerOptions: { maxParamLength: 200 },
     frameworkErrors: sendFrameworkError,
   });
   app.decorate('config', config);
   app.decorate('db', db);
-  app.decorate('paymentProcessor', withProcessorTimeout(options.paymentProcessor ?? createSimulatedProcessor(), options.processorTimeoutMs));
+  app.decorate(
+    'paymentProcessor',
+    withProcessorTimeout(options.paymentProcessor ?? createSimulatedProcessor(), options.processorTimeoutMs),
+  );
   app.setValidatorCompiler(createValidatorCompiler());
   // Only JSON bodies: Fastify's built-in text/plain parser would let other media types through.
   app.removeContentTypeParser('text/plain');

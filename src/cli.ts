@@ -49,12 +49,18 @@ async function serve(config: Config, out: Output): Promise<void> {
   const server = await startServer(config);
   stopOnSignals(server);
   const tokens = await demoTokens(config, server.db);
-  const tokenLines = Object.entries(tokens).map(([email, token]) => `  ${email}:\n    ${token}`).join('\n');
+  const tokenLines = Object.entries(tokens)
+    .map(([email, token]) => `  ${email}:\n    ${token}`)
+    .join('\n');
   out.print(
     `orderpay listening on ${server.url} (${server.db.kind === 'pglite' ? `embedded database in ${config.dataDir}` : 'PostgreSQL'})
   API docs: ${config.publicUrl}/docs
-${tokenLines ? `Demo access tokens (development only, valid 1 hour):\n${tokenLines}\nTry: curl -H "Authorization: Bearer <token>" ${config.publicUrl}/v1/orders
-Sign in through OAuth: client_id ${DEMO_CLIENT_ID}, redirect_uri ${DEMO_REDIRECT_URI}, users ${DEMO_CUSTOMER_EMAILS[0]} or ${DEMO_STAFF_EMAIL} with password ${DEMO_PASSWORD} (README: "Signing in with OAuth")` : ''}`,
+${
+  tokenLines
+    ? `Demo access tokens (development only, valid 1 hour):\n${tokenLines}\nTry: curl -H "Authorization: Bearer <token>" ${config.publicUrl}/v1/orders
+Sign in through OAuth: client_id ${DEMO_CLIENT_ID}, redirect_uri ${DEMO_REDIRECT_URI}, users ${DEMO_CUSTOMER_EMAILS[0]} or ${DEMO_STAFF_EMAIL} with password ${DEMO_PASSWORD} (README: "Signing in with OAuth")`
+    : ''
+}`,
     { event: 'listening', url: server.url, publicUrl: config.publicUrl, database: server.db.kind, demoTokens: tokens },
   );
 }

@@ -81,14 +81,21 @@ function readTrustProxy(env: Env): Config['trustProxy'] {
   const raw = env.ORDERPAY_TRUST_PROXY?.trim();
   if (!raw || raw === 'false') return false;
   if (/^\d+$/.test(raw)) return Number(raw);
-  if (raw === 'true') throw new ConfigError('ORDERPAY_TRUST_PROXY must be a hop count (e.g. 1) or the proxies\' addresses/CIDRs, not "true": trusting every hop lets clients choose their IP');
+  if (raw === 'true')
+    throw new ConfigError(
+      'ORDERPAY_TRUST_PROXY must be a hop count (e.g. 1) or the proxies\' addresses/CIDRs, not "true": trusting every hop lets clients choose their IP',
+    );
   return raw;
 }
 
 function readServers(env: Env): Config['servers'] {
-  const raw = (env.ORDERPAY_SERVERS || 'resource,authorization').split(',').map((s) => s.trim()).filter(Boolean);
+  const raw = (env.ORDERPAY_SERVERS || 'resource,authorization')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   const unknown = raw.filter((s) => s !== 'resource' && s !== 'authorization');
-  if (unknown.length || raw.length === 0) throw new ConfigError(`ORDERPAY_SERVERS must list resource and/or authorization, got "${env.ORDERPAY_SERVERS}"`);
+  if (unknown.length || raw.length === 0)
+    throw new ConfigError(`ORDERPAY_SERVERS must list resource and/or authorization, got "${env.ORDERPAY_SERVERS}"`);
   return { resource: raw.includes('resource'), authorization: raw.includes('authorization') };
 }
 

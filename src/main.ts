@@ -37,7 +37,10 @@ export async function startServer(config: Config): Promise<RunningServer> {
       app,
       db,
       url,
-      stop: () => (stopping ??= drainConnections(app.server).then(() => app.close()).finally(() => db.close())),
+      stop: () =>
+        (stopping ??= drainConnections(app.server)
+          .then(() => app.close())
+          .finally(() => db.close())),
     };
   } catch (error) {
     await db.close().catch(() => undefined);

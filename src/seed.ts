@@ -55,7 +55,13 @@ export async function seedDemoData(db: Db): Promise<SeedResult> {
         const product = products[(c + s) % PRODUCTS.length]!;
         const qty = 1 + ((c * 5 + s) % 4);
         const order = await insertOrder(tx, { customerId: customer.id, total: product.price * qty, currency: product.currency });
-        await insertOrderItem(tx, { orderId: order.id, productId: product.id, qty, unitPrice: product.price, lineTotal: product.price * qty });
+        await insertOrderItem(tx, {
+          orderId: order.id,
+          productId: product.id,
+          qty,
+          unitPrice: product.price,
+          lineTotal: product.price * qty,
+        });
         if (status !== 'pending') await updateOrderStatus(tx, order.id, status);
         orders++;
       }

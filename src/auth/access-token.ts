@@ -52,7 +52,12 @@ export async function issueTokenFor(
   const key = await ensureActiveSigningKey(db);
   const base = { ...settings, expiresIn };
   if ('clientId' in subject) {
-    return signAccessToken(key, { ...base, subject: subject.clientId, clientId: subject.clientId, scope: (scopes.length ? scopes : [...SCOPES]).join(' ') });
+    return signAccessToken(key, {
+      ...base,
+      subject: subject.clientId,
+      clientId: subject.clientId,
+      scope: (scopes.length ? scopes : [...SCOPES]).join(' '),
+    });
   }
   const user = await findUserByEmail(db, subject.email);
   if (!user) throw new TokenRequestError(`no user with email ${subject.email}`);

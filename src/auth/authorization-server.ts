@@ -53,28 +53,32 @@ export async function registerAuthorizationServer(
 
   await app.register(middie);
   app.use('/oauth', function serveAuthorizationServer(req, res, next) {
-    limitOAuthRequests(db, clientIp(req), res, now()).then((limited) => {
-      if (limited) return;
-      pinToPublicUrl(req);
-      // The interaction pages and the JWKS are Fastify routes; everything else is the provider's.
-      if (req.url?.startsWith('/interaction/') || req.url === '/jwks') return next();
-      // RFC 6749 §5.1: token responses carry Pragma: no-cache beside the provider's no-store.
-      if (req.url?.startsWith('/token')) res.setHeader('pragma', 'no-cache');
-      return currentProvider().then(() => callback(req, res));
-    }).catch(next);
+    limitOAuthRequests(db, clientIp(req), res, now())
+      .then((limited) => {
+        if (limited) return;
+        pinToPublicUrl(req);
+        // The interaction pages and the JWKS are Fastify routes; everything else is the provider's.
+        if (req.url?.startsWith('/interaction/') || req.url === '/jwks') return next();
+        // RFC 6749 §5.1: token responses carry Pragma: no-cache beside the provider's no-store.
+        if (req.url?.startsWith('/token')) res.setHeader('pragma', 'no-cache');
+        return currentProvider().then(() => callback(req, res));
+      })
+      .catch(next);
   });
   // RFC 8414 §3.1: the metadata of an issuer with a path lives at /.well-known/…/<path>.
   app.use('/.well-known/oauth-authorization-server/oauth', function serveServerMetadata(req, res, next) {
     if (req.url !== '/' && req.url !== '') return next();
-    limitOAuthRequests(db, clientIp(req), res, now()).then((limited) => {
-      if (limited) return;
-      pinToPublicUrl(req);
-      req.url = '/.well-known/openid-configuration';
-      // oidc-provider takes its mount path from originalUrl less url; without this the endpoints
-      // in the document would lose their /oauth prefix.
-      (req as { originalUrl?: string }).originalUrl = `/oauth${req.url}`;
-      return currentProvider().then(() => callback(req, res));
-    }).catch(next);
+    limitOAuthRequests(db, clientIp(req), res, now())
+      .then((limited) => {
+        if (limited) return;
+        pinToPublicUrl(req);
+        req.url = '/.well-known/openid-configuration';
+        // oidc-provider takes its mount path from originalUrl less url; without this the endpoints
+        // in the document would lose their /oauth prefix.
+        (req as { originalUrl?: string }).originalUrl = `/oauth${req.url}`;
+        return currentProvider().then(() => callback(req, res));
+      })
+      .catch(next);
   });
   // The JWKS straight from the database: a key created by `orderpay keys rotate` in any process
   // is published at once, before any provider starts signing with it.

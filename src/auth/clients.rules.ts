@@ -84,7 +84,11 @@ export function buildPublicClientMetadata(clientId: string, input: PublicClientI
 }
 
 /** `clientSecretHash` is stored in place of the secret (see passwords.ts and docs/decisions.md). */
-export function buildConfidentialClientMetadata(clientId: string, clientSecretHash: string, input: ConfidentialClientInput): ClientMetadata {
+export function buildConfidentialClientMetadata(
+  clientId: string,
+  clientSecretHash: string,
+  input: ConfidentialClientInput,
+): ClientMetadata {
   const name = checkName(input.name);
   const grants = [...new Set(input.grantTypes ?? ['client_credentials'])];
   if (grants.length !== 1 || grants[0] !== 'client_credentials') {

@@ -61,7 +61,10 @@ export async function createPublicClient(db: Queryable, input: PublicClientInput
 }
 
 /** A client-credentials client; the returned clientSecret is the only time the plaintext exists. */
-export async function createConfidentialClient(db: Queryable, input: ConfidentialClientInput): Promise<ClientSummary & { clientSecret: string }> {
+export async function createConfidentialClient(
+  db: Queryable,
+  input: ConfidentialClientInput,
+): Promise<ClientSummary & { clientSecret: string }> {
   const clientId = generateClientId();
   const clientSecret = randomBytes(32).toString('base64url');
   // Validate before paying for the hash.
@@ -80,7 +83,10 @@ export async function listClients(db: Queryable): Promise<ClientSummary[]> {
 
 /** The provider's metadata of one client (client_secret is the hash), or undefined; the client_id column is authoritative. */
 export async function findClientMetadata(db: Queryable, clientId: string): Promise<ClientMetadata | undefined> {
-  const { rows } = await db.query<{ client_id: string; metadata: ClientMetadata }>('SELECT client_id, metadata FROM oauth_clients WHERE client_id = $1', [clientId]);
+  const { rows } = await db.query<{ client_id: string; metadata: ClientMetadata }>(
+    'SELECT client_id, metadata FROM oauth_clients WHERE client_id = $1',
+    [clientId],
+  );
   const row = rows[0];
   return row && { ...row.metadata, client_id: row.client_id };
 }

@@ -40,11 +40,21 @@ function sendPage(reply: FastifyReply, status: number, html: string): FastifyRep
 }
 
 function sendErrorPage(reply: FastifyReply, status: number, message: string): FastifyReply {
-  return sendPage(reply, status, layout('Error', `<h1>Sign-in could not continue</h1><p class="error" role="alert">${escapeHtml(message)}</p>
-<p>Go back to the application and start again.</p>`));
+  return sendPage(
+    reply,
+    status,
+    layout(
+      'Error',
+      `<h1>Sign-in could not continue</h1><p class="error" role="alert">${escapeHtml(message)}</p>
+<p>Go back to the application and start again.</p>`,
+    ),
+  );
 }
 
-export async function interactionRoutes(app: FastifyInstance, { provider: currentProvider, db, csrfKey, now }: InteractionOptions): Promise<void> {
+export async function interactionRoutes(
+  app: FastifyInstance,
+  { provider: currentProvider, db, csrfKey, now }: InteractionOptions,
+): Promise<void> {
   // Forms post application/x-www-form-urlencoded; only these routes accept it.
   await app.register(formbody);
 
@@ -85,80 +95,139 @@ export async function interactionRoutes(app: FastifyInstance, { provider: curren
     };
   }
 
-  app.get<{ Params: { uid: string } }>('/oauth/interaction/:uid', { schema: { hide: true } }, async function showInteraction(request, reply) {
-    const details = await loadInteraction(request, reply);
-    if (!details) return reply;
-    const csrf = csrfToken(csrfKey, details.uid);
-    const name = await clientName(String(details.params.client_id));
-    const base = `/oauth/interaction/${details.uid}`;
-    if (details.prompt.name === 'login') {
-      return sendPage(reply, 200, loginPage({ action: `${base}/login`, csrf, clientName: name, email: typeof details.params.login_hint === 'string' ? details.params.login_hint : undefined }));
-    }
-    const scopes = await consentScopes(details);
-    const listed = [...new Set([...scopes.oidc, ...Object.values(scopes.resources).flat()])];
-    return sendPage(reply, 200, consentPage({ action: `${base}/confirm`, abort: `${base}/abort`, csrf, clientName: name, scopes: listed }));
-  });
-
-  app.post<{ Params: { uid: string }; Body: Form }>('/oauth/interaction/:uid/login', { schema: { hide: true } }, async function submitLogin(request, reply) {
-    const details = await loadInteraction(request, reply);
-    if (!details) return reply;
-    if (!validCsrf(csrfKey, details.uid, request.body?.csrf)) return sendErrorPage(reply, 403, 'The form could not be verified. Reload the page and try again.');
-    const email = String(request.body?.email ?? '').trim();
-    const password = String(request.body?.password ?? '');
-    // The attempt is counted before the password is checked, so parallel guesses cannot all pass
-    // the limit while the first ones are still hashing; a success gives its count back.
-    const attempt = await countSignInAttempt(db, email, request.ip, now());
-    if (attempt.blocked) {
+  app.get<{ Params: { uid: string } }>(
+    '/oauth/interaction/:uid',
+    { schema: { hide: true } },
+    async function showInteraction(request, reply) {
+      const details = await loadInteraction(request, reply);
+      if (!details) return reply;
+      const csrf = csrfToken(csrfKey, details.uid);
       const name = await clientName(String(details.params.client_id));
-      reply.header('retry-after', String(attempt.blocked.resetSeconds));
-      return sendPage(reply, 429, loginPage({
-        action: `/oauth/interaction/${details.uid}/login`, csrf: csrfToken(csrfKey, details.uid), clientName: name, email,
-        error: `Too many failed sign-in attempts. Try again in ${Math.ceil(attempt.blocked.resetSeconds / 60)} minutes.`,
-      }));
-    }
-    const user = email ? await findUserCredentials(db, email) : undefined;
-    // An unknown email costs the same scrypt work and gets the same answer as a wrong password.
-    const valid = await verifyPassword(user?.passwordHash ?? DUMMY_PASSWORD_HASH, password);
-    if (!user || !user.passwordHash || !valid) {
-      const name = await clientName(String(details.params.client_id));
-      return sendPage(reply, 401, loginPage({
-        action: `/oauth/interaction/${details.uid}/login`, csrf: csrfToken(csrfKey, details.uid), clientName: name, email,
-        error: 'The email or password is not correct.',
-      }));
-    }
-    await attempt.succeeded();
-    reply.hijack();
-    await currentProvider().interactionFinished(request.raw, reply.raw, { login: { accountId: String(user.id) } }, { mergeWithLastSubmission: false });
-  });
+      const base = `/oauth/interaction/${details.uid}`;
+      if (details.prompt.name === 'login') {
+        return sendPage(
+          reply,
+          200,
+          loginPage({
+            action: `${base}/login`,
+            csrf,
+            clientName: name,
+            email: typeof details.params.login_hint === 'string' ? details.params.login_hint : undefined,
+          }),
+        );
+      }
+      const scopes = await consentScopes(details);
+      const listed = [...new Set([...scopes.oidc, ...Object.values(scopes.resources).flat()])];
+      return sendPage(
+        reply,
+        200,
+        consentPage({ action: `${base}/confirm`, abort: `${base}/abort`, csrf, clientName: name, scopes: listed }),
+      );
+    },
+  );
 
-  app.post<{ Params: { uid: string }; Body: Form }>('/oauth/interaction/:uid/confirm', { schema: { hide: true } }, async function submitConsent(request, reply) {
-    const details = await loadInteraction(request, reply);
-    if (!details) return reply;
-    if (!validCsrf(csrfKey, details.uid, request.body?.csrf)) return sendErrorPage(reply, 403, 'The form could not be verified. Reload the page and try again.');
-    if (details.prompt.name !== 'consent' || !details.session?.accountId) return sendErrorPage(reply, 400, 'There is nothing to confirm.');
-    const provider = currentProvider();
-    const grant = details.grantId
-      ? await provider.Grant.find(details.grantId)
-      : new provider.Grant({ accountId: details.session.accountId, clientId: String(details.params.client_id) });
-    if (!grant) return sendErrorPage(reply, 400, 'This sign-in request has expired.');
-    const scopes = await consentScopes(details);
-    if (scopes.oidc.length) grant.addOIDCScope(scopes.oidc.join(' '));
-    const claims = (details.prompt.details as { missingOIDCClaims?: string[] }).missingOIDCClaims;
-    if (claims?.length) grant.addOIDCClaims(claims);
-    for (const [resource, granted] of Object.entries(scopes.resources)) if (granted.length) grant.addResourceScope(resource, granted.join(' '));
-    // Rejected, not just left out: otherwise the provider asks for consent again, forever.
-    if (scopes.withheld.oidc.length) grant.rejectOIDCScope(scopes.withheld.oidc.join(' '));
-    for (const [resource, withheld] of Object.entries(scopes.withheld.resources)) if (withheld.length) grant.rejectResourceScope(resource, withheld.join(' '));
-    const grantId = await grant.save();
-    reply.hijack();
-    await provider.interactionFinished(request.raw, reply.raw, { consent: { grantId } }, { mergeWithLastSubmission: true });
-  });
+  app.post<{ Params: { uid: string }; Body: Form }>(
+    '/oauth/interaction/:uid/login',
+    { schema: { hide: true } },
+    async function submitLogin(request, reply) {
+      const details = await loadInteraction(request, reply);
+      if (!details) return reply;
+      if (!validCsrf(csrfKey, details.uid, request.body?.csrf))
+        return sendErrorPage(reply, 403, 'The form could not be verified. Reload the page and try again.');
+      const email = String(request.body?.email ?? '').trim();
+      const password = String(request.body?.password ?? '');
+      // The attempt is counted before the password is checked, so parallel guesses cannot all pass
+      // the limit while the first ones are still hashing; a success gives its count back.
+      const attempt = await countSignInAttempt(db, email, request.ip, now());
+      if (attempt.blocked) {
+        const name = await clientName(String(details.params.client_id));
+        reply.header('retry-after', String(attempt.blocked.resetSeconds));
+        return sendPage(
+          reply,
+          429,
+          loginPage({
+            action: `/oauth/interaction/${details.uid}/login`,
+            csrf: csrfToken(csrfKey, details.uid),
+            clientName: name,
+            email,
+            error: `Too many failed sign-in attempts. Try again in ${Math.ceil(attempt.blocked.resetSeconds / 60)} minutes.`,
+          }),
+        );
+      }
+      const user = email ? await findUserCredentials(db, email) : undefined;
+      // An unknown email costs the same scrypt work and gets the same answer as a wrong password.
+      const valid = await verifyPassword(user?.passwordHash ?? DUMMY_PASSWORD_HASH, password);
+      if (!user?.passwordHash || !valid) {
+        const name = await clientName(String(details.params.client_id));
+        return sendPage(
+          reply,
+          401,
+          loginPage({
+            action: `/oauth/interaction/${details.uid}/login`,
+            csrf: csrfToken(csrfKey, details.uid),
+            clientName: name,
+            email,
+            error: 'The email or password is not correct.',
+          }),
+        );
+      }
+      await attempt.succeeded();
+      reply.hijack();
+      await currentProvider().interactionFinished(
+        request.raw,
+        reply.raw,
+        { login: { accountId: String(user.id) } },
+        { mergeWithLastSubmission: false },
+      );
+    },
+  );
 
-  app.post<{ Params: { uid: string }; Body: Form }>('/oauth/interaction/:uid/abort', { schema: { hide: true } }, async function denyConsent(request, reply) {
-    const details = await loadInteraction(request, reply);
-    if (!details) return reply;
-    if (!validCsrf(csrfKey, details.uid, request.body?.csrf)) return sendErrorPage(reply, 403, 'The form could not be verified. Reload the page and try again.');
-    reply.hijack();
-    await currentProvider().interactionFinished(request.raw, reply.raw, { error: 'access_denied', error_description: 'The user denied access.' }, { mergeWithLastSubmission: false });
-  });
+  app.post<{ Params: { uid: string }; Body: Form }>(
+    '/oauth/interaction/:uid/confirm',
+    { schema: { hide: true } },
+    async function submitConsent(request, reply) {
+      const details = await loadInteraction(request, reply);
+      if (!details) return reply;
+      if (!validCsrf(csrfKey, details.uid, request.body?.csrf))
+        return sendErrorPage(reply, 403, 'The form could not be verified. Reload the page and try again.');
+      if (details.prompt.name !== 'consent' || !details.session?.accountId)
+        return sendErrorPage(reply, 400, 'There is nothing to confirm.');
+      const provider = currentProvider();
+      const grant = details.grantId
+        ? await provider.Grant.find(details.grantId)
+        : new provider.Grant({ accountId: details.session.accountId, clientId: String(details.params.client_id) });
+      if (!grant) return sendErrorPage(reply, 400, 'This sign-in request has expired.');
+      const scopes = await consentScopes(details);
+      if (scopes.oidc.length) grant.addOIDCScope(scopes.oidc.join(' '));
+      const claims = (details.prompt.details as { missingOIDCClaims?: string[] }).missingOIDCClaims;
+      if (claims?.length) grant.addOIDCClaims(claims);
+      for (const [resource, granted] of Object.entries(scopes.resources))
+        if (granted.length) grant.addResourceScope(resource, granted.join(' '));
+      // Rejected, not just left out: otherwise the provider asks for consent again, forever.
+      if (scopes.withheld.oidc.length) grant.rejectOIDCScope(scopes.withheld.oidc.join(' '));
+      for (const [resource, withheld] of Object.entries(scopes.withheld.resources))
+        if (withheld.length) grant.rejectResourceScope(resource, withheld.join(' '));
+      const grantId = await grant.save();
+      reply.hijack();
+      await provider.interactionFinished(request.raw, reply.raw, { consent: { grantId } }, { mergeWithLastSubmission: true });
+    },
+  );
+
+  app.post<{ Params: { uid: string }; Body: Form }>(
+    '/oauth/interaction/:uid/abort',
+    { schema: { hide: true } },
+    async function denyConsent(request, reply) {
+      const details = await loadInteraction(request, reply);
+      if (!details) return reply;
+      if (!validCsrf(csrfKey, details.uid, request.body?.csrf))
+        return sendErrorPage(reply, 403, 'The form could not be verified. Reload the page and try again.');
+      reply.hijack();
+      await currentProvider().interactionFinished(
+        request.raw,
+        reply.raw,
+        { error: 'access_denied', error_description: 'The user denied access.' },
+        { mergeWithLastSubmission: false },
+      );
+    },
+  );
 }

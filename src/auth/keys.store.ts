@@ -159,7 +159,14 @@ export async function rotateSigningKeys(db: Db, alg = SIGNING_ALG): Promise<{ ac
       [MAX_SIGNED_TOKEN_LIFETIME_SECONDS],
     );
     const created = await insertSigningKey(tx, material);
-    const active: SigningKeyInfo = { kid: created.kid, alg: created.alg, createdAt: created.createdAt, retiredAt: null, expiresAt: null, status: 'active' };
+    const active: SigningKeyInfo = {
+      kid: created.kid,
+      alg: created.alg,
+      createdAt: created.createdAt,
+      retiredAt: null,
+      expiresAt: null,
+      status: 'active',
+    };
     return { active, retired: retired.map(toInfo) };
   });
 }

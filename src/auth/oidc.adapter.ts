@@ -146,7 +146,9 @@ export function createOidcAdapter(db: Queryable, now: () => Date = () => new Dat
 
     private assertStoredHere(operation: string): void {
       if (this.model === 'Client') {
-        throw new Error(`oidc adapter: Client ${operation} is not supported; clients are registered with \`orderpay clients\` in oauth_clients`);
+        throw new Error(
+          `oidc adapter: Client ${operation} is not supported; clients are registered with \`orderpay clients\` in oauth_clients`,
+        );
       }
     }
   };

@@ -49,21 +49,27 @@ export const SCOPE_DESCRIPTIONS: Readonly<Record<string, string>> = {
 
 export function loginPage(options: { action: string; csrf: string; clientName: string; email?: string; error?: string }): string {
   const error = options.error ? `<p class="error" role="alert">${escapeHtml(options.error)}</p>` : '';
-  return layout('Sign in', `<h1>Sign in to continue to ${escapeHtml(options.clientName)}</h1>${error}
+  return layout(
+    'Sign in',
+    `<h1>Sign in to continue to ${escapeHtml(options.clientName)}</h1>${error}
 <form method="post" action="${escapeHtml(options.action)}" autocomplete="on">
 <input type="hidden" name="csrf" value="${escapeHtml(options.csrf)}">
 <label for="email">Email</label><input id="email" name="email" type="email" required autocomplete="username" value="${escapeHtml(options.email ?? '')}">
 <label for="password">Password</label><input id="password" name="password" type="password" required autocomplete="current-password">
-<button class="primary" type="submit">Sign in</button></form>`);
+<button class="primary" type="submit">Sign in</button></form>`,
+  );
 }
 
 export function consentPage(options: { action: string; abort: string; csrf: string; clientName: string; scopes: string[] }): string {
   const items = options.scopes.map((s) => `<li>${escapeHtml(SCOPE_DESCRIPTIONS[s] ?? s)} <small>(${escapeHtml(s)})</small></li>`).join('');
-  return layout('Allow access', `<h1>${escapeHtml(options.clientName)} would like to</h1><ul>${items}</ul>
+  return layout(
+    'Allow access',
+    `<h1>${escapeHtml(options.clientName)} would like to</h1><ul>${items}</ul>
 <div class="actions"><form method="post" action="${escapeHtml(options.action)}"><input type="hidden" name="csrf" value="${escapeHtml(options.csrf)}">
 <button class="primary" type="submit">Allow</button></form>
 <form method="post" action="${escapeHtml(options.abort)}"><input type="hidden" name="csrf" value="${escapeHtml(options.csrf)}">
-<button class="secondary" type="submit">Deny</button></form></div>`);
+<button class="secondary" type="submit">Deny</button></form></div>`,
+  );
 }
 
 function setPageHeaders(ctx: KoaContextWithOIDC): void {
@@ -73,16 +79,22 @@ function setPageHeaders(ctx: KoaContextWithOIDC): void {
 /** oidc-provider renderError: errors that cannot go back to the client (e.g. a wrong redirect_uri). */
 export async function renderErrorPage(ctx: KoaContextWithOIDC, out: { error: string; error_description?: string }): Promise<void> {
   setPageHeaders(ctx);
-  ctx.body = layout('Error', `<h1>Something went wrong</h1><p class="error" role="alert">${escapeHtml(out.error)}</p>
-<p>${escapeHtml(out.error_description ?? '')}</p>`);
+  ctx.body = layout(
+    'Error',
+    `<h1>Something went wrong</h1><p class="error" role="alert">${escapeHtml(out.error)}</p>
+<p>${escapeHtml(out.error_description ?? '')}</p>`,
+  );
 }
 
 export async function renderLogoutPage(ctx: KoaContextWithOIDC, form: string): Promise<void> {
   setPageHeaders(ctx);
   // form is oidc-provider's own hidden form (with its xsrf token); we add the buttons.
-  ctx.body = layout('Sign out', `${form}<h1>Sign out of orderpay?</h1>
+  ctx.body = layout(
+    'Sign out',
+    `${form}<h1>Sign out of orderpay?</h1>
 <div class="actions"><button class="primary" form="op.logoutForm" type="submit" value="yes" name="logout">Sign out</button>
-<button class="secondary" form="op.logoutForm" type="submit">Stay signed in</button></div>`);
+<button class="secondary" form="op.logoutForm" type="submit">Stay signed in</button></div>`,
+  );
 }
 
 export async function renderLoggedOutPage(ctx: KoaContextWithOIDC): Promise<void> {

@@ -19,8 +19,7 @@ export const PASSWORD_MAX_LENGTH = 1024;
  *   `await verifyPassword(user?.passwordHash ?? DUMMY_PASSWORD_HASH, password)`
  * and check the user afterwards. A unit test keeps its parameters equal to SCRYPT_PARAMS.
  */
-export const DUMMY_PASSWORD_HASH =
-  'scrypt$32768$8$1$WU70n5XkZ0Mpsc_hUMqH0A$j4qLuJn-XqDiJU8geyEDmJcZPx-nm3YP2XHMfU_9ZMU';
+export const DUMMY_PASSWORD_HASH = 'scrypt$32768$8$1$WU70n5XkZ0Mpsc_hUMqH0A$j4qLuJn-XqDiJU8geyEDmJcZPx-nm3YP2XHMfU_9ZMU';
 
 interface ScryptHash {
   N: number;

@@ -1,7 +1,7 @@
 // The authorization server: oidc-provider configured for orderpay (RFC 9700, OAuth 2.1 profile).
 // Authorization code + PKCE S256 for every client, rotating refresh tokens in every code exchange,
 // client credentials for services, RFC 9068 JWT access tokens for the orderpay API audience.
-import Provider, { errors, type Configuration, type KoaContextWithOIDC } from 'oidc-provider';
+import Provider, { errors, type Configuration } from 'oidc-provider';
 import type { JWK } from 'jose';
 import type { Config } from '../config.ts';
 import type { Db } from '../db/db.ts';
@@ -86,7 +86,11 @@ export function createProvider({ config, db, signingKeys, cookieKeys }: Provider
     // Only what a registered client can use: public clients (none) and services (Basic). Secrets
     // are stored hashed, so client_secret_jwt could only be keyed by the hash.
     clientAuthMethods: ['client_secret_basic', 'none'],
-    clientDefaults: { id_token_signed_response_alg: 'RS256', grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'] },
+    clientDefaults: {
+      id_token_signed_response_alg: 'RS256',
+      grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'],
+    },
     enabledJWA: { idTokenSigningAlgValues: ['RS256'], userinfoSigningAlgValues: ['RS256'] },
     // Browsers may call the token endpoint only from a registered redirect URI's origin.
     clientBasedCORS: (_ctx, origin, client) => client.redirectUris?.some((uri) => new URL(uri).origin === origin) ?? false,
@@ -120,5 +124,3 @@ async function findExtraTokenClaims(db: Db, token: IssuedToken): Promise<Record<
   }
   return Object.keys(claims).length ? claims : undefined;
 }
-
-export type { KoaContextWithOIDC };

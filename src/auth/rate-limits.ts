@@ -21,7 +21,9 @@ export async function limitOAuthRequests(db: Queryable, ip: string, res: ServerR
   res.setHeader('retry-after', String(state.resetSeconds));
   res.setHeader('content-type', 'application/json; charset=utf-8');
   res.setHeader('cache-control', 'no-store');
-  res.end(JSON.stringify({ error: 'temporarily_unavailable', error_description: `Too many requests; retry in ${state.resetSeconds} seconds.` }));
+  res.end(
+    JSON.stringify({ error: 'temporarily_unavailable', error_description: `Too many requests; retry in ${state.resetSeconds} seconds.` }),
+  );
   return true;
 }
 
@@ -37,7 +39,10 @@ export async function countSignInAttempt(
   now = new Date(),
 ): Promise<{ blocked?: RateLimitState; succeeded(): Promise<void> }> {
   const account = email.toLowerCase();
-  const [byAccount, byIp] = [await hitRateLimit(db, LOGIN_FAILURES_PER_ACCOUNT, account, now), await hitRateLimit(db, LOGIN_FAILURES_PER_IP, ip, now)];
+  const [byAccount, byIp] = [
+    await hitRateLimit(db, LOGIN_FAILURES_PER_ACCOUNT, account, now),
+    await hitRateLimit(db, LOGIN_FAILURES_PER_IP, ip, now),
+  ];
   return {
     blocked: byAccount.limited ? byAccount : byIp.limited ? byIp : undefined,
     async succeeded() {

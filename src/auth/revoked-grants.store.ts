@@ -2,7 +2,6 @@
 // JWT access token issued under them has expired. The authorization server writes (the adapter's
 // revokeByGrantId); every resource server reads what is new (src/http/grant-revocations.ts).
 import type { Queryable } from '../db/db.ts';
-import type { RevokedGrant } from '../http/grant-revocations.ts';
 import { TOKEN_TTL } from './token-lifetimes.ts';
 
 /**
@@ -11,12 +10,18 @@ import { TOKEN_TTL } from './token-lifetimes.ts';
  */
 export const REVOKED_GRANT_KEPT_SECONDS = TOKEN_TTL.AccessToken + 300;
 
-
 /**
  * Records that the grant with this digest is revoked. oidc-provider revokes a grant through every
  * grant-bound model at once (lib/helpers/revoke.js), so the same grant arrives several times,
  * concurrently: the first insert wins and keeps its revoked_at.
  */
+export interface RevokedGrant {
+  grantDigest: string;
+  /** RFC 3339, the database's clock. */
+  revokedAt: string;
+  expiresAt: string;
+}
+
 export async function recordRevokedGrant(db: Queryable, grantDigest: string): Promise<void> {
   await db.query(
     `INSERT INTO revoked_grants (grant_digest, expires_at) VALUES ($1, now() + make_interval(secs => $2))

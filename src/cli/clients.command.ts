@@ -41,7 +41,11 @@ function toClientInformation(client: ClientSummary, clientSecret?: string): Reco
 }
 
 function describeClient(client: ClientSummary): string {
-  const lines = [`${client.clientId}  ${client.type}  "${client.clientName}"`, `  grants: ${client.grantTypes.join(' ')}`, `  scope: ${client.scope}`];
+  const lines = [
+    `${client.clientId}  ${client.type}  "${client.clientName}"`,
+    `  grants: ${client.grantTypes.join(' ')}`,
+    `  scope: ${client.scope}`,
+  ];
   for (const uri of client.redirectUris) lines.push(`  redirect URI: ${uri}`);
   return lines.join('\n');
 }
@@ -52,8 +56,10 @@ async function createClient(argv: string[], out: Output): Promise<void> {
   const scopes = values.scope ?? [];
   if (!values.name) throw new UsageError('clients create needs --name');
   if (values.public === values.confidential) throw new UsageError('clients create needs exactly one of --public or --confidential');
-  if (values.public && values.grant) throw new UsageError('a public client always has the authorization_code and refresh_token grants; drop --grant');
-  if (values.confidential && redirectUris.length) throw new UsageError('a client-credentials client has no redirect URIs; drop --redirect-uri');
+  if (values.public && values.grant)
+    throw new UsageError('a public client always has the authorization_code and refresh_token grants; drop --grant');
+  if (values.confidential && redirectUris.length)
+    throw new UsageError('a client-credentials client has no redirect URIs; drop --redirect-uri');
   if (values.confidential && !values.grant) throw new UsageError('a confidential client needs --grant client_credentials');
   if (values.confidential && !scopes.length) throw new UsageError('a confidential client needs --scope with its API scopes');
   const name = values.name;
@@ -67,7 +73,9 @@ async function createClient(argv: string[], out: Output): Promise<void> {
     out.print(`Created public client\n${describeClient(client)}`, toClientInformation(client));
     return;
   }
-  const { clientSecret, ...client } = await withMigratedDatabase(config, (db) => createConfidentialClient(db, { name, grantTypes, scopes }));
+  const { clientSecret, ...client } = await withMigratedDatabase(config, (db) =>
+    createConfidentialClient(db, { name, grantTypes, scopes }),
+  );
   out.print(
     `Created confidential client\n${describeClient(client)}\n  client_secret: ${clientSecret}\nStore the secret now: it is shown only this once (orderpay keeps only its hash).`,
     toClientInformation(client, clientSecret),
@@ -77,7 +85,9 @@ async function createClient(argv: string[], out: Output): Promise<void> {
 async function printClients(argv: string[], out: Output): Promise<void> {
   parseCommandLine(argv, {});
   const clients = await withMigratedDatabase(loadConfig(), listClients);
-  out.print(clients.length ? clients.map(describeClient).join('\n') : 'No clients', { clients: clients.map((c) => toClientInformation(c)) });
+  out.print(clients.length ? clients.map(describeClient).join('\n') : 'No clients', {
+    clients: clients.map((c) => toClientInformation(c)),
+  });
 }
 
 /** argv: what follows `clients`. */
@@ -85,5 +95,7 @@ export async function runClientsCommand(argv: string[], out: Output): Promise<vo
   const { word, rest } = takeWord(argv);
   if (word === 'create') return createClient(rest, out);
   if (word === 'list') return printClients(rest, out);
-  throw new UsageError('usage: orderpay clients create --name N (--public --redirect-uri URI … | --confidential --grant client_credentials --scope S) | orderpay clients list');
+  throw new UsageError(
+    'usage: orderpay clients create --name N (--public --redirect-uri URI … | --confidential --grant client_credentials --scope S) | orderpay clients list',
+  );
 }

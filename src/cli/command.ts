@@ -42,7 +42,8 @@ export function parseCommandLine<T extends ParseArgsOptionsConfig>(args: string[
     return parseArgs({ args, allowPositionals: false, strict: true, options: { ...COMMON_OPTIONS, ...options } }).values;
   } catch (error) {
     // An unknown option, a stray argument or a missing value is a usage error (exit 2), not a crash.
-    if (error instanceof TypeError && 'code' in error && String(error.code).startsWith('ERR_PARSE_ARGS_')) throw new UsageError(error.message);
+    if (error instanceof TypeError && 'code' in error && String(error.code).startsWith('ERR_PARSE_ARGS_'))
+      throw new UsageError(error.message);
     throw error;
   }
 }

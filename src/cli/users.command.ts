@@ -60,7 +60,9 @@ async function createUser(argv: string[], out: Output): Promise<void> {
 async function printUsers(argv: string[], out: Output): Promise<void> {
   parseCommandLine(argv, {});
   const users = await withMigratedDatabase(loadConfig(), listUsers);
-  const lines = users.map((u) => `${String(u.id).padStart(5)}  ${u.role.padEnd(8)}  ${u.email}  ${u.name}${u.hasPassword ? '' : '  (no password)'}`);
+  const lines = users.map(
+    (u) => `${String(u.id).padStart(5)}  ${u.role.padEnd(8)}  ${u.email}  ${u.name}${u.hasPassword ? '' : '  (no password)'}`,
+  );
   out.print(lines.length ? lines.join('\n') : 'No users', { users });
 }
 

@@ -14,33 +14,129 @@ export interface ErrorDefinition {
 
 export const ERRORS = {
   // Requests in general
-  REQUEST_BODY_INVALID: { status: 400, title: 'Request body is invalid', description: 'The JSON body does not match the schema of the operation: a field is missing, has the wrong type or range, or is not a field of the resource (unknown fields are refused, never dropped). `errors[].pointer` names each field (RFC 6901).' },
-  REQUEST_BODY_MALFORMED: { status: 400, title: 'Request body is not valid JSON', description: 'The body could not be parsed as JSON, or is empty where a body is required.' },
-  REQUEST_PARAMETER_INVALID: { status: 400, title: 'Request parameter is invalid', description: 'A path or query parameter has a malformed or out-of-range value, or appears more than once. `errors[].parameter` names it.' },
-  REQUEST_HEADER_INVALID: { status: 400, title: 'Request header is invalid', description: 'A header the operation reads (for example `If-Match`) is malformed.' },
+  REQUEST_BODY_INVALID: {
+    status: 400,
+    title: 'Request body is invalid',
+    description:
+      'The JSON body does not match the schema of the operation: a field is missing, has the wrong type or range, or is not a field of the resource (unknown fields are refused, never dropped). `errors[].pointer` names each field (RFC 6901).',
+  },
+  REQUEST_BODY_MALFORMED: {
+    status: 400,
+    title: 'Request body is not valid JSON',
+    description: 'The body could not be parsed as JSON, or is empty where a body is required.',
+  },
+  REQUEST_PARAMETER_INVALID: {
+    status: 400,
+    title: 'Request parameter is invalid',
+    description:
+      'A path or query parameter has a malformed or out-of-range value, or appears more than once. `errors[].parameter` names it.',
+  },
+  REQUEST_HEADER_INVALID: {
+    status: 400,
+    title: 'Request header is invalid',
+    description: 'A header the operation reads (for example `If-Match`) is malformed.',
+  },
   REQUEST_BODY_TOO_LARGE: { status: 413, title: 'Request body is too large', description: 'Request bodies are limited to 64 KiB.' },
-  REQUEST_UNSUPPORTED_MEDIA_TYPE: { status: 415, title: 'Unsupported media type', description: 'Bodies must be sent as `Content-Type: application/json`.' },
-  REQUEST_PRECONDITION_FAILED: { status: 412, title: 'Precondition failed', description: '`If-Match` does not match the current entity tag of the resource (strong comparison, RFC 9110 §13.1.1): it changed since you read it. Read it again, then retry.' },
-  ROUTE_NOT_FOUND: { status: 404, title: 'Not found', description: 'No resource lives at this path (including an unknown `/v<N>` version prefix).' },
-  METHOD_NOT_ALLOWED: { status: 405, title: 'Method not allowed', description: 'The path exists but does not support this method; the `Allow` header lists the methods it does support.' },
-  VERSION_NOT_ACCEPTABLE: { status: 406, title: 'API version not available', description: 'The `Accept` header names an API version (`application/vnd.orderpay.v<N>+json`) that this server does not serve, or one that contradicts the `/v<N>` path prefix.' },
+  REQUEST_UNSUPPORTED_MEDIA_TYPE: {
+    status: 415,
+    title: 'Unsupported media type',
+    description: 'Bodies must be sent as `Content-Type: application/json`.',
+  },
+  REQUEST_PRECONDITION_FAILED: {
+    status: 412,
+    title: 'Precondition failed',
+    description:
+      '`If-Match` does not match the current entity tag of the resource (strong comparison, RFC 9110 §13.1.1): it changed since you read it. Read it again, then retry.',
+  },
+  ROUTE_NOT_FOUND: {
+    status: 404,
+    title: 'Not found',
+    description: 'No resource lives at this path (including an unknown `/v<N>` version prefix).',
+  },
+  METHOD_NOT_ALLOWED: {
+    status: 405,
+    title: 'Method not allowed',
+    description: 'The path exists but does not support this method; the `Allow` header lists the methods it does support.',
+  },
+  VERSION_NOT_ACCEPTABLE: {
+    status: 406,
+    title: 'API version not available',
+    description:
+      'The `Accept` header names an API version (`application/vnd.orderpay.v<N>+json`) that this server does not serve, or one that contradicts the `/v<N>` path prefix.',
+  },
   // Collections
-  QUERY_UNKNOWN_PARAMETER: { status: 400, title: 'Unknown query parameter', description: 'The query names a parameter (for example a filter field) that this collection does not document. Parameters are never ignored.' },
-  QUERY_UNKNOWN_SORT_KEY: { status: 400, title: 'Unknown sort key', description: '`sort` names a field that is not sortable on this collection.' },
+  QUERY_UNKNOWN_PARAMETER: {
+    status: 400,
+    title: 'Unknown query parameter',
+    description:
+      'The query names a parameter (for example a filter field) that this collection does not document. Parameters are never ignored.',
+  },
+  QUERY_UNKNOWN_SORT_KEY: {
+    status: 400,
+    title: 'Unknown sort key',
+    description: '`sort` names a field that is not sortable on this collection.',
+  },
   QUERY_DUPLICATE_SORT_KEY: { status: 400, title: 'Duplicate sort key', description: '`sort` names the same field twice.' },
   // Authentication and authorization (RFC 6750)
-  AUTH_TOKEN_MISSING: { status: 401, title: 'Authentication required', description: 'Send an access token as `Authorization: Bearer <token>`.' },
-  AUTH_TOKEN_INVALID: { status: 401, title: 'Access token is invalid', description: 'The access token is malformed, expired, not issued for this API, or its signature does not verify, or its grant was revoked. Obtain a new one.' },
-  AUTH_TOKEN_NOT_IN_HEADER: { status: 400, title: 'Access token must be sent in the Authorization header', description: 'Access tokens in the query string or the body are refused (RFC 9700 §2.5 / RFC 6750 §2.3).' },
-  AUTH_INSUFFICIENT_SCOPE: { status: 403, title: 'Insufficient scope', description: 'The access token lacks the scope this operation needs; `WWW-Authenticate` names it.' },
-  AUTH_FORBIDDEN: { status: 403, title: 'Forbidden', description: "The caller may not act on this resource (for example another user's order collection, or a staff-only operation)." },
-  AUTH_SUBJECT_UNKNOWN: { status: 403, title: 'Unknown user', description: 'The access token names a user that does not exist (any more).' },
+  AUTH_TOKEN_MISSING: {
+    status: 401,
+    title: 'Authentication required',
+    description: 'Send an access token as `Authorization: Bearer <token>`.',
+  },
+  AUTH_TOKEN_INVALID: {
+    status: 401,
+    title: 'Access token is invalid',
+    description:
+      'The access token is malformed, expired, not issued for this API, or its signature does not verify, or its grant was revoked. Obtain a new one.',
+  },
+  AUTH_TOKEN_NOT_IN_HEADER: {
+    status: 400,
+    title: 'Access token must be sent in the Authorization header',
+    description: 'Access tokens in the query string or the body are refused (RFC 9700 §2.5 / RFC 6750 §2.3).',
+  },
+  AUTH_INSUFFICIENT_SCOPE: {
+    status: 403,
+    title: 'Insufficient scope',
+    description: 'The access token lacks the scope this operation needs; `WWW-Authenticate` names it.',
+  },
+  AUTH_FORBIDDEN: {
+    status: 403,
+    title: 'Forbidden',
+    description: "The caller may not act on this resource (for example another user's order collection, or a staff-only operation).",
+  },
+  AUTH_SUBJECT_UNKNOWN: {
+    status: 403,
+    title: 'Unknown user',
+    description: 'The access token names a user that does not exist (any more).',
+  },
   // Orders
-  ORDER_NOT_FOUND: { status: 404, title: 'Order not found', description: "No order with this id exists, it was deleted, or it belongs to another customer (the answer is the same, so ids reveal nothing)." },
-  ORDER_TRANSITION_NOT_ALLOWED: { status: 409, title: 'Order status change not allowed', description: 'The order state machine (docs/api.md) does not allow this caller to move the order from its current status to the requested one. `currentStatus` and `allowedStatuses` say what is possible.' },
-  ORDER_NOT_DELETABLE: { status: 409, title: 'Order cannot be deleted', description: 'Only `pending` or `cancelled` orders can be deleted; a paid, shipped or delivered order is kept.' },
-  ORDER_READ_ONLY_FIELD: { status: 422, title: 'Read-only field changed', description: 'A PUT body may repeat the read-only fields of the order, but only with their current values.' },
-  ORDER_CUSTOMER_REQUIRED: { status: 403, title: 'Orders are placed by users', description: 'Orders are created on behalf of the signed-in user; a service (client credentials) token has no customer.' },
+  ORDER_NOT_FOUND: {
+    status: 404,
+    title: 'Order not found',
+    description:
+      'No order with this id exists, it was deleted, or it belongs to another customer (the answer is the same, so ids reveal nothing).',
+  },
+  ORDER_TRANSITION_NOT_ALLOWED: {
+    status: 409,
+    title: 'Order status change not allowed',
+    description:
+      'The order state machine (docs/api.md) does not allow this caller to move the order from its current status to the requested one. `currentStatus` and `allowedStatuses` say what is possible.',
+  },
+  ORDER_NOT_DELETABLE: {
+    status: 409,
+    title: 'Order cannot be deleted',
+    description: 'Only `pending` or `cancelled` orders can be deleted; a paid, shipped or delivered order is kept.',
+  },
+  ORDER_READ_ONLY_FIELD: {
+    status: 422,
+    title: 'Read-only field changed',
+    description: 'A PUT body may repeat the read-only fields of the order, but only with their current values.',
+  },
+  ORDER_CUSTOMER_REQUIRED: {
+    status: 403,
+    title: 'Orders are placed by users',
+    description: 'Orders are created on behalf of the signed-in user; a service (client credentials) token has no customer.',
+  },
   ORDER_PRODUCT_NOT_FOUND: { status: 422, title: 'Product does not exist', description: '`productId` names no product.' },
   ORDER_PRODUCT_INACTIVE: { status: 422, title: 'Product is not for sale', description: '`productId` names a product that is not active.' },
   // Products
@@ -48,23 +144,88 @@ export const ERRORS = {
   // Users
   USER_NOT_FOUND: { status: 404, title: 'User not found', description: 'No user with this id exists.' },
   // Idempotency keys (docs/payments.md)
-  IDEMPOTENCY_KEY_MISSING: { status: 400, title: 'Idempotency-Key is required', description: 'This operation moves money and must be safe to retry: send `Idempotency-Key` with a unique value per logical operation (a UUID, for example), and the same value on every retry of it.' },
-  IDEMPOTENCY_KEY_INVALID: { status: 400, title: 'Idempotency-Key is invalid', description: 'An idempotency key is 1–255 visible ASCII characters, sent bare or as a quoted structured-field string (`"…"`).' },
-  IDEMPOTENCY_KEY_REUSED: { status: 422, title: 'Idempotency-Key reused for a different request', description: 'The key was first used with another method, path or body (compared as canonical JSON, so key order does not matter). A retry must repeat the original request exactly; a new operation needs a new key.' },
-  IDEMPOTENCY_KEY_IN_USE: { status: 409, title: 'Request with this Idempotency-Key in progress', description: 'The first request with this key is still being processed. Retry after `Retry-After` seconds to receive its stored result. A key held by a process that died is freed once its lock lapses (30 s by default).', retryAfterSeconds: 1 },
+  IDEMPOTENCY_KEY_MISSING: {
+    status: 400,
+    title: 'Idempotency-Key is required',
+    description:
+      'This operation moves money and must be safe to retry: send `Idempotency-Key` with a unique value per logical operation (a UUID, for example), and the same value on every retry of it.',
+  },
+  IDEMPOTENCY_KEY_INVALID: {
+    status: 400,
+    title: 'Idempotency-Key is invalid',
+    description: 'An idempotency key is 1–255 visible ASCII characters, sent bare or as a quoted structured-field string (`"…"`).',
+  },
+  IDEMPOTENCY_KEY_REUSED: {
+    status: 422,
+    title: 'Idempotency-Key reused for a different request',
+    description:
+      'The key was first used with another method, path or body (compared as canonical JSON, so key order does not matter). A retry must repeat the original request exactly; a new operation needs a new key.',
+  },
+  IDEMPOTENCY_KEY_IN_USE: {
+    status: 409,
+    title: 'Request with this Idempotency-Key in progress',
+    description:
+      'The first request with this key is still being processed. Retry after `Retry-After` seconds to receive its stored result. A key held by a process that died is freed once its lock lapses (30 s by default).',
+    retryAfterSeconds: 1,
+  },
   // Payments
-  PAYMENT_NOT_FOUND: { status: 404, title: 'Payment not found', description: "No payment with this id exists, or it belongs to another customer (the answer is the same, so ids reveal nothing)." },
-  PAYMENT_ORDER_NOT_FOUND: { status: 404, title: 'Order to pay not found', description: '`orderId` names no order the caller may pay: it does not exist, was deleted, or belongs to another customer.' },
-  PAYMENT_ORDER_NOT_PAYABLE: { status: 409, title: 'Order cannot be paid', description: 'Only a `pending` order can be paid; `currentStatus` says where it is (a `paid` order already took its payment).' },
-  PAYMENT_AMOUNT_MISMATCH: { status: 422, title: 'Amount does not match the order', description: 'A payment of an order must be for exactly its total, in its currency; `expectedAmount` and `expectedCurrency` give them.' },
-  PAYMENT_NOT_REFUNDABLE: { status: 409, title: 'Payment cannot be refunded', description: 'Only a `succeeded` or `partially_refunded` payment can be refunded: a declined payment took no money, a `refunded` one has none left.' },
-  PAYMENT_REFUND_EXCEEDS_BALANCE: { status: 422, title: 'Refund exceeds what is left', description: 'The refunds of a payment never add up to more than its amount; `refundableAmount` says what can still be refunded.' },
+  PAYMENT_NOT_FOUND: {
+    status: 404,
+    title: 'Payment not found',
+    description: 'No payment with this id exists, or it belongs to another customer (the answer is the same, so ids reveal nothing).',
+  },
+  PAYMENT_ORDER_NOT_FOUND: {
+    status: 404,
+    title: 'Order to pay not found',
+    description: '`orderId` names no order the caller may pay: it does not exist, was deleted, or belongs to another customer.',
+  },
+  PAYMENT_ORDER_NOT_PAYABLE: {
+    status: 409,
+    title: 'Order cannot be paid',
+    description: 'Only a `pending` order can be paid; `currentStatus` says where it is (a `paid` order already took its payment).',
+  },
+  PAYMENT_AMOUNT_MISMATCH: {
+    status: 422,
+    title: 'Amount does not match the order',
+    description: 'A payment of an order must be for exactly its total, in its currency; `expectedAmount` and `expectedCurrency` give them.',
+  },
+  PAYMENT_NOT_REFUNDABLE: {
+    status: 409,
+    title: 'Payment cannot be refunded',
+    description:
+      'Only a `succeeded` or `partially_refunded` payment can be refunded: a declined payment took no money, a `refunded` one has none left.',
+  },
+  PAYMENT_REFUND_EXCEEDS_BALANCE: {
+    status: 422,
+    title: 'Refund exceeds what is left',
+    description: 'The refunds of a payment never add up to more than its amount; `refundableAmount` says what can still be refunded.',
+  },
   PAYMENT_REFUND_NOT_FOUND: { status: 404, title: 'Refund not found', description: 'The payment has no refund with this id.' },
-  PAYMENT_PROCESSOR_UNAVAILABLE: { status: 503, title: 'Payment processor unavailable', description: 'The payment processor failed or did not answer within 10 seconds. Nothing was recorded and the idempotency key was released: retry the same request with the same key after `Retry-After`; the processor receives the same reference, so a charge it took before failing is not taken twice.', retryAfterSeconds: 1 },
+  PAYMENT_PROCESSOR_UNAVAILABLE: {
+    status: 503,
+    title: 'Payment processor unavailable',
+    description:
+      'The payment processor failed or did not answer within 10 seconds. Nothing was recorded and the idempotency key was released: retry the same request with the same key after `Retry-After`; the processor receives the same reference, so a charge it took before failing is not taken twice.',
+    retryAfterSeconds: 1,
+  },
   // Server side
-  RESOURCE_CONFLICT: { status: 409, title: 'Conflict', description: 'The change conflicts with the current state of another resource (a unique value already taken, or a concurrent change). Read the resource again and retry.' },
-  SERVICE_UNAVAILABLE: { status: 503, title: 'Service unavailable', description: 'The database is unreachable or overloaded, or the server is shutting down. Retry after the `Retry-After` delay.', retryAfterSeconds: 1 },
-  INTERNAL_ERROR: { status: 500, title: 'Internal server error', description: 'An unexpected failure on our side. The body carries no details; quote `requestId` when you report it.' },
+  RESOURCE_CONFLICT: {
+    status: 409,
+    title: 'Conflict',
+    description:
+      'The change conflicts with the current state of another resource (a unique value already taken, or a concurrent change). Read the resource again and retry.',
+  },
+  SERVICE_UNAVAILABLE: {
+    status: 503,
+    title: 'Service unavailable',
+    description: 'The database is unreachable or overloaded, or the server is shutting down. Retry after the `Retry-After` delay.',
+    retryAfterSeconds: 1,
+  },
+  INTERNAL_ERROR: {
+    status: 500,
+    title: 'Internal server error',
+    description: 'An unexpected failure on our side. The body carries no details; quote `requestId` when you report it.',
+  },
 } as const satisfies Record<string, ErrorDefinition>;
 
 export type ErrorCode = keyof typeof ERRORS;

@@ -18,7 +18,9 @@ export function parseSortParam<F extends string>(raw: string | undefined, allowe
       const descending = part.startsWith('-');
       const field = (descending ? part.slice(1) : part) as F;
       if (field === '') {
-        throw new DomainError('REQUEST_PARAMETER_INVALID', 'sort has an empty key.', { errors: [{ parameter: 'sort', detail: 'sort has an empty key' }] });
+        throw new DomainError('REQUEST_PARAMETER_INVALID', 'sort has an empty key.', {
+          errors: [{ parameter: 'sort', detail: 'sort has an empty key' }],
+        });
       }
       if (!allowed.includes(field)) {
         const detail = `"${field}" is not a sort key of this collection; use ${allowed.join(', ')}`;
@@ -32,7 +34,8 @@ export function parseSortParam<F extends string>(raw: string | undefined, allowe
     }
   }
   const result = keys.length > 0 ? keys : [...fallback];
-  if (!result.some((k) => k.field === 'id') && allowed.includes('id' as F)) result.push({ field: 'id' as F, descending: result[0]?.descending ?? false });
+  if (!result.some((k) => k.field === 'id') && allowed.includes('id' as F))
+    result.push({ field: 'id' as F, descending: result[0]?.descending ?? false });
   return result;
 }
 

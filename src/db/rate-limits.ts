@@ -41,7 +41,10 @@ export async function hitRateLimit(db: Queryable, rule: RateLimitRule, key: stri
 /** Takes one counted event back (e.g. a sign-in attempt that succeeded). */
 export async function releaseRateLimitHit(db: Queryable, rule: RateLimitRule, key: string, now = new Date()): Promise<void> {
   const { start } = windowOf(rule, now);
-  await db.query('UPDATE rate_limit_hits SET hits = hits - 1 WHERE key = $1 AND window_start = $2 AND hits > 0', [`${rule.name}:${key}`, start.toISOString()]);
+  await db.query('UPDATE rate_limit_hits SET hits = hits - 1 WHERE key = $1 AND window_start = $2 AND hits > 0', [
+    `${rule.name}:${key}`,
+    start.toISOString(),
+  ]);
 }
 
 export async function purgeRateLimitWindows(db: Queryable, olderThanSeconds = 24 * 3600): Promise<void> {

@@ -12,18 +12,28 @@ const CONSTRAINT_ERRORS: Readonly<Record<string, () => DomainError>> = {
 const unavailable = (detail: string) => new DomainError('SERVICE_UNAVAILABLE', detail);
 
 const SQLSTATE_ERRORS: readonly { matches: (code: string) => boolean; error: () => DomainError }[] = [
-  { matches: (code) => code === '23505', error: () => new DomainError('RESOURCE_CONFLICT', 'A resource with this unique value already exists.') },
+  {
+    matches: (code) => code === '23505',
+    error: () => new DomainError('RESOURCE_CONFLICT', 'A resource with this unique value already exists.'),
+  },
   // Reached only once src/db/transaction.ts has run out of retries.
-  { matches: isRetryableCode, error: () => new DomainError('RESOURCE_CONFLICT', 'A concurrent change conflicted with this one; retry the request.') },
+  {
+    matches: isRetryableCode,
+    error: () => new DomainError('RESOURCE_CONFLICT', 'A concurrent change conflicted with this one; retry the request.'),
+  },
   // NUL and invalid byte sequences can only arrive inside JSON strings: schemas check the rest.
   {
     matches: (code) => code === '22021' || code === '22P05',
     error: () => new DomainError('REQUEST_BODY_INVALID', 'A text value contains a character that cannot be stored (such as U+0000).'),
   },
-  { matches: (code) => code.startsWith('22'), error: () => new DomainError('REQUEST_PARAMETER_INVALID', 'A value is out of the range the server can store.') },
+  {
+    matches: (code) => code.startsWith('22'),
+    error: () => new DomainError('REQUEST_PARAMETER_INVALID', 'A value is out of the range the server can store.'),
+  },
   {
     // Timeouts, lock waits, lost connections, resource exhaustion, shutdown, recovery.
-    matches: (code) => ['57014', '55P03', '25P03', '57P01', '57P03', '55000'].includes(code) || code.startsWith('08') || code.startsWith('53'),
+    matches: (code) =>
+      ['57014', '55P03', '25P03', '57P01', '57P03', '55000'].includes(code) || code.startsWith('08') || code.startsWith('53'),
     error: () => unavailable('The database is busy or unreachable; retry shortly.'),
   },
 ];
@@ -45,7 +55,8 @@ export function isUniqueViolation(error: unknown, constraint?: string): error is
 
 const UNREACHABLE_NODE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND']);
 // node-postgres reports a pool or client it cannot use with these messages and no code.
-const UNREACHABLE_MESSAGES = /timeout exceeded when trying to connect|Connection terminated|connection error and is not queryable|closed and is not queryable/i;
+const UNREACHABLE_MESSAGES =
+  /timeout exceeded when trying to connect|Connection terminated|connection error and is not queryable|closed and is not queryable/i;
 
 /** The database failure this error is, as a domain error; undefined when it is not one we know. */
 export function databaseFailure(error: unknown): DomainError | undefined {

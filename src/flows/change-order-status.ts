@@ -16,7 +16,12 @@ export interface ChangeOrderStatusCommand {
   precondition?: Precondition<OrderRecord>;
 }
 
-export function changeOrderStatus(db: Db, processor: PaymentProcessor, principal: Principal, command: ChangeOrderStatusCommand): Promise<OrderRecord> {
+export function changeOrderStatus(
+  db: Db,
+  processor: PaymentProcessor,
+  principal: Principal,
+  command: ChangeOrderStatusCommand,
+): Promise<OrderRecord> {
   return db.transaction(async (tx) => {
     const order = await lockOrderForChange(tx, principal, command.orderId, command.precondition);
     const to = decideStatusChange(principal, order, command.status);

@@ -7,7 +7,12 @@ import { listOrders, type ListOrdersCommand } from '../orders/orders.service.ts'
 import type { OrderRecord } from '../orders/orders.store.ts';
 import { assertUserExists } from '../users/users.service.ts';
 
-export async function listUserOrders(db: Queryable, principal: Principal, userId: number, command: Omit<ListOrdersCommand, 'customerId'>): Promise<Collection<OrderRecord>> {
+export async function listUserOrders(
+  db: Queryable,
+  principal: Principal,
+  userId: number,
+  command: Omit<ListOrdersCommand, 'customerId'>,
+): Promise<Collection<OrderRecord>> {
   if (!ownerScope(principal)) await assertUserExists(db, userId);
   return listOrders(db, principal, { ...command, customerId: userId });
 }

@@ -21,13 +21,22 @@ export interface PayCommand {
 }
 
 /** Step: the order to pay, locked, owned by the caller, pending, and for exactly this amount. */
-async function lockPayableOrder(tx: Queryable, principal: Principal, orderId: number, payment: { amount: number; currency: string }): Promise<OrderRecord> {
+async function lockPayableOrder(
+  tx: Queryable,
+  principal: Principal,
+  orderId: number,
+  payment: { amount: number; currency: string },
+): Promise<OrderRecord> {
   const order = await lockOrder(tx, orderId, ownerScope(principal));
   if (!order || order.deleted) {
-    throw new DomainError('PAYMENT_ORDER_NOT_FOUND', `Order ${orderId} does not exist.`, { errors: [{ pointer: '/orderId', detail: 'no such order' }] });
+    throw new DomainError('PAYMENT_ORDER_NOT_FOUND', `Order ${orderId} does not exist.`, {
+      errors: [{ pointer: '/orderId', detail: 'no such order' }],
+    });
   }
   if (order.status !== 'pending') {
-    throw new DomainError('PAYMENT_ORDER_NOT_PAYABLE', `The order is ${order.status}; only a pending order can be paid.`, { extensions: { currentStatus: order.status } });
+    throw new DomainError('PAYMENT_ORDER_NOT_PAYABLE', `The order is ${order.status}; only a pending order can be paid.`, {
+      extensions: { currentStatus: order.status },
+    });
   }
   checkOrderAmount(order, payment);
   return order;

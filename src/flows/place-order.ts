@@ -19,5 +19,10 @@ export async function placeOrder(tx: Queryable, principal: Principal, command: P
   assertOrderable(command.productId, product);
   // Checked before the insert for a clear answer; orders.customer_id refuses one deleted meanwhile.
   await assertSubjectExists(tx, principal);
-  return createOrder(tx, customerId, { productId: command.productId, qty: command.qty, unitPrice: product.price, currency: product.currency });
+  return createOrder(tx, customerId, {
+    productId: command.productId,
+    qty: command.qty,
+    unitPrice: product.price,
+    currency: product.currency,
+  });
 }

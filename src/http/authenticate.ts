@@ -15,7 +15,9 @@ const SCHEME = /^([A-Za-z][A-Za-z0-9!#$%&'*+.^_`|~-]*)(?: |$)/;
 const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;
 
 function challenge(params: Record<string, string> = {}): string {
-  const extra = Object.entries(params).map(([k, v]) => `, ${k}="${v.replace(/["\\]/g, '')}"`).join('');
+  const extra = Object.entries(params)
+    .map(([k, v]) => `, ${k}="${v.replace(/["\\]/g, '')}"`)
+    .join('');
   return `Bearer realm="${REALM}"${extra}`;
 }
 
@@ -24,7 +26,11 @@ function bearerAuthentication(verifier: TokenVerifier) {
   return async function authenticateBearer(request: FastifyRequest, _reply: FastifyReply): Promise<void> {
     // RFC 9700 §2.5: tokens in the URI leak into logs and Referer; we accept only the header.
     const queryStart = request.url.indexOf('?');
-    if (queryStart >= 0 && request.url.includes('access_token') && new URLSearchParams(request.url.slice(queryStart + 1)).has('access_token')) {
+    if (
+      queryStart >= 0 &&
+      request.url.includes('access_token') &&
+      new URLSearchParams(request.url.slice(queryStart + 1)).has('access_token')
+    ) {
       throw new ProblemError('AUTH_TOKEN_NOT_IN_HEADER', 'Send the access token in the Authorization header, not in the query string.', {
         headers: { 'www-authenticate': challenge({ error: 'invalid_request', error_description: 'token in query string' }) },
       });
@@ -37,9 +43,10 @@ function bearerAuthentication(verifier: TokenVerifier) {
       });
     }
     const match = BEARER.exec(header);
-    const invalid = (description: string) => new ProblemError('AUTH_TOKEN_INVALID', `The access token is invalid: ${description}.`, {
-      headers: { 'www-authenticate': challenge({ error: 'invalid_token', error_description: description }) },
-    });
+    const invalid = (description: string) =>
+      new ProblemError('AUTH_TOKEN_INVALID', `The access token is invalid: ${description}.`, {
+        headers: { 'www-authenticate': challenge({ error: 'invalid_token', error_description: description }) },
+      });
     if (!match) throw invalid('the Bearer credentials are malformed');
     try {
       request.principal = await verifier.verify(match[1]!);

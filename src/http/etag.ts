@@ -15,7 +15,10 @@ function parseTagList(header: string, name: string): string[] {
       errors: [{ parameter: name, detail: `${name} must be "*" or a comma-separated list of quoted entity tags` }],
     });
   }
-  return header.split(',').map((t) => t.trim()).filter(Boolean);
+  return header
+    .split(',')
+    .map((t) => t.trim())
+    .filter(Boolean);
 }
 
 /** If-None-Match uses the weak comparison (§13.1.2): W/ prefixes are ignored. */

@@ -2,6 +2,7 @@
 // server): access tokens whose `gid` names one are refused. The copy is read incrementally, lazily
 // by the request that finds it stale, at most once per interval: one small query a second per
 // process, and every process sees a revocation within about that interval.
+import { systemClock, type Clock } from '../core/clock.ts';
 
 /**
  * Each read starts this far before the newest revocation already seen. revoked_at is the time its
@@ -10,8 +11,8 @@
  */
 const REREAD_OVERLAP_MS = 30_000;
 
-/** A revoked grant, by digest, as the authorization server records it (src/auth/revoked-grants.store.ts). */
-export interface RevokedGrant {
+/** A revoked grant as the authorization server records it (src/auth/revoked-grants.store.ts). */
+interface RevokedGrant {
   grantDigest: string;
   /** RFC 3339, the database's clock. */
   revokedAt: string;
@@ -24,7 +25,7 @@ export interface GrantRevocationsOptions {
   /** How stale the copy may get; 0 reads on every check (tests). */
   intervalMs?: number;
   /** Wall clock that token expiry is judged by: entries are dropped when no token can need them. */
-  now?: () => Date;
+  now?: Clock;
   /** Monotonic milliseconds the interval is measured with. */
   elapsed?: () => number;
 }
@@ -37,7 +38,7 @@ export interface GrantRevocations {
 export function createGrantRevocations({
   loadRevokedSince,
   intervalMs = 1000,
-  now = () => new Date(),
+  now = systemClock,
   elapsed = () => performance.now(),
 }: GrantRevocationsOptions): GrantRevocations {
   /** Grant digest → when its record expires (epoch ms). */

@@ -17,7 +17,8 @@ export async function registerOpenApi(app: FastifyInstance, config: Config): Pro
       info: {
         title: 'orderpay',
         version: '1',
-        description: 'Orders & Payments API. Paths answer with and without the /v1 prefix; unversioned paths choose the version through `Accept: application/vnd.orderpay.v1+json` (default v1). Money is an integer count of minor units beside an ISO 4217 currency. Errors are RFC 9457 problem details (docs/errors.md).',
+        description:
+          'Orders & Payments API. Paths answer with and without the /v1 prefix; unversioned paths choose the version through `Accept: application/vnd.orderpay.v1+json` (default v1). Money is an integer count of minor units beside an ISO 4217 currency. Errors are RFC 9457 problem details (docs/errors.md).',
       },
       servers: [{ url: config.publicUrl, description: 'Unversioned paths; the /v1 prefix serves the same operations.' }],
       components: {
@@ -51,9 +52,8 @@ export async function registerOpenApi(app: FastifyInstance, config: Config): Pro
           for (const [status, response] of Object.entries(operation.responses ?? {})) {
             const json = response.content?.['application/json'];
             if (!json) continue;
-            response.content = Number(status) >= 400
-              ? { 'application/problem+json': json }
-              : { 'application/json': json, [vendorType]: json };
+            response.content =
+              Number(status) >= 400 ? { 'application/problem+json': json } : { 'application/json': json, [vendorType]: json };
           }
           // Any operation can meet a server-side failure; those answers are problems too.
           operation.responses ??= {};

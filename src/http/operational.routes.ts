@@ -25,9 +25,11 @@ export function registerOperationalRoutes(app: FastifyInstance): void {
     const code = bySlug.get(request.params.slug);
     if (!code) throw new DomainError('ROUTE_NOT_FOUND', `No problem type ${request.params.slug}.`);
     const { status, title, description } = ERRORS[code];
-    const escape = (s: string) => s.replace(/[&<>"]/g, (c) => `&#${c.charCodeAt(0)};`);
+    const escapeHtml = (s: string) => s.replace(/[&<>"]/g, (c) => `&#${c.charCodeAt(0)};`);
     reply.header('cache-control', 'public, max-age=86400').type('text/html; charset=utf-8');
-    return `<!doctype html><html lang="en"><meta charset="utf-8"><title>${escape(code)}</title>` +
-      `<h1>${escape(title)}</h1><p><code>${escape(code)}</code> — HTTP ${status}</p><p>${escape(description)}</p></html>`;
+    return (
+      `<!doctype html><html lang="en"><meta charset="utf-8"><title>${escapeHtml(code)}</title>` +
+      `<h1>${escapeHtml(title)}</h1><p><code>${escapeHtml(code)}</code> — HTTP ${status}</p><p>${escapeHtml(description)}</p></html>`
+    );
   });
 }

@@ -13,7 +13,10 @@ export function sendRepresentation<T>(
   body: T,
   headers: { etag?: string; location?: string; cacheControl?: string } = {},
 ): FastifyReply {
-  reply.code(status).type(jsonContentType(request)).header('cache-control', headers.cacheControl ?? (request.method === 'GET' ? CACHE_READ : CACHE_NONE));
+  reply
+    .code(status)
+    .type(jsonContentType(request))
+    .header('cache-control', headers.cacheControl ?? (request.method === 'GET' ? CACHE_READ : CACHE_NONE));
   if (headers.etag) reply.header('etag', headers.etag);
   if (headers.location) reply.header('location', headers.location);
   return reply.send(body);

@@ -6,7 +6,11 @@ export const MAX_ID = Number.MAX_SAFE_INTEGER;
 export const Id = (description: string) => Type.Integer({ minimum: 1, maximum: MAX_ID, description });
 
 export const Money = (description: string) =>
-  Type.Integer({ minimum: 0, maximum: 1_000_000_000_000_000, description: `${description} Integer count of minor units of \`currency\` (cents for EUR/USD, yen for JPY).` });
+  Type.Integer({
+    minimum: 0,
+    maximum: 1_000_000_000_000_000,
+    description: `${description} Integer count of minor units of \`currency\` (cents for EUR/USD, yen for JPY).`,
+  });
 
 export const Currency = Type.String({ pattern: '^[A-Z]{3}$', description: 'ISO 4217 alphabetic currency code.', examples: ['EUR'] });
 
@@ -57,10 +61,14 @@ export const PageParams = {
 
 /** Conditional request headers (RFC 9110 §13.1), as read by GET, PUT and DELETE. */
 export const IfMatchHeaders = Type.Object({
-  'if-match': Type.Optional(Type.String({ description: 'Entity tag from a GET; the change is made only if it still matches (strong comparison).' })),
+  'if-match': Type.Optional(
+    Type.String({ description: 'Entity tag from a GET; the change is made only if it still matches (strong comparison).' }),
+  ),
 });
 export const IfNoneMatchHeaders = Type.Object({
-  'if-none-match': Type.Optional(Type.String({ description: 'Entity tags; 304 when one matches the current representation (weak comparison).' })),
+  'if-none-match': Type.Optional(
+    Type.String({ description: 'Entity tags; 304 when one matches the current representation (weak comparison).' }),
+  ),
 });
 
 /** Problem responses an operation can answer with, for its OpenAPI document. */

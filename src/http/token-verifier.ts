@@ -1,7 +1,7 @@
 // RFC 9068 JWT access tokens, verified with jose against the issuer's JWKS: iss, aud, exp, typ
 // "at+jwt", an algorithm allow-list, and (our own issuer's) not issued under a revoked grant.
 import { createLocalJWKSet, createRemoteJWKSet, errors as joseErrors, jwtVerify, type JWK, type JWTVerifyGetKey } from 'jose';
-import type { Clock } from '../core/clock.ts';
+import { systemClock, type Clock } from '../core/clock.ts';
 import type { Principal } from '../core/principal.ts';
 import type { GrantRevocations } from './grant-revocations.ts';
 
@@ -63,7 +63,8 @@ function grantDigestFrom(payload: Record<string, unknown>): string | undefined {
 function principalFrom(payload: Record<string, unknown>): Principal {
   const sub = payload.sub;
   const clientId = payload.client_id;
-  if (typeof sub !== 'string' || typeof clientId !== 'string') throw new joseErrors.JWTClaimValidationFailed('sub and client_id are required', payload as never);
+  if (typeof sub !== 'string' || typeof clientId !== 'string')
+    throw new joseErrors.JWTClaimValidationFailed('sub and client_id are required', payload as never);
   const scopes = new Set(typeof payload.scope === 'string' ? payload.scope.split(' ').filter(Boolean) : []);
   // RFC 9068 §2.2: without a resource owner (client credentials) sub is the client's identifier.
   if (sub === clientId) return { kind: 'service', clientId, scopes, subject: sub };
@@ -83,16 +84,15 @@ export interface TokenVerifier {
  * that function: it is asked on every call, cached or not.
  */
 export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifier {
-  const now = options.now ?? (() => new Date());
-  const keys = options.jwksUrl
-    ? createRemoteJWKSet(new URL(options.jwksUrl))
-    : reloadingJwks(options.loadKeys ?? (async () => []), now);
+  const now = options.now ?? systemClock;
+  const keys = options.jwksUrl ? createRemoteJWKSet(new URL(options.jwksUrl)) : reloadingJwks(options.loadKeys ?? (async () => []), now);
   const revocations = options.jwksUrl ? undefined : options.revocations;
   const cache = new Map<string, { principal: Principal; exp: number; grantDigest: string | undefined }>();
   const MAX_CACHED = 10_000;
 
   async function refuseRevoked(grantDigest: string | undefined): Promise<void> {
-    if (grantDigest !== undefined && await revocations?.isRevoked(grantDigest)) throw new TokenRevokedError('the grant of this access token was revoked');
+    if (grantDigest !== undefined && (await revocations?.isRevoked(grantDigest)))
+      throw new TokenRevokedError('the grant of this access token was revoked');
   }
 
   return {

@@ -51,7 +51,8 @@ export function validationProblem(context: string, errors: AjvError[]): DomainEr
   const fieldErrors = relevant.map((e) => {
     const name = pointerOf(e).slice(1).split('/')[0] ?? '';
     const where = context === 'params' ? 'path parameter' : 'query parameter';
-    const detail = e.keyword === 'type' && Array.isArray(e.data) ? `${where} "${name}" may appear only once` : `${where} "${name}" ${describe(e)}`;
+    const detail =
+      e.keyword === 'type' && Array.isArray(e.data) ? `${where} "${name}" may appear only once` : `${where} "${name}" ${describe(e)}`;
     return { parameter: name, detail };
   });
   return new DomainError('REQUEST_PARAMETER_INVALID', fieldErrors.map((e) => e.detail).join('; '), { errors: fieldErrors });

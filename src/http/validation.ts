@@ -30,7 +30,12 @@ function refuseNonDecimalIntegers(validate: ValidateFunction, names: string[]): 
     const valid = validate(data);
     const others = (validate.errors ?? []).filter((e) => !malformed.some((name) => e.instancePath === `/${name}`));
     const own: ErrorObject[] = malformed.map((name, i) => ({
-      keyword: 'type', instancePath: `/${name}`, schemaPath: `#/properties/${name}/type`, params: { type: 'integer' }, message: 'must be integer', data: raw[i],
+      keyword: 'type',
+      instancePath: `/${name}`,
+      schemaPath: `#/properties/${name}/type`,
+      params: { type: 'integer' },
+      message: 'must be integer',
+      data: raw[i],
     }));
     validateParameters.errors = [...others, ...own];
     return valid && own.length === 0;
@@ -42,7 +47,8 @@ export function createValidatorCompiler(): FastifySchemaCompiler<unknown> {
   const bodyAjv = createAjv({ coerceTypes: false, useDefaults: false });
   // verbose: errors carry the offending value, to tell a repeated parameter from a malformed one.
   const paramAjv = createAjv({ coerceTypes: true, useDefaults: true, verbose: true });
-  return ({ schema, httpPart }) => httpPart === 'body'
-    ? bodyAjv.compile(schema as object)
-    : refuseNonDecimalIntegers(paramAjv.compile(schema as object), integerParameters(schema));
+  return ({ schema, httpPart }) =>
+    httpPart === 'body'
+      ? bodyAjv.compile(schema as object)
+      : refuseNonDecimalIntegers(paramAjv.compile(schema as object), integerParameters(schema));
 }

@@ -51,13 +51,19 @@ export function resolveApiVersion(pathVersion: number | undefined) {
     reply.header('vary', 'Accept');
     if (pathVersion !== undefined) {
       if (requested.length > 0 && !requested.includes(pathVersion)) {
-        throw new DomainError('VERSION_NOT_ACCEPTABLE', `The path selects API v${pathVersion} but Accept asks for v${requested.join(', v')}.`);
+        throw new DomainError(
+          'VERSION_NOT_ACCEPTABLE',
+          `The path selects API v${pathVersion} but Accept asks for v${requested.join(', v')}.`,
+        );
       }
       version = pathVersion;
     } else {
       const supported = requested.filter(isSupported);
       if (requested.length > 0 && supported.length === 0) {
-        throw new DomainError('VERSION_NOT_ACCEPTABLE', `API v${requested.join(', v')} is not available; supported: ${API_VERSIONS.map((v) => `v${v.version}`).join(', ')}.`);
+        throw new DomainError(
+          'VERSION_NOT_ACCEPTABLE',
+          `API v${requested.join(', v')} is not available; supported: ${API_VERSIONS.map((v) => `v${v.version}`).join(', ')}.`,
+        );
       }
       version = supported[0] ?? DEFAULT_VERSION;
     }

@@ -62,7 +62,11 @@ export function changedReadOnlyFields(body: Record<string, unknown>, current: Re
  * What a PUT of an order requires of the order it replaces: If-Match (when sent), then the
  * read-only fields the body repeats must equal the current representation's.
  */
-export function orderReplacementPrecondition(body: Record<string, unknown>, ifMatch: string | undefined, apiVersion: number): Precondition<OrderRecord> {
+export function orderReplacementPrecondition(
+  body: Record<string, unknown>,
+  ifMatch: string | undefined,
+  apiVersion: number,
+): Precondition<OrderRecord> {
   const matches = orderIfMatch(ifMatch, apiVersion);
   return function checkReplacedOrder(record) {
     matches?.(record);
@@ -71,7 +75,10 @@ export function orderReplacementPrecondition(body: Record<string, unknown>, ifMa
     const changed = changedReadOnlyFields(body, current);
     if (changed.length > 0) {
       throw new DomainError('ORDER_READ_ONLY_FIELD', `Read-only fields differ from the order: ${changed.join(', ')}.`, {
-        errors: changed.map((f) => ({ pointer: `/${f}`, detail: `${f} is read-only; send ${JSON.stringify(current[f as keyof Order])} or omit it` })),
+        errors: changed.map((f) => ({
+          pointer: `/${f}`,
+          detail: `${f} is read-only; send ${JSON.stringify(current[f as keyof Order])} or omit it`,
+        })),
       });
     }
   };

@@ -13,8 +13,22 @@ import { respondIdempotently } from '../http/idempotency/idempotency.ts';
 import { setPageLinks } from '../http/links.ts';
 import { resourceUrl, sendNotModified, sendRepresentation } from '../http/representation.ts';
 import { Envelope, IfMatchHeaders, IfNoneMatchHeaders, problems } from '../http/schemas.ts';
-import { orderEtag, orderIfMatch, orderItemRepresentation, orderReplacementPrecondition, orderRepresentation } from './orders.representation.ts';
-import { CreateOrderBody, ListOrderItemsQuery, ListOrdersQuery, ListUserOrdersQuery, OrderIdParams, ReplaceOrderBody, UserIdParams } from './orders.schemas.ts';
+import {
+  orderEtag,
+  orderIfMatch,
+  orderItemRepresentation,
+  orderReplacementPrecondition,
+  orderRepresentation,
+} from './orders.representation.ts';
+import {
+  CreateOrderBody,
+  ListOrderItemsQuery,
+  ListOrdersQuery,
+  ListUserOrdersQuery,
+  OrderIdParams,
+  ReplaceOrderBody,
+  UserIdParams,
+} from './orders.schemas.ts';
 import { deleteOrder, getOrder, listOrderItems, listOrders } from './orders.service.ts';
 
 const OrderRef = Type.Ref('Order');
@@ -25,111 +39,167 @@ const writeSecurity = [{ bearer: ['orders:write'] }];
 export async function ordersRoutes(parent: FastifyInstance): Promise<void> {
   const app = parent.withTypeProvider<TypeBoxTypeProvider>();
 
-  app.get('/orders', {
-    schema: {
-      tags: ['orders'], summary: 'List orders', security,
-      description: 'Customers see their own orders; staff and service clients see all. Filters combine; every unknown parameter is a 400.',
-      querystring: ListOrdersQuery,
-      response: { 200: Envelope(OrderRef, 'A page of orders.'), ...problems(400, 401, 403, 406) },
+  app.get(
+    '/orders',
+    {
+      schema: {
+        tags: ['orders'],
+        summary: 'List orders',
+        security,
+        description:
+          'Customers see their own orders; staff and service clients see all. Filters combine; every unknown parameter is a 400.',
+        querystring: ListOrdersQuery,
+        response: { 200: Envelope(OrderRef, 'A page of orders.'), ...problems(400, 401, 403, 406) },
+      },
     },
-  }, async function listOrdersRoute(request, reply) {
-    const principal = requireScope(request, 'orders:read');
-    const collection = mapCollection(await listOrders(app.db, principal, { ...request.query, page: pageOf(request.query) }), orderRepresentation);
-    setPageLinks(request, reply, collection);
-    return sendRepresentation(request, reply, 200, collection);
-  });
+    async function listOrdersRoute(request, reply) {
+      const principal = requireScope(request, 'orders:read');
+      const collection = mapCollection(
+        await listOrders(app.db, principal, { ...request.query, page: pageOf(request.query) }),
+        orderRepresentation,
+      );
+      setPageLinks(request, reply, collection);
+      return sendRepresentation(request, reply, 200, collection);
+    },
+  );
 
-  app.get('/users/:userId/orders', {
-    schema: {
-      tags: ['orders'], summary: "List one user's orders", security,
-      description: 'A customer may list only their own (403 otherwise).',
-      params: UserIdParams, querystring: ListUserOrdersQuery,
-      response: { 200: Envelope(OrderRef, "A page of the user's orders."), ...problems(400, 401, 403, 404, 406) },
+  app.get(
+    '/users/:userId/orders',
+    {
+      schema: {
+        tags: ['orders'],
+        summary: "List one user's orders",
+        security,
+        description: 'A customer may list only their own (403 otherwise).',
+        params: UserIdParams,
+        querystring: ListUserOrdersQuery,
+        response: { 200: Envelope(OrderRef, "A page of the user's orders."), ...problems(400, 401, 403, 404, 406) },
+      },
     },
-  }, async function listUserOrdersRoute(request, reply) {
-    const principal = requireScope(request, 'orders:read');
-    const orders = await listUserOrders(app.db, principal, request.params.userId, { ...request.query, page: pageOf(request.query) });
-    const collection = mapCollection(orders, orderRepresentation);
-    setPageLinks(request, reply, collection);
-    return sendRepresentation(request, reply, 200, collection);
-  });
+    async function listUserOrdersRoute(request, reply) {
+      const principal = requireScope(request, 'orders:read');
+      const orders = await listUserOrders(app.db, principal, request.params.userId, { ...request.query, page: pageOf(request.query) });
+      const collection = mapCollection(orders, orderRepresentation);
+      setPageLinks(request, reply, collection);
+      return sendRepresentation(request, reply, 200, collection);
+    },
+  );
 
-  app.get('/orders/:orderId', {
-    schema: {
-      tags: ['orders'], summary: 'Get an order', security,
-      description: 'Carries a strong ETag; with a matching If-None-Match the answer is 304 without a body.',
-      params: OrderIdParams, headers: IfNoneMatchHeaders,
-      response: { 200: OrderRef, 304: Type.Null({ description: 'Not modified.' }), ...problems(400, 401, 403, 404, 406) },
+  app.get(
+    '/orders/:orderId',
+    {
+      schema: {
+        tags: ['orders'],
+        summary: 'Get an order',
+        security,
+        description: 'Carries a strong ETag; with a matching If-None-Match the answer is 304 without a body.',
+        params: OrderIdParams,
+        headers: IfNoneMatchHeaders,
+        response: { 200: OrderRef, 304: Type.Null({ description: 'Not modified.' }), ...problems(400, 401, 403, 404, 406) },
+      },
     },
-  }, async function getOrderRoute(request, reply) {
-    const principal = requireScope(request, 'orders:read');
-    const order = await getOrder(app.db, principal, request.params.orderId);
-    const etag = orderEtag(order, request.apiVersion);
-    if (noneMatch(request.headers['if-none-match'], etag)) return sendNotModified(reply, etag);
-    return sendRepresentation(request, reply, 200, orderRepresentation(order), { etag });
-  });
+    async function getOrderRoute(request, reply) {
+      const principal = requireScope(request, 'orders:read');
+      const order = await getOrder(app.db, principal, request.params.orderId);
+      const etag = orderEtag(order, request.apiVersion);
+      if (noneMatch(request.headers['if-none-match'], etag)) return sendNotModified(reply, etag);
+      return sendRepresentation(request, reply, 200, orderRepresentation(order), { etag });
+    },
+  );
 
-  app.post('/orders', {
-    config: { idempotency: 'optional' },
-    schema: {
-      tags: ['orders'], summary: 'Place an order', security: writeSecurity,
-      description: 'The signed-in user orders qty units of one product; the total is the product price × qty, in its currency. An optional Idempotency-Key makes the request safe to retry: a retry with the same key replays the stored response with Idempotent-Replayed: true.',
-      body: CreateOrderBody,
-      response: { 201: OrderRef, ...problems(400, 401, 403, 406, 409, 413, 415, 422) },
+  app.post(
+    '/orders',
+    {
+      config: { idempotency: 'optional' },
+      schema: {
+        tags: ['orders'],
+        summary: 'Place an order',
+        security: writeSecurity,
+        description:
+          'The signed-in user orders qty units of one product; the total is the product price × qty, in its currency. An optional Idempotency-Key makes the request safe to retry: a retry with the same key replays the stored response with Idempotent-Replayed: true.',
+        body: CreateOrderBody,
+        response: { 201: OrderRef, ...problems(400, 401, 403, 406, 409, 413, 415, 422) },
+      },
     },
-  }, async function createOrderRoute(request, reply) {
-    const principal = requireScope(request, 'orders:write');
-    return respondIdempotently(request, reply, async (tx) => {
-      const order = await placeOrder(tx, principal, request.body);
-      return {
-        status: 201,
-        body: orderRepresentation(order),
-        headers: { etag: orderEtag(order, request.apiVersion), location: resourceUrl(request, `/orders/${order.id}`) },
-      };
-    });
-  });
+    async function createOrderRoute(request, reply) {
+      const principal = requireScope(request, 'orders:write');
+      return respondIdempotently(request, reply, async (tx) => {
+        const order = await placeOrder(tx, principal, request.body);
+        return {
+          status: 201,
+          body: orderRepresentation(order),
+          headers: { etag: orderEtag(order, request.apiVersion), location: resourceUrl(request, `/orders/${order.id}`) },
+        };
+      });
+    },
+  );
 
-  app.put('/orders/:orderId', {
-    schema: {
-      tags: ['orders'], summary: 'Replace an order (change its status)', security: writeSecurity,
-      description: 'Complete replacement of the writable representation. Status changes follow the state machine; the same PUT repeated changes nothing. Cancelling a paid order (staff) refunds what is left of its payment in the same transaction. If-Match is honoured (strong comparison).',
-      params: OrderIdParams, headers: IfMatchHeaders, body: ReplaceOrderBody,
-      response: { 200: OrderRef, ...problems(400, 401, 403, 404, 406, 409, 412, 413, 415, 422) },
+  app.put(
+    '/orders/:orderId',
+    {
+      schema: {
+        tags: ['orders'],
+        summary: 'Replace an order (change its status)',
+        security: writeSecurity,
+        description:
+          'Complete replacement of the writable representation. Status changes follow the state machine; the same PUT repeated changes nothing. Cancelling a paid order (staff) refunds what is left of its payment in the same transaction. If-Match is honoured (strong comparison).',
+        params: OrderIdParams,
+        headers: IfMatchHeaders,
+        body: ReplaceOrderBody,
+        response: { 200: OrderRef, ...problems(400, 401, 403, 404, 406, 409, 412, 413, 415, 422) },
+      },
     },
-  }, async function replaceOrderRoute(request, reply) {
-    const principal = requireScope(request, 'orders:write');
-    const order = await changeOrderStatus(app.db, app.paymentProcessor, principal, {
-      orderId: request.params.orderId,
-      status: request.body.status,
-      precondition: orderReplacementPrecondition(request.body, request.headers['if-match'], request.apiVersion),
-    });
-    return sendRepresentation(request, reply, 200, orderRepresentation(order), { etag: orderEtag(order, request.apiVersion) });
-  });
+    async function replaceOrderRoute(request, reply) {
+      const principal = requireScope(request, 'orders:write');
+      const order = await changeOrderStatus(app.db, app.paymentProcessor, principal, {
+        orderId: request.params.orderId,
+        status: request.body.status,
+        precondition: orderReplacementPrecondition(request.body, request.headers['if-match'], request.apiVersion),
+      });
+      return sendRepresentation(request, reply, 200, orderRepresentation(order), { etag: orderEtag(order, request.apiVersion) });
+    },
+  );
 
-  app.delete('/orders/:orderId', {
-    schema: {
-      tags: ['orders'], summary: 'Delete an order', security: writeSecurity,
-      description: 'Only pending or cancelled orders. The order disappears from reads; deleting it again answers 204 again.',
-      params: OrderIdParams, headers: IfMatchHeaders,
-      response: { 204: Type.Null({ description: 'Deleted.' }), ...problems(400, 401, 403, 404, 406, 409, 412, 413, 415) },
+  app.delete(
+    '/orders/:orderId',
+    {
+      schema: {
+        tags: ['orders'],
+        summary: 'Delete an order',
+        security: writeSecurity,
+        description: 'Only pending or cancelled orders. The order disappears from reads; deleting it again answers 204 again.',
+        params: OrderIdParams,
+        headers: IfMatchHeaders,
+        response: { 204: Type.Null({ description: 'Deleted.' }), ...problems(400, 401, 403, 404, 406, 409, 412, 413, 415) },
+      },
     },
-  }, async function deleteOrderRoute(request, reply) {
-    const principal = requireScope(request, 'orders:write');
-    await deleteOrder(app.db, principal, { orderId: request.params.orderId, precondition: orderIfMatch(request.headers['if-match'], request.apiVersion) });
-    return reply.code(204).header('cache-control', 'no-store').send(null);
-  });
+    async function deleteOrderRoute(request, reply) {
+      const principal = requireScope(request, 'orders:write');
+      await deleteOrder(app.db, principal, {
+        orderId: request.params.orderId,
+        precondition: orderIfMatch(request.headers['if-match'], request.apiVersion),
+      });
+      return reply.code(204).header('cache-control', 'no-store').send(null);
+    },
+  );
 
-  app.get('/order-items', {
-    schema: {
-      tags: ['orders'], summary: "List an order's items", security,
-      querystring: ListOrderItemsQuery,
-      response: { 200: Envelope(OrderItemRef, 'A page of order items.'), ...problems(400, 401, 403, 404, 406) },
+  app.get(
+    '/order-items',
+    {
+      schema: {
+        tags: ['orders'],
+        summary: "List an order's items",
+        security,
+        querystring: ListOrderItemsQuery,
+        response: { 200: Envelope(OrderItemRef, 'A page of order items.'), ...problems(400, 401, 403, 404, 406) },
+      },
     },
-  }, async function listOrderItemsRoute(request, reply) {
-    const principal = requireScope(request, 'orders:read');
-    const items = await listOrderItems(app.db, principal, { orderId: request.query.orderId, page: pageOf(request.query) });
-    const collection = mapCollection(items, orderItemRepresentation);
-    setPageLinks(request, reply, collection);
-    return sendRepresentation(request, reply, 200, collection);
-  });
+    async function listOrderItemsRoute(request, reply) {
+      const principal = requireScope(request, 'orders:read');
+      const items = await listOrderItems(app.db, principal, { orderId: request.query.orderId, page: pageOf(request.query) });
+      const collection = mapCollection(items, orderItemRepresentation);
+      setPageLinks(request, reply, collection);
+      return sendRepresentation(request, reply, 200, collection);
+    },
+  );
 }

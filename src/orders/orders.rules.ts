@@ -16,10 +16,7 @@ const TRANSITIONS: Record<OrderStatus, Partial<Record<OrderStatus, readonly Acto
   cancelled: {},
 };
 
-export type TransitionDecision =
-  | { kind: 'unchanged' }
-  | { kind: 'change'; to: OrderStatus }
-  | { kind: 'refused'; allowed: OrderStatus[] };
+export type TransitionDecision = { kind: 'unchanged' } | { kind: 'change'; to: OrderStatus } | { kind: 'refused'; allowed: OrderStatus[] };
 
 /** The statuses these actors may move an order to from its current status. */
 export function allowedTransitions(from: OrderStatus, actors: readonly Actor[]): OrderStatus[] {
@@ -62,6 +59,12 @@ export interface OrderFilters {
 
 /** An order line names a product that exists and is for sale. */
 export function assertOrderable<P extends { active: boolean }>(productId: number, product: P | undefined): asserts product is P {
-  if (!product) throw new DomainError('ORDER_PRODUCT_NOT_FOUND', `Product ${productId} does not exist.`, { errors: [{ pointer: '/productId', detail: 'no such product' }] });
-  if (!product.active) throw new DomainError('ORDER_PRODUCT_INACTIVE', `Product ${productId} is not for sale.`, { errors: [{ pointer: '/productId', detail: 'product is not active' }] });
+  if (!product)
+    throw new DomainError('ORDER_PRODUCT_NOT_FOUND', `Product ${productId} does not exist.`, {
+      errors: [{ pointer: '/productId', detail: 'no such product' }],
+    });
+  if (!product.active)
+    throw new DomainError('ORDER_PRODUCT_INACTIVE', `Product ${productId} is not for sale.`, {
+      errors: [{ pointer: '/productId', detail: 'product is not active' }],
+    });
 }

@@ -58,15 +58,24 @@ export const ReplaceOrderBody = Type.Object(
   },
   {
     additionalProperties: false,
-    description: 'The complete writable representation of an order: its status. The read-only fields of a GET answer may be sent back unchanged.',
+    description:
+      'The complete writable representation of an order: its status. The read-only fields of a GET answer may be sent back unchanged.',
   },
 );
 export type ReplaceOrderBody = Static<typeof ReplaceOrderBody>;
 
 export const OrderFilterParams = {
   status: Type.Optional(OrderStatusSchema),
-  minTotal: Type.Optional(Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, description: 'Only orders whose total (minor units) is at least this.' })),
-  sort: Type.Optional(Type.String({ description: 'Comma-separated keys from createdAt, status, total, id; "-" prefix for descending. Default createdAt. id is always the last tie-breaker.', examples: ['-createdAt,status'] })),
+  minTotal: Type.Optional(
+    Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, description: 'Only orders whose total (minor units) is at least this.' }),
+  ),
+  sort: Type.Optional(
+    Type.String({
+      description:
+        'Comma-separated keys from createdAt, status, total, id; "-" prefix for descending. Default createdAt. id is always the last tie-breaker.',
+      examples: ['-createdAt,status'],
+    }),
+  ),
   ...PageParams,
 };
 

@@ -5,10 +5,27 @@ import { parseSortParam, toCollection, type Collection, type Page } from '../cor
 import type { Precondition } from '../core/precondition.ts';
 import { ownerScope, type Principal } from '../core/principal.ts';
 import type { Db, Queryable } from '../db/db.ts';
-import { decideTransition, lineTotal, isDeletable, ORDER_SORT_KEYS, refuseTransition, type Actor, type OrderFilters, type OrderStatus } from './orders.rules.ts';
 import {
-  findOrder, insertOrder, insertOrderItem, lockOrder, selectOrderItems, selectOrderPage, softDeleteOrder, updateOrderStatus,
-  type OrderItemRecord, type OrderRecord,
+  decideTransition,
+  lineTotal,
+  isDeletable,
+  ORDER_SORT_KEYS,
+  refuseTransition,
+  type Actor,
+  type OrderFilters,
+  type OrderStatus,
+} from './orders.rules.ts';
+import {
+  findOrder,
+  insertOrder,
+  insertOrderItem,
+  lockOrder,
+  selectOrderItems,
+  selectOrderPage,
+  softDeleteOrder,
+  updateOrderStatus,
+  type OrderItemRecord,
+  type OrderRecord,
 } from './orders.store.ts';
 
 function actorsFor(principal: Principal, order: OrderRecord): Actor[] {
@@ -48,7 +65,11 @@ export async function listOrders(db: Queryable, principal: Principal, command: L
   return toCollection(rows, total, page);
 }
 
-export async function listOrderItems(db: Queryable, principal: Principal, command: { orderId: number; page: Page }): Promise<Collection<OrderItemRecord>> {
+export async function listOrderItems(
+  db: Queryable,
+  principal: Principal,
+  command: { orderId: number; page: Page },
+): Promise<Collection<OrderItemRecord>> {
   const { page } = command;
   if (!(await findOrder(db, command.orderId, ownerScope(principal)))) throw notFound(command.orderId);
   const { rows, total } = await selectOrderItems(db, command.orderId, page);
@@ -80,7 +101,12 @@ export async function createOrder(tx: Queryable, customerId: number, line: Order
 }
 
 /** Step: the order to change, locked, within the caller's scope, meeting the request's precondition. */
-export async function lockOrderForChange(tx: Queryable, principal: Principal, orderId: number, precondition?: Precondition<OrderRecord>): Promise<OrderRecord> {
+export async function lockOrderForChange(
+  tx: Queryable,
+  principal: Principal,
+  orderId: number,
+  precondition?: Precondition<OrderRecord>,
+): Promise<OrderRecord> {
   const order = await lockOrder(tx, orderId, ownerScope(principal));
   if (!order || order.deleted) throw notFound(orderId);
   precondition?.(order);
@@ -107,7 +133,11 @@ export async function markOrderPaid(tx: Queryable, order: OrderRecord): Promise<
 }
 
 /** Soft delete; repeating it on a deleted order answers the same (204) and changes nothing. */
-export async function deleteOrder(db: Db, principal: Principal, command: { orderId: number; precondition?: Precondition<OrderRecord> }): Promise<void> {
+export async function deleteOrder(
+  db: Db,
+  principal: Principal,
+  command: { orderId: number; precondition?: Precondition<OrderRecord> },
+): Promise<void> {
   await db.transaction(async (tx) => {
     const order = await lockOrder(tx, command.orderId, ownerScope(principal));
     if (!order) throw notFound(command.orderId);

@@ -71,17 +71,19 @@ function countQuery(filters: OrderFilters, params: unknown[]): string {
 }
 
 /** One page of orders and the exact total, in one statement (db/paging.ts). */
-export function selectOrderPage(db: Queryable, filters: OrderFilters, sort: SortKey<OrderSortKey>[], page: Page): Promise<{ rows: OrderRecord[]; total: number }> {
+export function selectOrderPage(
+  db: Queryable,
+  filters: OrderFilters,
+  sort: SortKey<OrderSortKey>[],
+  page: Page,
+): Promise<{ rows: OrderRecord[]; total: number }> {
   const params: unknown[] = [];
   const countSql = countQuery(filters, params);
   const rowsSql = `SELECT ${ORDER_COLUMNS} FROM orders WHERE ${whereClause(filters, params)}`;
   return selectPage<OrderRecord, OrderSortKey>(db, { countSql, rowsSql, sort, columns: SORT_COLUMNS, params }, page);
 }
 
-export async function insertOrder(
-  tx: Queryable,
-  order: { customerId: number; total: number; currency: string },
-): Promise<OrderRecord> {
+export async function insertOrder(tx: Queryable, order: { customerId: number; total: number; currency: string }): Promise<OrderRecord> {
   const { rows } = await tx.query<OrderRecord>(
     `INSERT INTO orders (customer_id, total, currency) VALUES ($1, $2, $3) RETURNING ${ORDER_COLUMNS}`,
     [order.customerId, order.total, order.currency],
@@ -93,10 +95,13 @@ export async function insertOrderItem(
   tx: Queryable,
   item: { orderId: number; productId: number; qty: number; unitPrice: number; lineTotal: number },
 ): Promise<void> {
-  await tx.query(
-    'INSERT INTO order_items (order_id, product_id, qty, unit_price, line_total) VALUES ($1, $2, $3, $4, $5)',
-    [item.orderId, item.productId, item.qty, item.unitPrice, item.lineTotal],
-  );
+  await tx.query('INSERT INTO order_items (order_id, product_id, qty, unit_price, line_total) VALUES ($1, $2, $3, $4, $5)', [
+    item.orderId,
+    item.productId,
+    item.qty,
+    item.unitPrice,
+    item.lineTotal,
+  ]);
 }
 
 export async function updateOrderStatus(tx: Queryable, id: number, status: OrderStatus): Promise<OrderRecord> {
@@ -116,11 +121,15 @@ const ITEM_COLUMNS = `i.id, i.order_id AS "orderId", i.product_id AS "productId"
 
 /** One page of an order's items, in the order they were added, and their exact total. */
 export function selectOrderItems(db: Queryable, orderId: number, page: Page): Promise<{ rows: OrderItemRecord[]; total: number }> {
-  return selectPage<OrderItemRecord, 'id'>(db, {
-    countSql: 'SELECT count(*) AS collection_total FROM order_items WHERE order_id = $1',
-    rowsSql: `SELECT ${ITEM_COLUMNS} FROM order_items i JOIN orders o ON o.id = i.order_id WHERE i.order_id = $1`,
-    sort: [{ field: 'id', descending: false }],
-    columns: { id: 'i.id' },
-    params: [orderId],
-  }, page);
+  return selectPage<OrderItemRecord, 'id'>(
+    db,
+    {
+      countSql: 'SELECT count(*) AS collection_total FROM order_items WHERE order_id = $1',
+      rowsSql: `SELECT ${ITEM_COLUMNS} FROM order_items i JOIN orders o ON o.id = i.order_id WHERE i.order_id = $1`,
+      sort: [{ field: 'id', descending: false }],
+      columns: { id: 'i.id' },
+      params: [orderId],
+    },
+    page,
+  );
 }

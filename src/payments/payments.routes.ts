@@ -12,7 +12,14 @@ import { setPageLinks } from '../http/links.ts';
 import { CACHE_NONE, resourceUrl, sendNotModified, sendRepresentation } from '../http/representation.ts';
 import { Envelope, IfNoneMatchHeaders, problems } from '../http/schemas.ts';
 import { paymentEtag, paymentRepresentation, refundRepresentation } from './payments.representation.ts';
-import { CreatePaymentBody, CreateRefundBody, ListPaymentsQuery, ListRefundsQuery, PaymentIdParams, RefundIdParams } from './payments.schemas.ts';
+import {
+  CreatePaymentBody,
+  CreateRefundBody,
+  ListPaymentsQuery,
+  ListRefundsQuery,
+  PaymentIdParams,
+  RefundIdParams,
+} from './payments.schemas.ts';
 import { getPayment, getRefund, listPayments, listRefunds, refundPayment, requireRefunder } from './payments.service.ts';
 import type { PaymentProcessor } from './processor.ts';
 
@@ -26,99 +33,148 @@ const noStore = { cacheControl: CACHE_NONE };
 export async function paymentsRoutes(parent: FastifyInstance): Promise<void> {
   const app = parent.withTypeProvider<TypeBoxTypeProvider>();
 
-  app.post('/payments', {
-    config: { idempotency: 'required' },
-    schema: {
-      tags: ['payments'], summary: 'Make a payment', security: writeSecurity,
-      description: 'Charges amount in currency through the payment processor. With orderId, pays that pending order (amount and currency must equal its total) and moves it to paid in the same transaction. A declined charge is stored too: check status. Idempotency-Key is required; a retry with the same key replays the stored response with Idempotent-Replayed: true.',
-      body: CreatePaymentBody,
-      response: { 201: PaymentRef, ...problems(400, 401, 403, 404, 406, 409, 413, 415, 422, 503) },
+  app.post(
+    '/payments',
+    {
+      config: { idempotency: 'required' },
+      schema: {
+        tags: ['payments'],
+        summary: 'Make a payment',
+        security: writeSecurity,
+        description:
+          'Charges amount in currency through the payment processor. With orderId, pays that pending order (amount and currency must equal its total) and moves it to paid in the same transaction. A declined charge is stored too: check status. Idempotency-Key is required; a retry with the same key replays the stored response with Idempotent-Replayed: true.',
+        body: CreatePaymentBody,
+        response: { 201: PaymentRef, ...problems(400, 401, 403, 404, 406, 409, 413, 415, 422, 503) },
+      },
     },
-  }, async function createPaymentRoute(request, reply) {
-    const principal = requireScope(request, 'payments:write');
-    assertCurrency(request.body.currency);
-    return respondIdempotently(request, reply, async (tx, reference) => {
-      const payment = await pay(tx, app.paymentProcessor, principal, { ...request.body, reference });
-      return {
-        status: 201,
-        body: paymentRepresentation(payment),
-        headers: { etag: paymentEtag(payment, request.apiVersion), location: resourceUrl(request, `/payments/${payment.id}`) },
-      };
-    });
-  });
+    async function createPaymentRoute(request, reply) {
+      const principal = requireScope(request, 'payments:write');
+      assertCurrency(request.body.currency);
+      return respondIdempotently(request, reply, async (tx, reference) => {
+        const payment = await pay(tx, app.paymentProcessor, principal, { ...request.body, reference });
+        return {
+          status: 201,
+          body: paymentRepresentation(payment),
+          headers: { etag: paymentEtag(payment, request.apiVersion), location: resourceUrl(request, `/payments/${payment.id}`) },
+        };
+      });
+    },
+  );
 
-  app.get('/payments', {
-    schema: {
-      tags: ['payments'], summary: 'List payments', security: readSecurity,
-      description: 'Customers see their own payments; staff and service clients see all. Filters combine; every unknown parameter is a 400.',
-      querystring: ListPaymentsQuery,
-      response: { 200: Envelope(PaymentRef, 'A page of payments.'), ...problems(400, 401, 403, 406) },
+  app.get(
+    '/payments',
+    {
+      schema: {
+        tags: ['payments'],
+        summary: 'List payments',
+        security: readSecurity,
+        description:
+          'Customers see their own payments; staff and service clients see all. Filters combine; every unknown parameter is a 400.',
+        querystring: ListPaymentsQuery,
+        response: { 200: Envelope(PaymentRef, 'A page of payments.'), ...problems(400, 401, 403, 406) },
+      },
     },
-  }, async function listPaymentsRoute(request, reply) {
-    const principal = requireScope(request, 'payments:read');
-    const collection = mapCollection(await listPayments(app.db, principal, { ...request.query, page: pageOf(request.query) }), paymentRepresentation);
-    setPageLinks(request, reply, collection);
-    return sendRepresentation(request, reply, 200, collection, noStore);
-  });
+    async function listPaymentsRoute(request, reply) {
+      const principal = requireScope(request, 'payments:read');
+      const collection = mapCollection(
+        await listPayments(app.db, principal, { ...request.query, page: pageOf(request.query) }),
+        paymentRepresentation,
+      );
+      setPageLinks(request, reply, collection);
+      return sendRepresentation(request, reply, 200, collection, noStore);
+    },
+  );
 
-  app.get('/payments/:paymentId', {
-    schema: {
-      tags: ['payments'], summary: 'Get a payment', security: readSecurity,
-      description: "The payment's owner, staff and service clients may read it; to anyone else it does not exist (404).",
-      params: PaymentIdParams, headers: IfNoneMatchHeaders,
-      response: { 200: PaymentRef, 304: Type.Null({ description: 'Not modified.' }), ...problems(400, 401, 403, 404, 406) },
+  app.get(
+    '/payments/:paymentId',
+    {
+      schema: {
+        tags: ['payments'],
+        summary: 'Get a payment',
+        security: readSecurity,
+        description: "The payment's owner, staff and service clients may read it; to anyone else it does not exist (404).",
+        params: PaymentIdParams,
+        headers: IfNoneMatchHeaders,
+        response: { 200: PaymentRef, 304: Type.Null({ description: 'Not modified.' }), ...problems(400, 401, 403, 404, 406) },
+      },
     },
-  }, async function getPaymentRoute(request, reply) {
-    const principal = requireScope(request, 'payments:read');
-    const payment = await getPayment(app.db, principal, request.params.paymentId);
-    const etag = paymentEtag(payment, request.apiVersion);
-    if (noneMatch(request.headers['if-none-match'], etag)) return sendNotModified(reply, etag, CACHE_NONE);
-    return sendRepresentation(request, reply, 200, paymentRepresentation(payment), { etag, ...noStore });
-  });
+    async function getPaymentRoute(request, reply) {
+      const principal = requireScope(request, 'payments:read');
+      const payment = await getPayment(app.db, principal, request.params.paymentId);
+      const etag = paymentEtag(payment, request.apiVersion);
+      if (noneMatch(request.headers['if-none-match'], etag)) return sendNotModified(reply, etag, CACHE_NONE);
+      return sendRepresentation(request, reply, 200, paymentRepresentation(payment), { etag, ...noStore });
+    },
+  );
 
-  app.post('/payments/:paymentId/refunds', {
-    config: { idempotency: 'required' },
-    schema: {
-      tags: ['payments'], summary: 'Refund a payment', security: writeSecurity,
-      description: 'Staff and service clients only. Gives back amount (omitted: all that is left); refunds never add up to more than the payment, however many run at once. Idempotency-Key is required.',
-      params: PaymentIdParams, body: CreateRefundBody,
-      response: { 201: RefundRef, ...problems(400, 401, 403, 404, 406, 409, 413, 415, 422, 503) },
+  app.post(
+    '/payments/:paymentId/refunds',
+    {
+      config: { idempotency: 'required' },
+      schema: {
+        tags: ['payments'],
+        summary: 'Refund a payment',
+        security: writeSecurity,
+        description:
+          'Staff and service clients only. Gives back amount (omitted: all that is left); refunds never add up to more than the payment, however many run at once. Idempotency-Key is required.',
+        params: PaymentIdParams,
+        body: CreateRefundBody,
+        response: { 201: RefundRef, ...problems(400, 401, 403, 404, 406, 409, 413, 415, 422, 503) },
+      },
     },
-  }, async function refundPaymentRoute(request, reply) {
-    // Scope and role before the key: a replay is never shown to a caller who may not refund now.
-    requireRefunder(requireScope(request, 'payments:write'));
-    const { paymentId } = request.params;
-    return respondIdempotently(request, reply, async (tx, reference) => {
-      const refund = await refundPayment(tx, app.paymentProcessor, { paymentId, amount: request.body.amount, reference });
-      return { status: 201, body: refundRepresentation(refund), headers: { location: resourceUrl(request, `/payments/${paymentId}/refunds/${refund.id}`) } };
-    });
-  });
+    async function refundPaymentRoute(request, reply) {
+      // Scope and role before the key: a replay is never shown to a caller who may not refund now.
+      requireRefunder(requireScope(request, 'payments:write'));
+      const { paymentId } = request.params;
+      return respondIdempotently(request, reply, async (tx, reference) => {
+        const refund = await refundPayment(tx, app.paymentProcessor, { paymentId, amount: request.body.amount, reference });
+        return {
+          status: 201,
+          body: refundRepresentation(refund),
+          headers: { location: resourceUrl(request, `/payments/${paymentId}/refunds/${refund.id}`) },
+        };
+      });
+    },
+  );
 
-  app.get('/payments/:paymentId/refunds', {
-    schema: {
-      tags: ['payments'], summary: "List a payment's refunds", security: readSecurity,
-      params: PaymentIdParams, querystring: ListRefundsQuery,
-      response: { 200: Envelope(RefundRef, 'A page of refunds, oldest first.'), ...problems(400, 401, 403, 404, 406) },
+  app.get(
+    '/payments/:paymentId/refunds',
+    {
+      schema: {
+        tags: ['payments'],
+        summary: "List a payment's refunds",
+        security: readSecurity,
+        params: PaymentIdParams,
+        querystring: ListRefundsQuery,
+        response: { 200: Envelope(RefundRef, 'A page of refunds, oldest first.'), ...problems(400, 401, 403, 404, 406) },
+      },
     },
-  }, async function listRefundsRoute(request, reply) {
-    const principal = requireScope(request, 'payments:read');
-    const refunds = await listRefunds(app.db, principal, { paymentId: request.params.paymentId, page: pageOf(request.query) });
-    const collection = mapCollection(refunds, refundRepresentation);
-    setPageLinks(request, reply, collection);
-    return sendRepresentation(request, reply, 200, collection, noStore);
-  });
+    async function listRefundsRoute(request, reply) {
+      const principal = requireScope(request, 'payments:read');
+      const refunds = await listRefunds(app.db, principal, { paymentId: request.params.paymentId, page: pageOf(request.query) });
+      const collection = mapCollection(refunds, refundRepresentation);
+      setPageLinks(request, reply, collection);
+      return sendRepresentation(request, reply, 200, collection, noStore);
+    },
+  );
 
-  app.get('/payments/:paymentId/refunds/:refundId', {
-    schema: {
-      tags: ['payments'], summary: 'Get a refund', security: readSecurity,
-      params: RefundIdParams,
-      response: { 200: RefundRef, ...problems(400, 401, 403, 404, 406) },
+  app.get(
+    '/payments/:paymentId/refunds/:refundId',
+    {
+      schema: {
+        tags: ['payments'],
+        summary: 'Get a refund',
+        security: readSecurity,
+        params: RefundIdParams,
+        response: { 200: RefundRef, ...problems(400, 401, 403, 404, 406) },
+      },
     },
-  }, async function getRefundRoute(request, reply) {
-    const principal = requireScope(request, 'payments:read');
-    const refund = await getRefund(app.db, principal, request.params.paymentId, request.params.refundId);
-    return sendRepresentation(request, reply, 200, refundRepresentation(refund), noStore);
-  });
+    async function getRefundRoute(request, reply) {
+      const principal = requireScope(request, 'payments:read');
+      const refund = await getRefund(app.db, principal, request.params.paymentId, request.params.refundId);
+      return sendRepresentation(request, reply, 200, refundRepresentation(refund), noStore);
+    },
+  );
 }
 
 declare module 'fastify' {

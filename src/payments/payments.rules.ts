@@ -19,13 +19,19 @@ export interface PaymentFilters {
 /** A payment of an order is for exactly its total, in its currency. */
 export function checkOrderAmount(order: { total: number; currency: string }, payment: { amount: number; currency: string }): void {
   if (order.total === payment.amount && order.currency === payment.currency) return;
-  throw new DomainError('PAYMENT_AMOUNT_MISMATCH', `The order's total is ${order.total} ${order.currency}; a payment of it must be for exactly that.`, {
-    extensions: { expectedAmount: order.total, expectedCurrency: order.currency },
-    errors: [
-      ...(order.total === payment.amount ? [] : [{ pointer: '/amount', detail: `must equal the order total ${order.total}` }]),
-      ...(order.currency === payment.currency ? [] : [{ pointer: '/currency', detail: `must equal the order currency ${order.currency}` }]),
-    ],
-  });
+  throw new DomainError(
+    'PAYMENT_AMOUNT_MISMATCH',
+    `The order's total is ${order.total} ${order.currency}; a payment of it must be for exactly that.`,
+    {
+      extensions: { expectedAmount: order.total, expectedCurrency: order.currency },
+      errors: [
+        ...(order.total === payment.amount ? [] : [{ pointer: '/amount', detail: `must equal the order total ${order.total}` }]),
+        ...(order.currency === payment.currency
+          ? []
+          : [{ pointer: '/currency', detail: `must equal the order currency ${order.currency}` }]),
+      ],
+    },
+  );
 }
 
 export interface RefundDecision {
@@ -38,19 +44,30 @@ export interface RefundDecision {
  * A refund of `requested` (or, when absent, of all that is left): what is refunded and the
  * payment's status after it. Refunds never add up to more than the payment.
  */
-export function decideRefund(payment: { status: PaymentStatus; amount: number; amountRefunded: number }, requested: number | undefined): RefundDecision {
+export function decideRefund(
+  payment: { status: PaymentStatus; amount: number; amountRefunded: number },
+  requested: number | undefined,
+): RefundDecision {
   if (payment.status !== 'succeeded' && payment.status !== 'partially_refunded') {
-    throw new DomainError('PAYMENT_NOT_REFUNDABLE', `The payment is ${payment.status}; only succeeded or partially refunded payments can be refunded.`, {
-      extensions: { currentStatus: payment.status },
-    });
+    throw new DomainError(
+      'PAYMENT_NOT_REFUNDABLE',
+      `The payment is ${payment.status}; only succeeded or partially refunded payments can be refunded.`,
+      {
+        extensions: { currentStatus: payment.status },
+      },
+    );
   }
   const refundable = payment.amount - payment.amountRefunded;
   const amount = requested ?? refundable;
   if (amount > refundable) {
-    throw new DomainError('PAYMENT_REFUND_EXCEEDS_BALANCE', `Only ${refundable} of the payment's ${payment.amount} can still be refunded.`, {
-      extensions: { refundableAmount: refundable },
-      errors: [{ pointer: '/amount', detail: `must be at most ${refundable}` }],
-    });
+    throw new DomainError(
+      'PAYMENT_REFUND_EXCEEDS_BALANCE',
+      `Only ${refundable} of the payment's ${payment.amount} can still be refunded.`,
+      {
+        extensions: { refundableAmount: refundable },
+        errors: [{ pointer: '/amount', detail: `must be at most ${refundable}` }],
+      },
+    );
   }
   const amountRefunded = payment.amountRefunded + amount;
   return { amount, amountRefunded, status: amountRefunded === payment.amount ? 'refunded' : 'partially_refunded' };

@@ -11,7 +11,11 @@ export const PaymentStatusSchema = Type.Unsafe<PaymentStatus>({
 });
 
 const Amount = (description: string) =>
-  Type.Integer({ minimum: 1, maximum: MAX_PAYMENT_AMOUNT, description: `${description} Integer count of minor units (cents for EUR/USD, yen for JPY), 1–${MAX_PAYMENT_AMOUNT}.` });
+  Type.Integer({
+    minimum: 1,
+    maximum: MAX_PAYMENT_AMOUNT,
+    description: `${description} Integer count of minor units (cents for EUR/USD, yen for JPY), 1–${MAX_PAYMENT_AMOUNT}.`,
+  });
 
 const Nullable = <T extends ReturnType<typeof Id>>(schema: T) => Type.Union([schema, Type.Null()]);
 
@@ -24,7 +28,9 @@ export const Payment = Type.Object(
     amountRefunded: Money('Sum of the refunds so far.'),
     orderId: Nullable(Id('The order this payment paid, or null.')),
     customerId: Nullable(Id('The user the payment belongs to; null when a service client paid without an order.')),
-    declineCode: Type.Union([Type.Unsafe<string>({ type: 'string', enum: [...DECLINE_CODES] }), Type.Null()], { description: 'Why the processor declined the payment; null unless status is declined.' }),
+    declineCode: Type.Union([Type.Unsafe<string>({ type: 'string', enum: [...DECLINE_CODES] }), Type.Null()], {
+      description: 'Why the processor declined the payment; null unless status is declined.',
+    }),
     createdAt: Timestamp('When the payment was made.'),
     updatedAt: Timestamp('When the payment last changed (a refund).'),
   },
@@ -48,7 +54,9 @@ export const CreatePaymentBody = Type.Object(
   {
     amount: Amount('Amount to charge.'),
     currency: Currency,
-    orderId: Type.Optional(Id('An order to pay: it must be pending, and amount and currency must equal its total. On success it becomes paid.')),
+    orderId: Type.Optional(
+      Id('An order to pay: it must be pending, and amount and currency must equal its total. On success it becomes paid.'),
+    ),
   },
   { additionalProperties: false },
 );
@@ -64,7 +72,13 @@ export const ListPaymentsQuery = Type.Object(
   {
     status: Type.Optional(PaymentStatusSchema),
     orderId: Type.Optional(Id('Only payments of this order.')),
-    sort: Type.Optional(Type.String({ description: 'Comma-separated keys from createdAt, id; "-" prefix for descending. Default createdAt. id is always the last tie-breaker.', examples: ['-createdAt'] })),
+    sort: Type.Optional(
+      Type.String({
+        description:
+          'Comma-separated keys from createdAt, id; "-" prefix for descending. Default createdAt. id is always the last tie-breaker.',
+        examples: ['-createdAt'],
+      }),
+    ),
     ...PageParams,
   },
   { additionalProperties: false },

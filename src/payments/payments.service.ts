@@ -7,8 +7,16 @@ import { isStaffOrService, ownerScope, type Principal } from '../core/principal.
 import type { Queryable } from '../db/db.ts';
 import { decideRefund, PAYMENT_SORT_KEYS, type PaymentStatus } from './payments.rules.ts';
 import {
-  findPayment, findRefund, insertPayment, insertRefund, lockPayment, lockSettledPaymentOfOrder, selectPaymentPage, selectRefunds,
-  type PaymentRecord, type RefundRecord,
+  findPayment,
+  findRefund,
+  insertPayment,
+  insertRefund,
+  lockPayment,
+  lockSettledPaymentOfOrder,
+  selectPaymentPage,
+  selectRefunds,
+  type PaymentRecord,
+  type RefundRecord,
 } from './payments.store.ts';
 import { ProcessorUnavailableError, type PaymentProcessor } from './processor.ts';
 
@@ -38,8 +46,15 @@ export interface ChargeCommand {
 }
 
 /** Step: charges through the processor and records the payment, succeeded or declined. */
-export async function chargePayment(tx: Queryable, processor: PaymentProcessor, principal: Principal, command: ChargeCommand): Promise<PaymentRecord> {
-  const charge = await callProcessor(() => processor.charge({ reference: command.reference, amount: command.amount, currency: command.currency }));
+export async function chargePayment(
+  tx: Queryable,
+  processor: PaymentProcessor,
+  principal: Principal,
+  command: ChargeCommand,
+): Promise<PaymentRecord> {
+  const charge = await callProcessor(() =>
+    processor.charge({ reference: command.reference, amount: command.amount, currency: command.currency }),
+  );
   return insertPayment(tx, {
     customerId: command.customerId,
     clientId: principal.clientId,
@@ -72,7 +87,13 @@ export async function refundPayment(tx: Queryable, processor: PaymentProcessor, 
   return (await refundLockedPayment(tx, processor, payment, command.amount, command.reference)).refund;
 }
 
-async function refundLockedPayment(tx: Queryable, processor: PaymentProcessor, payment: PaymentRecord, amount: number | undefined, reference: string) {
+async function refundLockedPayment(
+  tx: Queryable,
+  processor: PaymentProcessor,
+  payment: PaymentRecord,
+  amount: number | undefined,
+  reference: string,
+) {
   const decision = decideRefund(payment, amount);
   const { processorReference } = await callProcessor(() =>
     processor.refund({ reference, chargeReference: payment.processorReference, amount: decision.amount, currency: payment.currency }),
@@ -113,7 +134,11 @@ export async function listPayments(db: Queryable, principal: Principal, command:
   return toCollection(rows, total, page);
 }
 
-export async function listRefunds(db: Queryable, principal: Principal, command: { paymentId: number; page: Page }): Promise<Collection<RefundRecord>> {
+export async function listRefunds(
+  db: Queryable,
+  principal: Principal,
+  command: { paymentId: number; page: Page },
+): Promise<Collection<RefundRecord>> {
   if (!(await findPayment(db, command.paymentId, ownerScope(principal)))) throw notFound(command.paymentId);
   const { page } = command;
   const { rows, total } = await selectRefunds(db, command.paymentId, page);

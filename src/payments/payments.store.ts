@@ -41,14 +41,20 @@ const ownerCondition = (scope: OwnerScope, params: unknown[]) => (scope ? ` AND 
 
 export async function findPayment(db: Queryable, id: number, scope: OwnerScope): Promise<PaymentRecord | undefined> {
   const params: unknown[] = [id];
-  const { rows } = await db.query<PaymentRecord>(`SELECT ${PAYMENT_COLUMNS} FROM payments WHERE id = $1${ownerCondition(scope, params)}`, params);
+  const { rows } = await db.query<PaymentRecord>(
+    `SELECT ${PAYMENT_COLUMNS} FROM payments WHERE id = $1${ownerCondition(scope, params)}`,
+    params,
+  );
   return rows[0];
 }
 
 /** Locks the payment for a refund: concurrent refunds of it queue here, one at a time. */
 export async function lockPayment(tx: Queryable, id: number, scope: OwnerScope): Promise<PaymentRecord | undefined> {
   const params: unknown[] = [id];
-  const { rows } = await tx.query<PaymentRecord>(`SELECT ${PAYMENT_COLUMNS} FROM payments WHERE id = $1${ownerCondition(scope, params)} FOR UPDATE`, params);
+  const { rows } = await tx.query<PaymentRecord>(
+    `SELECT ${PAYMENT_COLUMNS} FROM payments WHERE id = $1${ownerCondition(scope, params)} FOR UPDATE`,
+    params,
+  );
   return rows[0];
 }
 
@@ -77,7 +83,17 @@ export async function insertPayment(tx: Queryable, payment: NewPayment): Promise
   const { rows } = await tx.query<PaymentRecord>(
     `INSERT INTO payments (customer_id, client_id, order_id, amount, currency, status, decline_code, processor, processor_reference)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING ${PAYMENT_COLUMNS}`,
-    [payment.customerId, payment.clientId, payment.orderId, payment.amount, payment.currency, payment.status, payment.declineCode, payment.processor, payment.processorReference],
+    [
+      payment.customerId,
+      payment.clientId,
+      payment.orderId,
+      payment.amount,
+      payment.currency,
+      payment.status,
+      payment.declineCode,
+      payment.processor,
+      payment.processorReference,
+    ],
   );
   return rows[0]!;
 }
@@ -107,31 +123,44 @@ export async function insertRefund(
 const SORT_COLUMNS: Record<PaymentSortKey, string> = { createdAt: 'created_at', id: 'id' };
 
 /** One page of payments and the exact total, in one statement (db/paging.ts). */
-export function selectPaymentPage(db: Queryable, filters: PaymentFilters, sort: SortKey<PaymentSortKey>[], page: Page): Promise<{ rows: PaymentRecord[]; total: number }> {
+export function selectPaymentPage(
+  db: Queryable,
+  filters: PaymentFilters,
+  sort: SortKey<PaymentSortKey>[],
+  page: Page,
+): Promise<{ rows: PaymentRecord[]; total: number }> {
   const params: unknown[] = [];
   const conditions = ['true'];
   if (filters.customerId !== undefined) conditions.push(`customer_id = $${params.push(filters.customerId)}`);
   if (filters.status !== undefined) conditions.push(`status = $${params.push(filters.status)}`);
   if (filters.orderId !== undefined) conditions.push(`order_id = $${params.push(filters.orderId)}`);
   const where = conditions.join(' AND ');
-  return selectPage<PaymentRecord, PaymentSortKey>(db, {
-    countSql: `SELECT count(*) AS collection_total FROM payments WHERE ${where}`,
-    rowsSql: `SELECT ${PAYMENT_COLUMNS} FROM payments WHERE ${where}`,
-    sort,
-    columns: SORT_COLUMNS,
-    params,
-  }, page);
+  return selectPage<PaymentRecord, PaymentSortKey>(
+    db,
+    {
+      countSql: `SELECT count(*) AS collection_total FROM payments WHERE ${where}`,
+      rowsSql: `SELECT ${PAYMENT_COLUMNS} FROM payments WHERE ${where}`,
+      sort,
+      columns: SORT_COLUMNS,
+      params,
+    },
+    page,
+  );
 }
 
 /** One page of a payment's refunds, oldest first, and their exact total, in one statement. */
 export function selectRefunds(db: Queryable, paymentId: number, page: Page): Promise<{ rows: RefundRecord[]; total: number }> {
-  return selectPage<RefundRecord, 'id'>(db, {
-    countSql: 'SELECT count(*) AS collection_total FROM refunds WHERE payment_id = $1',
-    rowsSql: `SELECT ${REFUND_COLUMNS} FROM refunds r JOIN payments p ON p.id = r.payment_id WHERE r.payment_id = $1`,
-    sort: [{ field: 'id', descending: false }],
-    columns: { id: 'r.id' },
-    params: [paymentId],
-  }, page);
+  return selectPage<RefundRecord, 'id'>(
+    db,
+    {
+      countSql: 'SELECT count(*) AS collection_total FROM refunds WHERE payment_id = $1',
+      rowsSql: `SELECT ${REFUND_COLUMNS} FROM refunds r JOIN payments p ON p.id = r.payment_id WHERE r.payment_id = $1`,
+      sort: [{ field: 'id', descending: false }],
+      columns: { id: 'r.id' },
+      params: [paymentId],
+    },
+    page,
+  );
 }
 
 export async function findRefund(db: Queryable, paymentId: number, refundId: number): Promise<RefundRecord | undefined> {

@@ -19,61 +19,88 @@ const writeSecurity = [{ bearer: ['products:write'] }];
 export async function productsRoutes(parent: FastifyInstance): Promise<void> {
   const app = parent.withTypeProvider<TypeBoxTypeProvider>();
 
-  app.get('/products', {
-    schema: {
-      tags: ['products'], summary: 'List products', security: readSecurity,
-      querystring: ListProductsQuery,
-      response: { 200: Envelope(ProductRef, 'A page of products.'), ...problems(400, 401, 406) },
+  app.get(
+    '/products',
+    {
+      schema: {
+        tags: ['products'],
+        summary: 'List products',
+        security: readSecurity,
+        querystring: ListProductsQuery,
+        response: { 200: Envelope(ProductRef, 'A page of products.'), ...problems(400, 401, 406) },
+      },
     },
-  }, async function listProductsRoute(request, reply) {
-    const products = await listProducts(app.db, { active: request.query.active, sort: request.query.sort, page: pageOf(request.query) });
-    const collection = mapCollection(products, productRepresentation);
-    setPageLinks(request, reply, collection);
-    return sendRepresentation(request, reply, 200, collection);
-  });
+    async function listProductsRoute(request, reply) {
+      const products = await listProducts(app.db, { active: request.query.active, sort: request.query.sort, page: pageOf(request.query) });
+      const collection = mapCollection(products, productRepresentation);
+      setPageLinks(request, reply, collection);
+      return sendRepresentation(request, reply, 200, collection);
+    },
+  );
 
-  app.get('/products/:productId', {
-    schema: {
-      tags: ['products'], summary: 'Get a product', security: readSecurity,
-      params: ProductIdParams, headers: IfNoneMatchHeaders,
-      response: { 200: ProductRef, 304: Type.Null({ description: 'Not modified.' }), ...problems(400, 401, 404, 406) },
+  app.get(
+    '/products/:productId',
+    {
+      schema: {
+        tags: ['products'],
+        summary: 'Get a product',
+        security: readSecurity,
+        params: ProductIdParams,
+        headers: IfNoneMatchHeaders,
+        response: { 200: ProductRef, 304: Type.Null({ description: 'Not modified.' }), ...problems(400, 401, 404, 406) },
+      },
     },
-  }, async function getProductRoute(request, reply) {
-    const product = await getProduct(app.db, request.params.productId);
-    const etag = productEtag(product, request.apiVersion);
-    if (noneMatch(request.headers['if-none-match'], etag)) return sendNotModified(reply, etag);
-    return sendRepresentation(request, reply, 200, productRepresentation(product), { etag });
-  });
+    async function getProductRoute(request, reply) {
+      const product = await getProduct(app.db, request.params.productId);
+      const etag = productEtag(product, request.apiVersion);
+      if (noneMatch(request.headers['if-none-match'], etag)) return sendNotModified(reply, etag);
+      return sendRepresentation(request, reply, 200, productRepresentation(product), { etag });
+    },
+  );
 
-  app.post('/products', {
-    schema: {
-      tags: ['products'], summary: 'Create a product (staff)', security: writeSecurity,
-      body: CreateProductBody,
-      response: { 201: ProductRef, ...problems(400, 401, 403, 406, 413, 415) },
+  app.post(
+    '/products',
+    {
+      schema: {
+        tags: ['products'],
+        summary: 'Create a product (staff)',
+        security: writeSecurity,
+        body: CreateProductBody,
+        response: { 201: ProductRef, ...problems(400, 401, 403, 406, 413, 415) },
+      },
     },
-  }, async function createProductRoute(request, reply) {
-    const principal = requireScope(request, 'products:write');
-    const product = await createProduct(app.db, principal, request.body);
-    return sendRepresentation(request, reply, 201, productRepresentation(product), {
-      etag: productEtag(product, request.apiVersion),
-      location: resourceUrl(request, `/products/${product.id}`),
-    });
-  });
+    async function createProductRoute(request, reply) {
+      const principal = requireScope(request, 'products:write');
+      const product = await createProduct(app.db, principal, request.body);
+      return sendRepresentation(request, reply, 201, productRepresentation(product), {
+        etag: productEtag(product, request.apiVersion),
+        location: resourceUrl(request, `/products/${product.id}`),
+      });
+    },
+  );
 
-  app.put('/products/:productId', {
-    schema: {
-      tags: ['products'], summary: 'Replace a product (staff)', security: writeSecurity,
-      description: 'Complete replacement; If-Match honoured. Orders already placed keep the price they were placed at.',
-      params: ProductIdParams, headers: IfMatchHeaders, body: ProductBody,
-      response: { 200: ProductRef, ...problems(400, 401, 403, 404, 406, 412, 413, 415) },
+  app.put(
+    '/products/:productId',
+    {
+      schema: {
+        tags: ['products'],
+        summary: 'Replace a product (staff)',
+        security: writeSecurity,
+        description: 'Complete replacement; If-Match honoured. Orders already placed keep the price they were placed at.',
+        params: ProductIdParams,
+        headers: IfMatchHeaders,
+        body: ProductBody,
+        response: { 200: ProductRef, ...problems(400, 401, 403, 404, 406, 412, 413, 415) },
+      },
     },
-  }, async function replaceProductRoute(request, reply) {
-    const principal = requireScope(request, 'products:write');
-    const product = await replaceProduct(app.db, principal, {
-      ...request.body,
-      productId: request.params.productId,
-      precondition: productIfMatch(request.headers['if-match'], request.apiVersion),
-    });
-    return sendRepresentation(request, reply, 200, productRepresentation(product), { etag: productEtag(product, request.apiVersion) });
-  });
+    async function replaceProductRoute(request, reply) {
+      const principal = requireScope(request, 'products:write');
+      const product = await replaceProduct(app.db, principal, {
+        ...request.body,
+        productId: request.params.productId,
+        precondition: productIfMatch(request.headers['if-match'], request.apiVersion),
+      });
+      return sendRepresentation(request, reply, 200, productRepresentation(product), { etag: productEtag(product, request.apiVersion) });
+    },
+  );
 }

@@ -38,7 +38,9 @@ export type CreateProductBody = Static<typeof CreateProductBody>;
 export const ListProductsQuery = Type.Object(
   {
     active: Type.Optional(Type.Boolean({ description: 'Only active (true) or inactive (false) products.' })),
-    sort: Type.Optional(Type.String({ description: 'Comma-separated keys from name, price, createdAt, id; "-" for descending. Default id.' })),
+    sort: Type.Optional(
+      Type.String({ description: 'Comma-separated keys from name, price, createdAt, id; "-" for descending. Default id.' }),
+    ),
     ...PageParams,
   },
   { additionalProperties: false },

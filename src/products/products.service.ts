@@ -33,7 +33,11 @@ export async function listProducts(db: Queryable, command: ListProductsCommand):
   return toCollection(rows, total, command.page);
 }
 
-export async function createProduct(db: Queryable, principal: Principal, command: Omit<ProductFields, 'active'> & { active?: boolean }): Promise<ProductRecord> {
+export async function createProduct(
+  db: Queryable,
+  principal: Principal,
+  command: Omit<ProductFields, 'active'> & { active?: boolean },
+): Promise<ProductRecord> {
   assertCatalogueManager(principal);
   assertCurrency(command.currency);
   return insertProduct(db, { ...command, active: command.active ?? true });

@@ -28,16 +28,25 @@ export async function findProduct(db: Queryable, id: number, lock = false): Prom
 }
 
 /** One page of products and the exact total, in one statement (db/paging.ts). */
-export function selectProducts(db: Queryable, filters: { active?: boolean }, sort: SortKey<ProductSortKey>[], page: Page): Promise<{ rows: ProductRecord[]; total: number }> {
+export function selectProducts(
+  db: Queryable,
+  filters: { active?: boolean },
+  sort: SortKey<ProductSortKey>[],
+  page: Page,
+): Promise<{ rows: ProductRecord[]; total: number }> {
   const params: unknown[] = [];
   const where = filters.active === undefined ? 'TRUE' : `active = $${params.push(filters.active)}`;
-  return selectPage<ProductRecord, ProductSortKey>(db, {
-    countSql: `SELECT count(*) AS collection_total FROM products WHERE ${where}`,
-    rowsSql: `SELECT ${COLUMNS} FROM products WHERE ${where}`,
-    sort,
-    columns: SORT_COLUMNS,
-    params,
-  }, page);
+  return selectPage<ProductRecord, ProductSortKey>(
+    db,
+    {
+      countSql: `SELECT count(*) AS collection_total FROM products WHERE ${where}`,
+      rowsSql: `SELECT ${COLUMNS} FROM products WHERE ${where}`,
+      sort,
+      columns: SORT_COLUMNS,
+      params,
+    },
+    page,
+  );
 }
 
 export async function insertProduct(db: Queryable, p: ProductFields): Promise<ProductRecord> {

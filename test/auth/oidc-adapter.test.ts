@@ -56,7 +56,12 @@ describe(`oidc-provider adapter over the Db (${serverUrl ? 'PostgreSQL' : 'PGlit
     test('find returns what upsert stored, with jti, and an upsert of the same id replaces it', async () => {
       const codes = new Adapter('AuthorizationCode');
       const jti = newId();
-      const payload = { ...tokenPayload('AuthorizationCode', jti, newId()), codeChallenge: 'abc', codeChallengeMethod: 'S256', redirectUri: 'http://127.0.0.1:8080/cb' };
+      const payload = {
+        ...tokenPayload('AuthorizationCode', jti, newId()),
+        codeChallenge: 'abc',
+        codeChallengeMethod: 'S256',
+        redirectUri: 'http://127.0.0.1:8080/cb',
+      };
       await codes.upsert(jti, payload, 60);
       assert.deepEqual(await codes.find(jti), payload);
 
@@ -94,7 +99,11 @@ describe(`oidc-provider adapter over the Db (${serverUrl ? 'PostgreSQL' : 'PGlit
     test('a Session keeps its id (the cookie value) nowhere, and its uid column is a digest', async () => {
       const jti = newId();
       const uid = newId();
-      await new Adapter('Session').upsert(jti, { iat: epochSeconds(clock), exp: epochSeconds(clock) + 600, jti, uid, kind: 'Session', accountId: '42' }, 600);
+      await new Adapter('Session').upsert(
+        jti,
+        { iat: epochSeconds(clock), exp: epochSeconds(clock) + 600, jti, uid, kind: 'Session', accountId: '42' },
+        600,
+      );
       const row = (await storedRow('Session', jti))!;
       assert.equal(row.uid, digestOidcIdentifier(uid));
       const { rows } = await db.query('SELECT 1 FROM oidc_payloads WHERE id = $1 OR uid = $1 OR payload::text LIKE $2', [jti, `%${jti}%`]);
@@ -105,7 +114,11 @@ describe(`oidc-provider adapter over the Db (${serverUrl ? 'PostgreSQL' : 'PGlit
       const uid = newId();
       const sessionId = newId();
       const session = { accountId: '42', uid: newId(), cookie: sessionId };
-      await new Adapter('Interaction').upsert(uid, { iat: epochSeconds(clock), exp: epochSeconds(clock) + 600, jti: uid, kind: 'Interaction', session }, 600);
+      await new Adapter('Interaction').upsert(
+        uid,
+        { iat: epochSeconds(clock), exp: epochSeconds(clock) + 600, jti: uid, kind: 'Interaction', session },
+        600,
+      );
       const row = (await storedRow('Interaction', uid))!;
       assert.deepEqual(row.payload.session, { accountId: '42', uid: session.uid });
       assert.equal(JSON.stringify(row.payload).includes(sessionId), false);
@@ -171,7 +184,15 @@ describe(`oidc-provider adapter over the Db (${serverUrl ? 'PostgreSQL' : 'PGlit
     test('a Session is found by its uid (without its id, which is not stored); another uid finds nothing', async () => {
       const sessionId = newId();
       const uid = newId();
-      const payload = { iat: epochSeconds(clock), exp: epochSeconds(clock) + 600, jti: sessionId, uid, kind: 'Session', accountId: '42', authorizations: { 'client-1': { sid: newId(), grantId: newId() } } };
+      const payload = {
+        iat: epochSeconds(clock),
+        exp: epochSeconds(clock) + 600,
+        jti: sessionId,
+        uid,
+        kind: 'Session',
+        accountId: '42',
+        authorizations: { 'client-1': { sid: newId(), grantId: newId() } },
+      };
       await new Adapter('Session').upsert(sessionId, payload, 600);
       const { jti, ...withoutId } = payload;
       assert.deepEqual(await new Adapter('Session').findByUid(uid), withoutId);
@@ -181,7 +202,11 @@ describe(`oidc-provider adapter over the Db (${serverUrl ? 'PostgreSQL' : 'PGlit
 
     test('a DeviceCode is found by its user code, with its id (oidc-provider saves it again under that id)', async () => {
       const jti = newId();
-      const payload = { ...tokenPayload('DeviceCode', jti, newId()), userCode: 'MNPQRSTV', params: { client_id: 'client-1', scope: 'openid' } };
+      const payload = {
+        ...tokenPayload('DeviceCode', jti, newId()),
+        userCode: 'MNPQRSTV',
+        params: { client_id: 'client-1', scope: 'openid' },
+      };
       await new Adapter('DeviceCode').upsert(jti, payload, 600);
       assert.deepEqual(await new Adapter('DeviceCode').findByUserCode('MNPQRSTV'), payload);
       assert.equal(await new Adapter('DeviceCode').findByUserCode('MNPQRSTW'), undefined);
@@ -232,14 +257,34 @@ describe(`oidc-provider adapter over the Db (${serverUrl ? 'PostgreSQL' : 'PGlit
       const jti = newId();
       await codes.upsert(jti, tokenPayload('AuthorizationCode', jti, newId()), 600);
 
-      const outcomes = await Promise.all(Array.from({ length: 10 }, async () => {
-        const consumed = await codes.consume(jti).then(() => 'won', (error: Error) => error.name);
-        return { consumed, seen: await codes.find(jti) };
-      }));
+      const outcomes = await Promise.all(
+        Array.from({ length: 10 }, async () => {
+          const consumed = await codes.consume(jti).then(
+            () => 'won',
+            (error: Error) => error.name,
+          );
+          return { consumed, seen: await codes.find(jti) };
+        }),
+      );
 
-      assert.deepEqual(outcomes.map((o) => o.consumed).sort(), ['InvalidGrant', 'InvalidGrant', 'InvalidGrant', 'InvalidGrant', 'InvalidGrant', 'InvalidGrant', 'InvalidGrant', 'InvalidGrant', 'InvalidGrant', 'won']);
+      assert.deepEqual(outcomes.map((o) => o.consumed).sort(), [
+        'InvalidGrant',
+        'InvalidGrant',
+        'InvalidGrant',
+        'InvalidGrant',
+        'InvalidGrant',
+        'InvalidGrant',
+        'InvalidGrant',
+        'InvalidGrant',
+        'InvalidGrant',
+        'won',
+      ]);
       const row = (await storedRow('AuthorizationCode', jti))!;
-      assert.equal(row.payload.consumed, epochSeconds(new Date(row.consumed_at!)), 'consumed_at and payload.consumed come from the same write');
+      assert.equal(
+        row.payload.consumed,
+        epochSeconds(new Date(row.consumed_at!)),
+        'consumed_at and payload.consumed come from the same write',
+      );
       for (const { seen } of outcomes) assert.equal(seen?.consumed, row.payload.consumed);
     });
   });
@@ -274,9 +319,17 @@ describe(`oidc-provider adapter over the Db (${serverUrl ? 'PostgreSQL' : 'PGlit
         revoked.push([model, mine]);
         kept.push([model, other]);
       }
-      await new Adapter('Grant').upsert(grantId, { iat: epochSeconds(clock), jti: grantId, kind: 'Grant', accountId: '42', clientId: 'client-1' }, 600);
+      await new Adapter('Grant').upsert(
+        grantId,
+        { iat: epochSeconds(clock), jti: grantId, kind: 'Grant', accountId: '42', clientId: 'client-1' },
+        600,
+      );
       const interactionId = newId();
-      await new Adapter('Interaction').upsert(interactionId, { iat: epochSeconds(clock), jti: interactionId, kind: 'Interaction', grantId }, 600);
+      await new Adapter('Interaction').upsert(
+        interactionId,
+        { iat: epochSeconds(clock), jti: interactionId, kind: 'Interaction', grantId },
+        600,
+      );
       kept.push(['Grant', grantId], ['Interaction', interactionId]);
 
       await new Adapter('RefreshToken').revokeByGrantId(grantId);
@@ -292,8 +345,18 @@ describe(`oidc-provider adapter over the Db (${serverUrl ? 'PostgreSQL' : 'PGlit
   describe('Client (registered with `orderpay clients`): find reads oauth_clients, writes are refused', () => {
     test('find returns the metadata with the client_id column; an unknown client is undefined', async () => {
       const clientId = `client-${newId()}`;
-      const metadata = { redirect_uris: ['http://127.0.0.1:8080/cb'], grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'], token_endpoint_auth_method: 'none', scope: 'openid orders:read' };
-      await db.query('INSERT INTO oauth_clients (client_id, client_name, metadata) VALUES ($1, $2, $3)', [clientId, 'Test app', JSON.stringify(metadata)]);
+      const metadata = {
+        redirect_uris: ['http://127.0.0.1:8080/cb'],
+        grant_types: ['authorization_code', 'refresh_token'],
+        response_types: ['code'],
+        token_endpoint_auth_method: 'none',
+        scope: 'openid orders:read',
+      };
+      await db.query('INSERT INTO oauth_clients (client_id, client_name, metadata) VALUES ($1, $2, $3)', [
+        clientId,
+        'Test app',
+        JSON.stringify(metadata),
+      ]);
 
       const clients = new Adapter('Client');
       assert.deepEqual(await clients.find(clientId), { ...metadata, client_id: clientId });
@@ -302,7 +365,10 @@ describe(`oidc-provider adapter over the Db (${serverUrl ? 'PostgreSQL' : 'PGlit
 
     test('upsert and destroy of a Client throw a clear error', async () => {
       const clients = new Adapter('Client');
-      await assert.rejects(clients.upsert('c', { client_id: 'c' }), /Client upsert is not supported; clients are registered with `orderpay clients`/);
+      await assert.rejects(
+        clients.upsert('c', { client_id: 'c' }),
+        /Client upsert is not supported; clients are registered with `orderpay clients`/,
+      );
       await assert.rejects(clients.destroy('c'), /Client destroy is not supported/);
     });
   });

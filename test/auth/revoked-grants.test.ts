@@ -6,9 +6,14 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { createOidcAdapter, digestOidcIdentifier } from '../../src/auth/oidc.adapter.ts';
-import { listRevokedGrantsSince, purgeExpiredRevokedGrants, recordRevokedGrant, REVOKED_GRANT_KEPT_SECONDS } from '../../src/auth/revoked-grants.store.ts';
+import {
+  listRevokedGrantsSince,
+  purgeExpiredRevokedGrants,
+  recordRevokedGrant,
+  REVOKED_GRANT_KEPT_SECONDS,
+  type RevokedGrant,
+} from '../../src/auth/revoked-grants.store.ts';
 import { TOKEN_TTL } from '../../src/auth/token-lifetimes.ts';
-import type { RevokedGrant } from '../../src/http/grant-revocations.ts';
 import type { Db } from '../../src/db/db.ts';
 import { createGrantRevocations } from '../../src/http/grant-revocations.ts';
 import { createTestDatabase, serverUrl, type TestDatabase } from '../helpers/db.ts';
@@ -36,7 +41,9 @@ describe(`revoked grants (${serverUrl ? 'PostgreSQL' : 'PGlite'})`, () => {
 
   async function storedRevocation(grantDigest: string): Promise<{ revoked_at: string; kept: number } | undefined> {
     const { rows } = await db.query<{ revoked_at: string; kept: number }>(
-      'SELECT revoked_at, extract(epoch FROM expires_at - revoked_at)::int AS kept FROM revoked_grants WHERE grant_digest = $1', [grantDigest]);
+      'SELECT revoked_at, extract(epoch FROM expires_at - revoked_at)::int AS kept FROM revoked_grants WHERE grant_digest = $1',
+      [grantDigest],
+    );
     return rows[0];
   }
 
@@ -50,7 +57,10 @@ describe(`revoked grants (${serverUrl ? 'PostgreSQL' : 'PGlite'})`, () => {
       const grantId = randomBytes(32).toString('base64url');
       // lib/helpers/revoke.js: AccessToken, RefreshToken and AuthorizationCode, concurrently.
       await Promise.all(['AccessToken', 'RefreshToken', 'AuthorizationCode'].map((model) => new Adapter(model).revokeByGrantId(grantId)));
-      const { rows } = await db.query<{ grant_digest: string }>('SELECT grant_digest FROM revoked_grants WHERE grant_digest IN ($1, $2)', [digestOidcIdentifier(grantId), grantId]);
+      const { rows } = await db.query<{ grant_digest: string }>('SELECT grant_digest FROM revoked_grants WHERE grant_digest IN ($1, $2)', [
+        digestOidcIdentifier(grantId),
+        grantId,
+      ]);
       assert.deepEqual(rows, [{ grant_digest: digestOidcIdentifier(grantId) }]);
       assert.equal((await storedRevocation(digestOidcIdentifier(grantId)))?.kept, REVOKED_GRANT_KEPT_SECONDS);
     });
@@ -68,7 +78,7 @@ describe(`revoked grants (${serverUrl ? 'PostgreSQL' : 'PGlite'})`, () => {
       const live = newDigest();
       await insertRevocation(expired, REVOKED_GRANT_KEPT_SECONDS + 1);
       await insertRevocation(live, REVOKED_GRANT_KEPT_SECONDS - 60);
-      assert.ok(await purgeExpiredRevokedGrants(db) >= 1);
+      assert.ok((await purgeExpiredRevokedGrants(db)) >= 1);
       assert.equal(await storedRevocation(expired), undefined);
       assert.ok(await storedRevocation(live));
     });

@@ -34,7 +34,10 @@ async function runJsonCommand(args: string[], env: Env, options: { entry?: strin
 
 async function migrationVersions(): Promise<string[]> {
   const files = await readdir(path.join(ROOT, 'src/db/migrations'));
-  return files.filter((f) => f.endsWith('.sql')).map((f) => f.replace(/\.sql$/, '')).sort();
+  return files
+    .filter((f) => f.endsWith('.sql'))
+    .map((f) => f.replace(/\.sql$/, ''))
+    .sort();
 }
 
 describe(`orderpay migrate (${DATABASE_LABEL})`, () => {
@@ -81,7 +84,9 @@ describe(`orderpay tokens issue (${DATABASE_LABEL})`, () => {
     assert.equal(seed.code, 0, seed.stderr);
   });
 
-  async function issue(args: string[]): Promise<{ body: Record<string, unknown>; header: Record<string, unknown>; claims: Record<string, unknown> }> {
+  async function issue(
+    args: string[],
+  ): Promise<{ body: Record<string, unknown>; header: Record<string, unknown>; claims: Record<string, unknown> }> {
     const body = await runJsonCommand(['tokens', 'issue', ...args, '--json'], env);
     assert.equal(typeof body.access_token, 'string');
     const token = body.access_token as string;
@@ -128,7 +133,10 @@ describe(`orderpay tokens issue (${DATABASE_LABEL})`, () => {
     const narrowed = await issue(['--email', 'alice@example.com', '--scope', 'orders:read']);
     assert.equal(narrowed.claims.scope, 'orders:read');
 
-    assert.match(await refuse(['--email', 'alice@example.com', '--scope', 'orders:read products:write']), /customer cannot hold products:write/);
+    assert.match(
+      await refuse(['--email', 'alice@example.com', '--scope', 'orders:read products:write']),
+      /customer cannot hold products:write/,
+    );
     assert.match(await refuse(['--email', 'alice@example.com', '--scope', 'orders:delete']), /unknown scope orders:delete/);
   });
 

@@ -184,8 +184,8 @@ export async function startServe(env: Env, timeoutMs = 60_000): Promise<ServePro
   const { child, closed } = spawnTracked(CLI_ENTRY, ['serve', '--json'], { PORT: '0', ...env });
   const output = collect(child);
   const deadline = Date.now() + timeoutMs;
-  let listening: ListeningEvent | undefined;
-  while (!(listening = findListeningEvent(output.stdout()))) {
+  let listening = findListeningEvent(output.stdout());
+  while (!listening) {
     if (child.exitCode !== null || child.signalCode !== null) {
       throw new Error(`serve exited (${child.exitCode ?? child.signalCode}) before listening:\n${output.stderr()}`);
     }
@@ -194,6 +194,7 @@ export async function startServe(env: Env, timeoutMs = 60_000): Promise<ServePro
       throw new Error(`serve did not listen within ${timeoutMs} ms:\n${output.stderr()}`);
     }
     await new Promise((resolve) => setTimeout(resolve, 50));
+    listening = findListeningEvent(output.stdout());
   }
   let stopping: Promise<Exit> | undefined;
   return {

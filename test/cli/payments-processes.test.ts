@@ -16,8 +16,19 @@ import type { FailpointName } from '../../src/http/idempotency/failpoints.ts';
 import { serverUrl } from '../helpers/db.ts';
 import { createOrder, createUser } from '../helpers/factories.ts';
 import {
-  cleanUpProcessesAndDatabases, commandEnv, createTargetDatabase, DATABASE_LABEL, parseJsonOutput, PUBLIC_URL, runOrderpay,
-  startServe, withTargetDatabase, type Env, type Exit, type ServeProcess, type TargetDatabase,
+  cleanUpProcessesAndDatabases,
+  commandEnv,
+  createTargetDatabase,
+  DATABASE_LABEL,
+  parseJsonOutput,
+  PUBLIC_URL,
+  runOrderpay,
+  startServe,
+  withTargetDatabase,
+  type Env,
+  type Exit,
+  type ServeProcess,
+  type TargetDatabase,
 } from './orderpay-process.ts';
 
 // This file's share of the ports, so suites running beside it never collide.
@@ -53,7 +64,10 @@ async function createPayer(target: TargetDatabase): Promise<Payer> {
     const user = await createUser(db);
     return { user, order: await createOrder(db, user.id, { price: PRICE, currency: 'EUR' }) };
   });
-  const issued = await runOrderpay(['tokens', 'issue', '--email', user.email, '--scope', 'payments:write payments:read', '--expires-in', '3600', '--json'], commandEnv(target.env));
+  const issued = await runOrderpay(
+    ['tokens', 'issue', '--email', user.email, '--scope', 'payments:write payments:read', '--expires-in', '3600', '--json'],
+    commandEnv(target.env),
+  );
   assert.equal(issued.code, 0, issued.stderr);
   return { userId: user.id, orderId: order.id, token: parseJsonOutput(issued.stdout).access_token as string };
 }
@@ -74,7 +88,11 @@ async function withServers<T>(target: TargetDatabase, ports: number[], fn: (serv
     await stopAll();
     throw error;
   }
-  assert.deepEqual(await stopAll(), servers.map(() => CLEAN_EXIT), servers.map((server) => server.stderr()).join('\n'));
+  assert.deepEqual(
+    await stopAll(),
+    servers.map(() => CLEAN_EXIT),
+    servers.map((server) => server.stderr()).join('\n'),
+  );
   return result;
 }
 
@@ -105,7 +123,13 @@ function assertKeyInUse(answer: Answer): void {
 }
 
 /** Posts until the key is no longer in use (a bounded wait, not a timing assertion). */
-async function retryWhileInUse(server: ServeProcess, token: string, key: string, body: PaymentRequest, deadlineMs = 60_000): Promise<Answer> {
+async function retryWhileInUse(
+  server: ServeProcess,
+  token: string,
+  key: string,
+  body: PaymentRequest,
+  deadlineMs = 60_000,
+): Promise<Answer> {
   const deadline = Date.now() + deadlineMs;
   for (;;) {
     const answer = await postPayment(server, token, key, body);
@@ -126,8 +150,16 @@ function assertPaymentCreated(answer: Answer, expected: { orderId: number | null
   assert.equal(answer.status, 201, answer.body);
   const payment = JSON.parse(answer.body) as PaymentBody;
   assert.deepEqual(payment, {
-    id: payment.id, status: 'succeeded', amount: PRICE, currency: 'EUR', amountRefunded: 0,
-    orderId: expected.orderId, customerId: expected.customerId, declineCode: null, createdAt: payment.createdAt, updatedAt: payment.createdAt,
+    id: payment.id,
+    status: 'succeeded',
+    amount: PRICE,
+    currency: 'EUR',
+    amountRefunded: 0,
+    orderId: expected.orderId,
+    customerId: expected.customerId,
+    declineCode: null,
+    createdAt: payment.createdAt,
+    updatedAt: payment.createdAt,
   });
   assert.ok(Number.isInteger(payment.id) && payment.id > 0);
   // RFC 3339 in UTC, at the database's precision (up to microseconds).
@@ -144,7 +176,8 @@ function assertPaymentCreated(answer: Answer, expected: { orderId: number | null
 function assertReplayOf(answer: Answer, original: Answer): void {
   assert.equal(answer.status, original.status, answer.body);
   assert.equal(answer.body, original.body);
-  for (const name of ['content-type', 'cache-control', 'location', 'etag']) assert.equal(answer.headers.get(name), original.headers.get(name), name);
+  for (const name of ['content-type', 'cache-control', 'location', 'etag'])
+    assert.equal(answer.headers.get(name), original.headers.get(name), name);
   assert.equal(answer.headers.get('idempotent-replayed'), 'true');
 }
 
@@ -157,12 +190,14 @@ interface PaymentState {
 /** What the database holds for this payer and key. */
 async function readPaymentState(db: Db, payer: Payer, key: string): Promise<PaymentState> {
   const payments = await db.query<PaymentState['payments'][number]>(
-    'SELECT id, order_id AS "orderId", amount, status, created_at AS "createdAt" FROM payments WHERE customer_id = $1 ORDER BY id', [payer.userId],
+    'SELECT id, order_id AS "orderId", amount, status, created_at AS "createdAt" FROM payments WHERE customer_id = $1 ORDER BY id',
+    [payer.userId],
   );
   const orders = await db.query<PaymentState['order']>('SELECT status, version FROM orders WHERE id = $1', [payer.orderId]);
   const keys = await db.query<PaymentState['keys'][number]>(
     `SELECT state, method, path, response_status AS "responseStatus", response_body AS "responseBody"
-       FROM idempotency_keys WHERE key = $1 AND subject = $2`, [key, String(payer.userId)],
+       FROM idempotency_keys WHERE key = $1 AND subject = $2`,
+    [key, String(payer.userId)],
   );
   return { payments: payments.rows, order: orders.rows[0]!, keys: keys.rows };
 }
@@ -180,9 +215,20 @@ function expectPaid(created: Answer, payment: PaymentBody, orderId: number | nul
  * performs the payment; every other one is a byte-identical replay of its 201 or a 409 while it is
  * in flight; no 5xx. Once it is done, a retry on each server replays the 201.
  */
-async function sendBurst(servers: ServeProcess[], payer: Payer, key: string, body: PaymentRequest): Promise<{ created: Answer; payment: PaymentBody }> {
-  const answers = await Promise.all(Array.from({ length: BURST }, (_, i) => postPayment(servers[i % servers.length]!, payer.token, key, body)));
-  assert.deepEqual(answers.filter((a) => a.status !== 201 && a.status !== 409).map((a) => `${a.status} ${a.body}`), [], 'only 201 and 409');
+async function sendBurst(
+  servers: ServeProcess[],
+  payer: Payer,
+  key: string,
+  body: PaymentRequest,
+): Promise<{ created: Answer; payment: PaymentBody }> {
+  const answers = await Promise.all(
+    Array.from({ length: BURST }, (_, i) => postPayment(servers[i % servers.length]!, payer.token, key, body)),
+  );
+  assert.deepEqual(
+    answers.filter((a) => a.status !== 201 && a.status !== 409).map((a) => `${a.status} ${a.body}`),
+    [],
+    'only 201 and 409',
+  );
   const performed = answers.filter((a) => a.status === 201 && a.headers.get('idempotent-replayed') === null);
   assert.equal(performed.length, 1, 'exactly one request performs the payment');
   const created = performed[0]!;
@@ -215,8 +261,17 @@ async function readLeftByCrash<T>(target: TargetDatabase, fn: (db: Db) => Promis
 const lockOwner = (target: TargetDatabase) => readFileSync(`${target.dataDir}.lock`, 'utf8');
 
 /** Starts a process that SIGKILLs itself at the failpoint, posts the payment; returns what it left. */
-async function crashDuringPayment(target: TargetDatabase, port: number, failpoint: FailpointName, payer: Payer, key: string, body: PaymentRequest): Promise<PaymentState> {
-  const crashing = await startServe(serveEnv(target, port, { ORDERPAY_FAILPOINTS: `${failpoint}=kill`, ORDERPAY_IDEMPOTENCY_LOCK_SECONDS: '1' }));
+async function crashDuringPayment(
+  target: TargetDatabase,
+  port: number,
+  failpoint: FailpointName,
+  payer: Payer,
+  key: string,
+  body: PaymentRequest,
+): Promise<PaymentState> {
+  const crashing = await startServe(
+    serveEnv(target, port, { ORDERPAY_FAILPOINTS: `${failpoint}=kill`, ORDERPAY_IDEMPOTENCY_LOCK_SECONDS: '1' }),
+  );
   // The connection dies with the process: no status, no body.
   await assert.rejects(postPayment(crashing, payer.token, key, body), { name: 'TypeError', message: 'fetch failed' });
   assert.deepEqual(await crashing.waitForExit(), { code: null, signal: 'SIGKILL' });
@@ -225,7 +280,13 @@ async function crashDuringPayment(target: TargetDatabase, port: number, failpoin
 }
 
 /** The restart, without the failpoint, on the same database; its first retry not in use, and one more. */
-async function retryAfterRestart(target: TargetDatabase, port: number, payer: Payer, key: string, body: PaymentRequest): Promise<{ first: Answer; again: Answer }> {
+async function retryAfterRestart(
+  target: TargetDatabase,
+  port: number,
+  payer: Payer,
+  key: string,
+  body: PaymentRequest,
+): Promise<{ first: Answer; again: Answer }> {
   return withServers(target, [port], async ([restarted]) => {
     if (target.dataDir) assert.equal(lockOwner(target), String(restarted!.child.pid), 'the restarted process took over the stale lock');
     const first = await retryWhileInUse(restarted!, payer.token, key, body);
@@ -243,7 +304,9 @@ describe(`one Idempotency-Key, ${BURST} concurrent requests, ${burstServers}`, (
     const payer = await createPayer(target);
     const key = `burst-${randomUUID()}`;
     const ports = serverUrl ? PORTS.burst : PORTS.burst.slice(0, 1);
-    const { created, payment } = await withServers(target, ports, (servers) => sendBurst(servers, payer, key, { amount: PRICE, currency: 'EUR' }));
+    const { created, payment } = await withServers(target, ports, (servers) =>
+      sendBurst(servers, payer, key, { amount: PRICE, currency: 'EUR' }),
+    );
 
     const state = await withTargetDatabase(target, (db) => readPaymentState(db, payer, key));
     assert.deepEqual(state, { ...expectPaid(created, payment, null), order: { status: 'pending', version: 1 } });

@@ -151,8 +151,14 @@ describe(`orderpay serve on an empty database (${DATABASE_LABEL})`, () => {
       const first = await startServe(env);
       try {
         assert.equal(readFileSync(lockPath, 'utf8'), String(first.child.pid));
-        const inUse = new RegExp(`^the embedded database ${escapeRegExp(target.dataDir!)} is in use by another orderpay process \\(pid ${first.child.pid}\\)`);
-        for (const args of [['serve', '--json'], ['migrate', '--json'], ['seed', '--json']]) {
+        const inUse = new RegExp(
+          `^the embedded database ${escapeRegExp(target.dataDir!)} is in use by another orderpay process \\(pid ${first.child.pid}\\)`,
+        );
+        for (const args of [
+          ['serve', '--json'],
+          ['migrate', '--json'],
+          ['seed', '--json'],
+        ]) {
           const second = await runOrderpay(args, { ...env, PORT: '0' }, { timeoutMs: 30_000 });
           assert.equal(second.code, 2, `${args.join(' ')}: ${second.stderr}`);
           assert.equal(second.stdout, '');
@@ -200,10 +206,20 @@ describe(`orderpay serve on an empty database (${DATABASE_LABEL})`, () => {
       const signalledAt = performance.now();
       const results = await Promise.all(outcomes);
 
-      assert.deepEqual(results.filter((r) => r.status >= 500), [], 'no request gets a 5xx during shutdown');
+      assert.deepEqual(
+        results.filter((r) => r.status >= 500),
+        [],
+        'no request gets a 5xx during shutdown',
+      );
       const answered = results.filter((r) => r.status !== 0);
-      assert.ok(answered.every((r) => r.status === 200 && r.total === seededTotal), JSON.stringify(answered));
-      assert.ok(answered.some((r) => r.at > signalledAt), 'requests in flight when the signal came were answered');
+      assert.ok(
+        answered.every((r) => r.status === 200 && r.total === seededTotal),
+        JSON.stringify(answered),
+      );
+      assert.ok(
+        answered.some((r) => r.at > signalledAt),
+        'requests in flight when the signal came were answered',
+      );
       assert.deepEqual(await stopped, { code: 0, signal: null });
     } finally {
       await stopCleanly(server, target);

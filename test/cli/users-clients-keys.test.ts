@@ -9,7 +9,15 @@ import { createDatabase } from '../../src/db/create-database.ts';
 import { DB_OPTIONS, serverUrl } from '../helpers/db.ts';
 // Every command here runs to completion (runOrderpay kills it past its deadline), so no process
 // outlives a test; the database is dropped at the end.
-import { commandEnv, createTargetDatabase, parseJsonOutput, runOrderpay, type CommandResult, type Env, type TargetDatabase } from './orderpay-process.ts';
+import {
+  commandEnv,
+  createTargetDatabase,
+  parseJsonOutput,
+  runOrderpay,
+  type CommandResult,
+  type Env,
+  type TargetDatabase,
+} from './orderpay-process.ts';
 
 const DATABASE = serverUrl ? 'PostgreSQL' : 'embedded PGlite';
 const CLIENT_ID = /^op_[\w-]{22}$/;
@@ -60,14 +68,29 @@ function assertHuman(result: CommandResult): string {
 
 describe(`orderpay users (${DATABASE})`, () => {
   test('create stores an scrypt hash of the password, never the password', async () => {
-    const user = await succeed(['users', 'create', '--email', 'dana@example.com', '--password', 'dana-s3cret-pass', '--name', 'Dana Scully', '--role', 'staff']);
+    const user = await succeed([
+      'users',
+      'create',
+      '--email',
+      'dana@example.com',
+      '--password',
+      'dana-s3cret-pass',
+      '--name',
+      'Dana Scully',
+      '--role',
+      'staff',
+    ]);
     assert.deepEqual(user, { id: user.id, email: 'dana@example.com', name: 'Dana Scully', role: 'staff' });
     assert.ok(Number.isInteger(user.id));
 
     const [row] = await queryRows<{ email: string; name: string; role: string; password_hash: string }>(
-      'SELECT email, name, role, password_hash FROM users WHERE id = $1', [user.id],
+      'SELECT email, name, role, password_hash FROM users WHERE id = $1',
+      [user.id],
     );
-    assert.deepEqual({ ...row, password_hash: undefined }, { email: 'dana@example.com', name: 'Dana Scully', role: 'staff', password_hash: undefined });
+    assert.deepEqual(
+      { ...row, password_hash: undefined },
+      { email: 'dana@example.com', name: 'Dana Scully', role: 'staff', password_hash: undefined },
+    );
     assert.match(row!.password_hash, /^scrypt\$32768\$8\$1\$[\w-]{22}\$[\w-]{43}$/);
     assert.ok(!row!.password_hash.includes('dana-s3cret-pass'));
     assert.equal(await verifyPassword(row!.password_hash, 'dana-s3cret-pass'), true);
@@ -94,9 +117,18 @@ describe(`orderpay users (${DATABASE})`, () => {
   });
 
   test('a short password, a bad role or email, a missing option exits 2 without a row', async () => {
-    assert.equal(await refuse(['users', 'create', '--email', 'hal@example.com', '--password', '1234567']), 'password must be at least 8 characters');
-    assert.match(await refuse(['users', 'create', '--email', 'hal@example.com', '--password', '12345678', '--role', 'admin']), /--role must be customer or staff, got "admin"/);
-    assert.match(await refuse(['users', 'create', '--email', 'not-an-email', '--password', '12345678']), /--email "not-an-email" is not an email address/);
+    assert.equal(
+      await refuse(['users', 'create', '--email', 'hal@example.com', '--password', '1234567']),
+      'password must be at least 8 characters',
+    );
+    assert.match(
+      await refuse(['users', 'create', '--email', 'hal@example.com', '--password', '12345678', '--role', 'admin']),
+      /--role must be customer or staff, got "admin"/,
+    );
+    assert.match(
+      await refuse(['users', 'create', '--email', 'not-an-email', '--password', '12345678']),
+      /--email "not-an-email" is not an email address/,
+    );
     assert.match(await refuse(['users', 'create', '--email', 'hal@example.com']), /usage: orderpay users create/);
     assert.match(await refuse(['users', 'create', '--password', '12345678']), /usage: orderpay users create/);
     assert.match(await refuse(['users', 'create', '--email', 'hal@example.com', '--password', '12345678', '--scope', 'x']), /--scope/);
@@ -111,7 +143,14 @@ describe(`orderpay users (${DATABASE})`, () => {
     assert.doesNotMatch(result.stdout, /scrypt/);
     const { users } = parseJsonOutput(result.stdout) as { users: Record<string, unknown>[] };
     const ivy = users.find((u) => u.email === 'ivy@example.com');
-    assert.deepEqual(ivy, { id: created.id, email: 'ivy@example.com', name: 'ivy', role: 'staff', hasPassword: true, createdAt: ivy?.createdAt });
+    assert.deepEqual(ivy, {
+      id: created.id,
+      email: 'ivy@example.com',
+      name: 'ivy',
+      role: 'staff',
+      hasPassword: true,
+      createdAt: ivy?.createdAt,
+    });
     assert.match(ivy!.createdAt as string, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/);
 
     const human = assertHuman(await runOrderpay(['users', 'list'], env));
@@ -129,9 +168,17 @@ describe(`orderpay clients (${DATABASE})`, () => {
 
   test('create --public registers an authorization-code client without a secret', async () => {
     const client = await succeed([
-      'clients', 'create', '--name', 'Shop app', '--public',
-      '--redirect-uri', 'http://127.0.0.1:8080/callback', '--redirect-uri', 'https://shop.example/callback',
-      '--scope', 'openid orders:read orders:write offline_access',
+      'clients',
+      'create',
+      '--name',
+      'Shop app',
+      '--public',
+      '--redirect-uri',
+      'http://127.0.0.1:8080/callback',
+      '--redirect-uri',
+      'https://shop.example/callback',
+      '--scope',
+      'openid orders:read orders:write offline_access',
     ]);
     assert.match(client.client_id as string, CLIENT_ID);
     assert.deepEqual(client, {
@@ -168,7 +215,19 @@ describe(`orderpay clients (${DATABASE})`, () => {
 
   test('create --confidential prints the secret once and stores only its scrypt hash', async () => {
     const result = await runOrderpay(
-      ['clients', 'create', '--name', 'Shipping', '--confidential', '--grant', 'client_credentials', '--scope', 'orders:read orders:write', '--json'], env,
+      [
+        'clients',
+        'create',
+        '--name',
+        'Shipping',
+        '--confidential',
+        '--grant',
+        'client_credentials',
+        '--scope',
+        'orders:read orders:write',
+        '--json',
+      ],
+      env,
     );
     assert.equal(result.code, 0, result.stderr);
     const client = parseJsonOutput(result.stdout);
@@ -193,20 +252,28 @@ describe(`orderpay clients (${DATABASE})`, () => {
     assert.notEqual(stored, secret);
     assert.ok(!JSON.stringify(row).includes(secret), 'the plaintext secret is nowhere in the row');
     assert.equal(await verifyClientSecret(stored, secret), true);
-    assert.deepEqual({ ...row!.metadata, client_secret: undefined }, {
-      client_id: client.client_id,
-      client_secret: undefined,
-      client_name: 'Shipping',
-      grant_types: ['client_credentials'],
-      response_types: [],
-      redirect_uris: [],
-      token_endpoint_auth_method: 'client_secret_basic',
-      scope: 'orders:read orders:write',
-    });
+    assert.deepEqual(
+      { ...row!.metadata, client_secret: undefined },
+      {
+        client_id: client.client_id,
+        client_secret: undefined,
+        client_name: 'Shipping',
+        grant_types: ['client_credentials'],
+        response_types: [],
+        redirect_uris: [],
+        token_endpoint_auth_method: 'client_secret_basic',
+        scope: 'orders:read orders:write',
+      },
+    );
 
     // The human form shows the secret too, and says it will not be shown again.
-    const human = assertHuman(await runOrderpay(['clients', 'create', '--name', 'Human', '--confidential', '--grant', 'client_credentials', '--scope', 'orders:read'], env));
-    assert.match(human, /^  client_secret: [\w-]{43}$/m);
+    const human = assertHuman(
+      await runOrderpay(
+        ['clients', 'create', '--name', 'Human', '--confidential', '--grant', 'client_credentials', '--scope', 'orders:read'],
+        env,
+      ),
+    );
+    assert.match(human, /^ {2}client_secret: [\w-]{43}$/m);
     assert.match(human, /shown only this once/);
   });
 
@@ -219,7 +286,17 @@ describe(`orderpay clients (${DATABASE})`, () => {
       ['https://user:pw@shop.example/cb', /must not contain credentials/],
     ];
     for (const [uri, message] of cases) {
-      const error = await refuse(['clients', 'create', '--name', 'Rejected', '--public', '--redirect-uri', 'https://ok.example/cb', '--redirect-uri', uri]);
+      const error = await refuse([
+        'clients',
+        'create',
+        '--name',
+        'Rejected',
+        '--public',
+        '--redirect-uri',
+        'https://ok.example/cb',
+        '--redirect-uri',
+        uri,
+      ]);
       assert.match(error, message, uri);
       assert.ok(error.includes(uri), `names the URI: ${error}`);
     }
@@ -228,12 +305,32 @@ describe(`orderpay clients (${DATABASE})`, () => {
 
   test('scopes outside the allowed set, and identity scopes on a service client, exit 2', async () => {
     assert.match(
-      await refuse(['clients', 'create', '--name', 'Rejected', '--public', '--redirect-uri', 'https://a.example/cb', '--scope', 'openid orders:delete']),
+      await refuse([
+        'clients',
+        'create',
+        '--name',
+        'Rejected',
+        '--public',
+        '--redirect-uri',
+        'https://a.example/cb',
+        '--scope',
+        'openid orders:delete',
+      ]),
       /a public client cannot have scope orders:delete/,
     );
     for (const scope of ['openid', 'profile', 'email', 'offline_access']) {
       assert.match(
-        await refuse(['clients', 'create', '--name', 'Rejected', '--confidential', '--grant', 'client_credentials', '--scope', `orders:read ${scope}`]),
+        await refuse([
+          'clients',
+          'create',
+          '--name',
+          'Rejected',
+          '--confidential',
+          '--grant',
+          'client_credentials',
+          '--scope',
+          `orders:read ${scope}`,
+        ]),
         new RegExp(`a client-credentials client cannot have scope ${scope}`),
       );
     }
@@ -243,28 +340,57 @@ describe(`orderpay clients (${DATABASE})`, () => {
   test('a command line that is not one of the two shapes exits 2', async () => {
     const refusals: [string[], RegExp][] = [
       [['--name', 'X', '--redirect-uri', 'https://a.example/cb'], /exactly one of --public or --confidential/],
-      [['--name', 'X', '--public', '--confidential', '--redirect-uri', 'https://a.example/cb'], /exactly one of --public or --confidential/],
+      [
+        ['--name', 'X', '--public', '--confidential', '--redirect-uri', 'https://a.example/cb'],
+        /exactly one of --public or --confidential/,
+      ],
       [['--public', '--redirect-uri', 'https://a.example/cb'], /needs --name/],
       [['--name', 'X', '--public'], /at least one redirect URI/],
       [['--name', 'X', '--public', '--redirect-uri', 'https://a.example/cb', '--grant', 'client_credentials'], /drop --grant/],
       [['--name', 'X', '--confidential', '--scope', 'orders:read'], /needs --grant client_credentials/],
       [['--name', 'X', '--confidential', '--grant', 'authorization_code', '--scope', 'orders:read'], /client_credentials only/],
       [['--name', 'X', '--confidential', '--grant', 'client_credentials'], /needs --scope/],
-      [['--name', 'X', '--confidential', '--grant', 'client_credentials', '--scope', 'orders:read', '--redirect-uri', 'https://a.example/cb'], /drop --redirect-uri/],
+      [
+        [
+          '--name',
+          'X',
+          '--confidential',
+          '--grant',
+          'client_credentials',
+          '--scope',
+          'orders:read',
+          '--redirect-uri',
+          'https://a.example/cb',
+        ],
+        /drop --redirect-uri/,
+      ],
       [['--name', 'X', '--public', '--redirect-uri'], /--redirect-uri/],
     ];
     for (const [args, message] of refusals) assert.match(await refuse(['clients', 'create', ...args]), message, args.join(' '));
   });
 
   test('list shows every client and never a secret or its hash', async () => {
-    const created = await succeed(['clients', 'create', '--name', 'Listed', '--confidential', '--grant', 'client_credentials', '--scope', 'payments:read']);
+    const created = await succeed([
+      'clients',
+      'create',
+      '--name',
+      'Listed',
+      '--confidential',
+      '--grant',
+      'client_credentials',
+      '--scope',
+      'payments:read',
+    ]);
     const result = await runOrderpay(['clients', 'list', '--json'], env);
     assert.equal(result.code, 0, result.stderr);
     assert.ok(!result.stdout.includes(created.client_secret as string));
     assert.doesNotMatch(result.stdout, /scrypt|"client_secret"/);
     const { clients } = parseJsonOutput(result.stdout) as { clients: Record<string, unknown>[] };
     const { client_secret: _secret, client_secret_expires_at: _expiry, ...expected } = created;
-    assert.deepEqual(clients.find((c) => c.client_id === created.client_id), expected);
+    assert.deepEqual(
+      clients.find((c) => c.client_id === created.client_id),
+      expected,
+    );
     assert.ok(clients.some((c) => c.client_name === 'Shop app' && c.client_type === 'public'));
 
     const human = assertHuman(await runOrderpay(['clients', 'list'], env));
@@ -281,7 +407,8 @@ describe(`orderpay keys (${DATABASE})`, () => {
     expires_at: string | null;
     private_jwk: Record<string, string>;
   }
-  const keyRows = () => queryRows<KeyRow>('SELECT kid, created_at, retired_at, expires_at, private_jwk FROM signing_keys ORDER BY created_at, kid');
+  const keyRows = () =>
+    queryRows<KeyRow>('SELECT kid, created_at, retired_at, expires_at, private_jwk FROM signing_keys ORDER BY created_at, kid');
   const seconds = (timestamp: string) => Date.parse(timestamp) / 1000;
 
   test('rotate retires the active key, published until its tokens expired, and the new key signs', async () => {
@@ -292,11 +419,23 @@ describe(`orderpay keys (${DATABASE})`, () => {
     const rotated = await succeed(['keys', 'rotate']);
     const { active, retired } = rotated as { active: Record<string, unknown>; retired: Record<string, unknown>[] };
     assert.deepEqual(Object.keys(rotated), ['active', 'retired']);
-    assert.deepEqual(active, { kid: active.kid, alg: 'RS256', createdAt: active.createdAt, retiredAt: null, expiresAt: null, status: 'active' });
+    assert.deepEqual(active, {
+      kid: active.kid,
+      alg: 'RS256',
+      createdAt: active.createdAt,
+      retiredAt: null,
+      expiresAt: null,
+      status: 'active',
+    });
     assert.notEqual(active.kid, oldKid);
     assert.equal(retired.length, 1);
     assert.deepEqual(retired[0], {
-      kid: oldKid, alg: 'RS256', createdAt: retired[0]!.createdAt, retiredAt: active.createdAt, expiresAt: retired[0]!.expiresAt, status: 'retired',
+      kid: oldKid,
+      alg: 'RS256',
+      createdAt: retired[0]!.createdAt,
+      retiredAt: active.createdAt,
+      expiresAt: retired[0]!.expiresAt,
+      status: 'retired',
     });
     assert.equal(seconds(retired[0]!.expiresAt as string) - seconds(retired[0]!.retiredAt as string), MAX_SIGNED_TOKEN_LIFETIME_SECONDS);
     assert.equal(MAX_SIGNED_TOKEN_LIFETIME_SECONDS, 3600 + 300);
@@ -317,7 +456,10 @@ describe(`orderpay keys (${DATABASE})`, () => {
 
     // A second rotation retires the second key; the first keeps its original expiry.
     const again = (await succeed(['keys', 'rotate'])) as { active: { kid: string }; retired: { kid: string }[] };
-    assert.deepEqual(again.retired.map((k) => k.kid), [active.kid]);
+    assert.deepEqual(
+      again.retired.map((k) => k.kid),
+      [active.kid],
+    );
     const firstAgain = (await keyRows()).find((r) => r.kid === oldKid)!;
     assert.equal(firstAgain.expires_at, oldRow.expires_at);
   });
@@ -331,7 +473,10 @@ describe(`orderpay keys (${DATABASE})`, () => {
     assert.deepEqual(keys.map((k) => k.kid).sort(), rows.map((r) => r.kid).sort());
     for (const key of keys) assert.deepEqual(Object.keys(key), ['kid', 'alg', 'createdAt', 'retiredAt', 'expiresAt', 'status']);
     assert.equal(keys[0]!.status, 'active', 'newest first');
-    assert.deepEqual(keys.slice(1).map((k) => k.status), keys.slice(1).map(() => 'retired'));
+    assert.deepEqual(
+      keys.slice(1).map((k) => k.status),
+      keys.slice(1).map(() => 'retired'),
+    );
     for (const row of rows) {
       for (const member of ['d', 'p', 'q', 'dp', 'dq', 'qi']) {
         assert.ok(row.private_jwk[member], `the row has ${member}`);

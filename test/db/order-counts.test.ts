@@ -18,7 +18,9 @@ interface CountRow {
 
 /** Asserts both counter tables against COUNT(*) over the visible orders, and the store's reads. */
 async function assertCountersExact(db: Db, customers: number[], context: string): Promise<void> {
-  const byCustomer = await db.query<CountRow>('SELECT customer_id, status, n FROM customer_order_counts WHERE n <> 0 ORDER BY customer_id, status');
+  const byCustomer = await db.query<CountRow>(
+    'SELECT customer_id, status, n FROM customer_order_counts WHERE n <> 0 ORDER BY customer_id, status',
+  );
   const countedByCustomer = await db.query<CountRow>(
     'SELECT customer_id, status, count(*) AS n FROM orders WHERE deleted_at IS NULL GROUP BY customer_id, status ORDER BY customer_id, status',
   );
@@ -49,7 +51,11 @@ async function assertCountersExact(db: Db, customers: number[], context: string)
         'SELECT count(*) AS n FROM orders WHERE deleted_at IS NULL AND customer_id = $1 AND ($2::text IS NULL OR status = $2)',
         [customerId, status ?? null],
       );
-      assert.equal(await countOrders(db, { customerId, status }), own.rows[0]!.n, `countOrders(customer ${customerId}, status=${status}) after ${context}`);
+      assert.equal(
+        await countOrders(db, { customerId, status }),
+        own.rows[0]!.n,
+        `countOrders(customer ${customerId}, status=${status}) after ${context}`,
+      );
     }
   }
 }
@@ -68,8 +74,12 @@ describe('order counters (migration 0001) equal COUNT(*) of visible orders', () 
     const seed = Number(process.env.ORDER_COUNTS_SEED ?? 90_210);
     const random = createRandom(seed);
     const customers = await Promise.all(Array.from({ length: 4 }, async () => (await createUser(db)).id));
-    const visible = async () => (await db.query<{ id: number }>('SELECT id FROM orders WHERE deleted_at IS NULL AND customer_id = ANY($1) ORDER BY id', [customers])).rows.map((r) => r.id);
-    const any = async () => (await db.query<{ id: number }>('SELECT id FROM orders WHERE customer_id = ANY($1) ORDER BY id', [customers])).rows.map((r) => r.id);
+    const visible = async () =>
+      (
+        await db.query<{ id: number }>('SELECT id FROM orders WHERE deleted_at IS NULL AND customer_id = ANY($1) ORDER BY id', [customers])
+      ).rows.map((r) => r.id);
+    const any = async () =>
+      (await db.query<{ id: number }>('SELECT id FROM orders WHERE customer_id = ANY($1) ORDER BY id', [customers])).rows.map((r) => r.id);
     const log: string[] = [];
 
     const operations: Record<string, () => Promise<void>> = {
@@ -79,13 +89,22 @@ describe('order counters (migration 0001) equal COUNT(*) of visible orders', () 
       },
       async insertWithStatus() {
         const status = random.pick(ORDER_STATUSES);
-        await db.query("INSERT INTO orders (customer_id, status, total, currency) VALUES ($1, $2, $3, 'EUR')", [random.pick(customers), status, random.int(5000)]);
+        await db.query("INSERT INTO orders (customer_id, status, total, currency) VALUES ($1, $2, $3, 'EUR')", [
+          random.pick(customers),
+          status,
+          random.int(5000),
+        ]);
         log.push(`insert ${status}`);
       },
       async insertMany() {
         // One statement, many rows of several customers and statuses, some born deleted.
         const n = 1 + random.int(12);
-        const rows = Array.from({ length: n }, () => [random.pick(customers), random.pick(ORDER_STATUSES), random.int(10_000), random.next() < 0.2]);
+        const rows = Array.from({ length: n }, () => [
+          random.pick(customers),
+          random.pick(ORDER_STATUSES),
+          random.int(10_000),
+          random.next() < 0.2,
+        ]);
         await db.query(
           `INSERT INTO orders (customer_id, status, total, currency, deleted_at)
            SELECT c, s, t, 'EUR', CASE WHEN d THEN now() END FROM unnest($1::bigint[], $2::text[], $3::bigint[], $4::boolean[]) AS r(c, s, t, d)`,
@@ -105,7 +124,11 @@ describe('order counters (migration 0001) equal COUNT(*) of visible orders', () 
         // Several rows in one statement, deleted ones included (their change must not count).
         const customer = random.pick(customers);
         const status = random.pick(ORDER_STATUSES);
-        const { rowCount } = await db.query('UPDATE orders SET status = $2, version = version + 1 WHERE customer_id = $1 AND id % 3 = $3', [customer, status, random.int(3)]);
+        const { rowCount } = await db.query('UPDATE orders SET status = $2, version = version + 1 WHERE customer_id = $1 AND id % 3 = $3', [
+          customer,
+          status,
+          random.int(3),
+        ]);
         log.push(`status of ${rowCount} rows of ${customer} → ${status}`);
       },
       async softDelete() {
@@ -117,7 +140,10 @@ describe('order counters (migration 0001) equal COUNT(*) of visible orders', () 
       },
       async softDeleteAgain() {
         // Deleting a deleted order again changes nothing.
-        const { rows } = await db.query<{ id: number }>('SELECT id FROM orders WHERE deleted_at IS NOT NULL AND customer_id = ANY($1) LIMIT 1', [customers]);
+        const { rows } = await db.query<{ id: number }>(
+          'SELECT id FROM orders WHERE deleted_at IS NOT NULL AND customer_id = ANY($1) LIMIT 1',
+          [customers],
+        );
         if (rows[0]) await db.transaction((tx) => softDeleteOrder(tx, rows[0]!.id));
         log.push(`soft delete again ${rows[0]?.id}`);
       },
@@ -129,11 +155,14 @@ describe('order counters (migration 0001) equal COUNT(*) of visible orders', () 
         log.push(`hard delete ${rowCount} (${picked.join(',')})`);
       },
       async rolledBack() {
-        await assert.rejects(db.transaction(async (tx) => {
-          await insertOrder(tx, { customerId: random.pick(customers), total: 1, currency: 'EUR' });
-          await tx.query("UPDATE orders SET status = 'cancelled' WHERE customer_id = $1", [random.pick(customers)]);
-          throw new Error('rolled back');
-        }), /rolled back/);
+        await assert.rejects(
+          db.transaction(async (tx) => {
+            await insertOrder(tx, { customerId: random.pick(customers), total: 1, currency: 'EUR' });
+            await tx.query("UPDATE orders SET status = 'cancelled' WHERE customer_id = $1", [random.pick(customers)]);
+            throw new Error('rolled back');
+          }),
+          /rolled back/,
+        );
         log.push('rolled back');
       },
     };
@@ -145,7 +174,10 @@ describe('order counters (migration 0001) equal COUNT(*) of visible orders', () 
     }
     // The sequence did exercise every kind of write and left some of each visible status.
     for (const name of ['insert ', 'rows', 'status ', 'status of', 'soft delete ', 'hard delete', 'rolled back']) {
-      assert.ok(log.some((entry) => entry.includes(name)), `the sequence includes "${name}"`);
+      assert.ok(
+        log.some((entry) => entry.includes(name)),
+        `the sequence includes "${name}"`,
+      );
     }
     assert.ok((await visible()).length > 10, 'orders remain to be counted');
     await assertCountersExact(db, customers, `seed ${seed}, the whole sequence`);
@@ -155,26 +187,35 @@ describe('order counters (migration 0001) equal COUNT(*) of visible orders', () 
     const customers = await Promise.all(Array.from({ length: 3 }, async () => (await createUser(db)).id));
     const random = createRandom(7);
     // Orders for the updates and deletes to act on, one per transaction so no two touch one row.
-    const existing = await Promise.all(Array.from({ length: 20 }, () => insertOrder(db, { customerId: random.pick(customers), total: 100, currency: 'EUR' })));
-    const writes = existing.map((order, i) => db.transaction(async (tx) => {
-      if (i % 4 === 0) await softDeleteOrder(tx, order.id);
-      else await updateOrderStatus(tx, order.id, random.pick(ORDER_STATUSES));
-    }));
+    const existing = await Promise.all(
+      Array.from({ length: 20 }, () => insertOrder(db, { customerId: random.pick(customers), total: 100, currency: 'EUR' })),
+    );
+    const writes = existing.map((order, i) =>
+      db.transaction(async (tx) => {
+        if (i % 4 === 0) await softDeleteOrder(tx, order.id);
+        else await updateOrderStatus(tx, order.id, random.pick(ORDER_STATUSES));
+      }),
+    );
     for (let i = 0; i < 20; i++) {
-      writes.push(db.transaction(async (tx) => {
-        if (i % 2 === 0) {
-          await insertOrder(tx, { customerId: random.pick(customers), total: 100, currency: 'EUR' });
-        } else {
-          const rows = Array.from({ length: 2 + random.int(5) }, () => [random.pick(customers), random.pick(ORDER_STATUSES)]);
-          await tx.query(
-            "INSERT INTO orders (customer_id, status, total, currency) SELECT c, s, 1, 'EUR' FROM unnest($1::bigint[], $2::text[]) AS r(c, s)",
-            [rows.map((r) => r[0]), rows.map((r) => r[1])],
-          );
-        }
-      }));
+      writes.push(
+        db.transaction(async (tx) => {
+          if (i % 2 === 0) {
+            await insertOrder(tx, { customerId: random.pick(customers), total: 100, currency: 'EUR' });
+          } else {
+            const rows = Array.from({ length: 2 + random.int(5) }, () => [random.pick(customers), random.pick(ORDER_STATUSES)]);
+            await tx.query(
+              "INSERT INTO orders (customer_id, status, total, currency) SELECT c, s, 1, 'EUR' FROM unnest($1::bigint[], $2::text[]) AS r(c, s)",
+              [rows.map((r) => r[0]), rows.map((r) => r[1])],
+            );
+          }
+        }),
+      );
     }
     const settled = await Promise.allSettled(writes);
-    assert.deepEqual(settled.filter((s) => s.status === 'rejected').map((s) => String((s as PromiseRejectedResult).reason)), []);
+    assert.deepEqual(
+      settled.filter((s) => s.status === 'rejected').map((s) => String((s as PromiseRejectedResult).reason)),
+      [],
+    );
     await assertCountersExact(db, customers, 'concurrent transactions');
   });
 });

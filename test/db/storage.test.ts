@@ -44,9 +44,22 @@ describe(`storage layer (${serverUrl ? 'PostgreSQL' : 'PGlite'})`, () => {
         `SELECT 3::int2 AS small, 7::int4 AS regular, 42::int8 AS big, 9007199254740991::int8 AS max_safe, -9007199254740991::int8 AS min_safe,
                 (SELECT count(*) FROM generate_series(1, 5)) AS counted, NULL::int8 AS missing, ARRAY[1, NULL, 3]::int8[] AS list`,
       );
-      assert.deepEqual(rows, [{ small: 3, regular: 7, big: 42, max_safe: 9007199254740991, min_safe: -9007199254740991, counted: 5, missing: null, list: [1, null, 3] }]);
+      assert.deepEqual(rows, [
+        {
+          small: 3,
+          regular: 7,
+          big: 42,
+          max_safe: 9007199254740991,
+          min_safe: -9007199254740991,
+          counted: 5,
+          missing: null,
+          list: [1, null, 3],
+        },
+      ]);
 
-      const inserted = await db.query<{ id: number }>("INSERT INTO storage_events (run, label) VALUES ('ints', 'a'), ('ints', 'b') RETURNING id");
+      const inserted = await db.query<{ id: number }>(
+        "INSERT INTO storage_events (run, label) VALUES ('ints', 'a'), ('ints', 'b') RETURNING id",
+      );
       assert.equal(inserted.rowCount, 2);
       for (const row of inserted.rows) assert.ok(Number.isSafeInteger(row.id) && row.id > 0, `id ${String(row.id)} is a number`);
       // An int8 parameter round-trips as the same number.
@@ -55,7 +68,10 @@ describe(`storage layer (${serverUrl ? 'PostgreSQL' : 'PGlite'})`, () => {
     });
 
     test('an int8 outside the exact range of a JS number is an error, never a rounded number', async () => {
-      await assert.rejects(db.query('SELECT 9007199254740993::int8 AS x'), { name: 'RangeError', message: 'int8 value 9007199254740993 exceeds the safe integer range' });
+      await assert.rejects(db.query('SELECT 9007199254740993::int8 AS x'), {
+        name: 'RangeError',
+        message: 'int8 value 9007199254740993 exceeds the safe integer range',
+      });
       await assert.rejects(db.query('SELECT ARRAY[9007199254740993]::int8[] AS x'), { name: 'RangeError' });
       // The failed parse leaves the connection usable.
       assert.deepEqual((await db.query('SELECT 1::int8 AS one')).rows, [{ one: 1 }]);
@@ -70,18 +86,22 @@ describe(`storage layer (${serverUrl ? 'PostgreSQL' : 'PGlite'})`, () => {
                 ARRAY['2026-01-02 03:04:05.000001+00'::timestamptz, NULL] AS list,
                 NULL::timestamptz AS missing`,
       );
-      assert.deepEqual(rows, [{
-        with_offset: '2026-01-02T01:04:05.123456Z',
-        whole_second: '2026-01-02T03:04:05Z',
-        negative_offset: '2026-07-01T07:29:59.5Z',
-        named_zone: '2026-03-29T00:30:00Z',
-        list: ['2026-01-02T03:04:05.000001Z', null],
-        missing: null,
-      }]);
+      assert.deepEqual(rows, [
+        {
+          with_offset: '2026-01-02T01:04:05.123456Z',
+          whole_second: '2026-01-02T03:04:05Z',
+          negative_offset: '2026-07-01T07:29:59.5Z',
+          named_zone: '2026-03-29T00:30:00Z',
+          list: ['2026-01-02T03:04:05.000001Z', null],
+          missing: null,
+        },
+      ]);
     });
 
     test('now() and a stored default are RFC 3339 UTC strings that round-trip as parameters', async () => {
-      const { rows } = await db.query<{ id: number; at: string; now: string }>("INSERT INTO storage_events (run, label) VALUES ('ts', 'default') RETURNING id, at, now() AS now");
+      const { rows } = await db.query<{ id: number; at: string; now: string }>(
+        "INSERT INTO storage_events (run, label) VALUES ('ts', 'default') RETURNING id, at, now() AS now",
+      );
       const { id, at, now } = rows[0]!;
       assert.match(at, RFC3339_UTC);
       assert.equal(at, now, 'the default is the statement time');
@@ -89,14 +109,17 @@ describe(`storage layer (${serverUrl ? 'PostgreSQL' : 'PGlite'})`, () => {
       // Written back as a parameter, the string is the same instant, read back the same way.
       await db.query("INSERT INTO storage_events (run, label, at) VALUES ('ts', 'copy', $1)", [at]);
       const copies = await db.query("SELECT label, at FROM storage_events WHERE run = 'ts' ORDER BY id");
-      assert.deepEqual(copies.rows, [{ label: 'default', at }, { label: 'copy', at }]);
+      assert.deepEqual(copies.rows, [
+        { label: 'default', at },
+        { label: 'copy', at },
+      ]);
       const same = await db.query('SELECT at = $2::timestamptz AS same FROM storage_events WHERE id = $1', [id, at]);
       assert.deepEqual(same.rows, [{ same: true }]);
     });
 
     test('inside a transaction the same parsers apply', async () => {
       const row = await db.transaction(async (tx) => {
-        const { rows } = await tx.query('SELECT 5::int8 AS n, \'2026-01-02 03:04:05.25+01\'::timestamptz AS at');
+        const { rows } = await tx.query("SELECT 5::int8 AS n, '2026-01-02 03:04:05.25+01'::timestamptz AS at");
         return rows[0];
       });
       assert.deepEqual(row, { n: 5, at: '2026-01-02T02:04:05.25Z' });
@@ -124,7 +147,9 @@ describe(`storage layer (${serverUrl ? 'PostgreSQL' : 'PGlite'})`, () => {
           return value;
         }),
       );
-      const plain = Array.from({ length: 20 }, (_, i) => db.query('INSERT INTO storage_events (run, label) VALUES ($1, $2)', [run, `plain-${i}`]));
+      const plain = Array.from({ length: 20 }, (_, i) =>
+        db.query('INSERT INTO storage_events (run, label) VALUES ($1, $2)', [run, `plain-${i}`]),
+      );
       const reads = Array.from({ length: 10 }, () => db.query<{ n: number }>('SELECT n FROM storage_counters WHERE name = $1', [run]));
 
       const settled = await Promise.allSettled(transactions);
@@ -132,18 +157,29 @@ describe(`storage layer (${serverUrl ? 'PostgreSQL' : 'PGlite'})`, () => {
 
       const committed = settled.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
       const rejected = settled.flatMap((s, i) => (s.status === 'rejected' ? [[i, (s.reason as Error).message]] : []));
-      assert.deepEqual(rejected, [...failing].map((i) => [i, `transaction ${i} fails after writing`]));
+      assert.deepEqual(
+        rejected,
+        [...failing].map((i) => [i, `transaction ${i} fails after writing`]),
+      );
       // Every committed increment saw the previous committed one: no lost update, no duplicate.
-      assert.deepEqual([...committed].sort((a, b) => a - b), Array.from({ length: 16 }, (_, i) => i + 1));
+      assert.deepEqual(
+        [...committed].sort((a, b) => a - b),
+        Array.from({ length: 16 }, (_, i) => i + 1),
+      );
       const counter = await db.query<{ n: number }>('SELECT n FROM storage_counters WHERE name = $1', [run]);
       assert.deepEqual(counter.rows, [{ n: 16 }]);
       // No plain statement ran inside (and was rolled back with) a failing transaction.
       const { rows } = await db.query<{ label: string }>('SELECT label FROM storage_events WHERE run = $1 ORDER BY label', [run]);
       const expected = [
         ...Array.from({ length: 20 }, (_, i) => `plain-${i}`),
-        ...Array.from({ length: 20 }, (_, i) => i).filter((i) => !failing.has(i)).map((i) => `tx-${i}`),
+        ...Array.from({ length: 20 }, (_, i) => i)
+          .filter((i) => !failing.has(i))
+          .map((i) => `tx-${i}`),
       ].sort();
-      assert.deepEqual(rows.map((r) => r.label), expected);
+      assert.deepEqual(
+        rows.map((r) => r.label),
+        expected,
+      );
       for (const read of await Promise.all(reads)) assert.ok(read.rows[0]!.n >= 0 && read.rows[0]!.n <= 16);
     });
 
@@ -195,7 +231,8 @@ describe(`storage layer (${serverUrl ? 'PostgreSQL' : 'PGlite'})`, () => {
     test('a second migrate() on a migrated database applies nothing and changes no record', async () => {
       const versions = (await loadMigrations()).map((m) => m.version);
       assert.ok(versions.length > 0);
-      const recorded = async () => (await db.query<{ version: string }>('SELECT version FROM schema_migrations ORDER BY version')).rows.map((r) => r.version);
+      const recorded = async () =>
+        (await db.query<{ version: string }>('SELECT version FROM schema_migrations ORDER BY version')).rows.map((r) => r.version);
       assert.deepEqual(await recorded(), versions);
       assert.deepEqual(await migrate(db), []);
       assert.deepEqual(await migrate(db), []);
@@ -210,45 +247,56 @@ describe(`storage layer (${serverUrl ? 'PostgreSQL' : 'PGlite'})`, () => {
       assert.equal(new Set(versions).size, versions.length);
     });
 
-    test(serverUrl
-      ? 'PostgreSQL: two processes migrating one empty database at once apply each migration exactly once (advisory lock)'
-      : 'PGlite: two concurrent migrate() calls on one empty embedded database apply each migration exactly once', async () => {
-      const versions = (await loadMigrations()).map((m) => m.version);
-      let first: Db;
-      let second: Db;
-      let drop: () => Promise<void>;
-      if (serverUrl) {
-        // Two Db instances: two pools, as two processes starting at once would have.
-        const empty = await createEmptyServerDatabase();
-        first = await createDatabase({ databaseUrl: empty.url, dataDir: '', db: DB_OPTIONS });
-        second = await createDatabase({ databaseUrl: empty.url, dataDir: '', db: DB_OPTIONS });
-        drop = async () => {
-          await first.close();
-          await second.close();
-          await empty.drop();
-        };
-      } else {
-        // PGlite is one process's own database: two processes cannot open it, so the equivalent is
-        // two overlapping calls through the one handle.
-        first = await createDatabase({ databaseUrl: undefined, dataDir: 'memory://', db: DB_OPTIONS });
-        second = first;
-        drop = () => first.close();
-      }
-      try {
-        const [a, b] = await Promise.all([migrate(first), migrate(second)]);
-        // One call did all the work; the other waited and found nothing left.
-        assert.deepEqual([a, b].sort((x, y) => y.length - x.length), [versions, []]);
-        const { rows } = await first.query<{ version: string; copies: number }>(
-          'SELECT version, count(*) AS copies FROM schema_migrations GROUP BY version ORDER BY version',
-        );
-        assert.deepEqual(rows, versions.map((version) => ({ version, copies: 1 })));
-        // The schema is usable from both handles.
-        const tables = await second.query<{ n: number }>("SELECT count(*) AS n FROM information_schema.tables WHERE table_name IN ('orders', 'order_items', 'products', 'users')");
-        assert.deepEqual(tables.rows, [{ n: 4 }]);
-        assert.deepEqual(await migrate(second), []);
-      } finally {
-        await drop();
-      }
-    });
+    test(
+      serverUrl
+        ? 'PostgreSQL: two processes migrating one empty database at once apply each migration exactly once (advisory lock)'
+        : 'PGlite: two concurrent migrate() calls on one empty embedded database apply each migration exactly once',
+      async () => {
+        const versions = (await loadMigrations()).map((m) => m.version);
+        let first: Db;
+        let second: Db;
+        let drop: () => Promise<void>;
+        if (serverUrl) {
+          // Two Db instances: two pools, as two processes starting at once would have.
+          const empty = await createEmptyServerDatabase();
+          first = await createDatabase({ databaseUrl: empty.url, dataDir: '', db: DB_OPTIONS });
+          second = await createDatabase({ databaseUrl: empty.url, dataDir: '', db: DB_OPTIONS });
+          drop = async () => {
+            await first.close();
+            await second.close();
+            await empty.drop();
+          };
+        } else {
+          // PGlite is one process's own database: two processes cannot open it, so the equivalent is
+          // two overlapping calls through the one handle.
+          first = await createDatabase({ databaseUrl: undefined, dataDir: 'memory://', db: DB_OPTIONS });
+          second = first;
+          drop = () => first.close();
+        }
+        try {
+          const [a, b] = await Promise.all([migrate(first), migrate(second)]);
+          // One call did all the work; the other waited and found nothing left.
+          assert.deepEqual(
+            [a, b].sort((x, y) => y.length - x.length),
+            [versions, []],
+          );
+          const { rows } = await first.query<{ version: string; copies: number }>(
+            'SELECT version, count(*) AS copies FROM schema_migrations GROUP BY version ORDER BY version',
+          );
+          assert.deepEqual(
+            rows,
+            versions.map((version) => ({ version, copies: 1 })),
+          );
+          // The schema is usable from both handles.
+          const tables = await second.query<{ n: number }>(
+            "SELECT count(*) AS n FROM information_schema.tables WHERE table_name IN ('orders', 'order_items', 'products', 'users')",
+          );
+          assert.deepEqual(tables.rows, [{ n: 4 }]);
+          assert.deepEqual(await migrate(second), []);
+        } finally {
+          await drop();
+        }
+      },
+    );
   });
 });

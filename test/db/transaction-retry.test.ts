@@ -85,7 +85,10 @@ if (serverUrl) {
       await Promise.all([lockInOrder(1, 2), lockInOrder(2, 1)]);
       assert.equal(runs, 3, 'one of the two ran a second time');
       const { rows } = await db.query<{ id: number; n: number }>('SELECT id, n FROM retry_counters ORDER BY id');
-      assert.deepEqual(rows, [{ id: 1, n: 2 }, { id: 2, n: 2 }]);
+      assert.deepEqual(rows, [
+        { id: 1, n: 2 },
+        { id: 2, n: 2 },
+      ]);
     });
   });
 }

@@ -19,7 +19,11 @@ let publicClientId: string;
 before(async () => {
   server = await startAuthServer(PORT);
   await server.createUser('ada@example.test', 'correct horse battery', 'customer');
-  ({ clientId: publicClientId } = await createPublicClient(server.db, { name: 'Test app', redirectUris: [REDIRECT_URI], scopes: SCOPE.split(' ').concat('offline_access') }));
+  ({ clientId: publicClientId } = await createPublicClient(server.db, {
+    name: 'Test app',
+    redirectUris: [REDIRECT_URI],
+    scopes: SCOPE.split(' ').concat('offline_access'),
+  }));
 });
 after(async () => {
   await server.close();
@@ -33,8 +37,11 @@ async function authorize(config: client.Configuration, scope = SCOPE) {
   const verifier = client.randomPKCECodeVerifier();
   const state = client.randomState();
   const url = client.buildAuthorizationUrl(config, {
-    redirect_uri: REDIRECT_URI, scope, state,
-    code_challenge: await client.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256',
+    redirect_uri: REDIRECT_URI,
+    scope,
+    state,
+    code_challenge: await client.calculatePKCECodeChallenge(verifier),
+    code_challenge_method: 'S256',
   });
   const callback = await signInWithForms(server, url.toString(), 'ada@example.test', 'correct horse battery');
   return { verifier, state, callback };
@@ -91,9 +98,15 @@ describe('RFC 6749 §4.1 + RFC 7636: authorization code with PKCE, end to end', 
 
     const refreshed = await client.refreshTokenGrant(config, tokens.refresh_token!);
     assert.ok(refreshed.refresh_token && refreshed.refresh_token !== tokens.refresh_token, 'the refresh token rotates');
-    await assert.rejects(client.refreshTokenGrant(config, tokens.refresh_token!), (error: client.ResponseBodyError) => error.error === 'invalid_grant');
+    await assert.rejects(
+      client.refreshTokenGrant(config, tokens.refresh_token!),
+      (error: client.ResponseBodyError) => error.error === 'invalid_grant',
+    );
     // Reuse of the rotated token revoked the whole grant: the newest refresh token is dead too.
-    await assert.rejects(client.refreshTokenGrant(config, refreshed.refresh_token!), (error: client.ResponseBodyError) => error.error === 'invalid_grant');
+    await assert.rejects(
+      client.refreshTokenGrant(config, refreshed.refresh_token!),
+      (error: client.ResponseBodyError) => error.error === 'invalid_grant',
+    );
   });
 
   test('the raw token response: token_type Bearer, no-store, refresh_token without offline_access', async () => {
@@ -102,7 +115,13 @@ describe('RFC 6749 §4.1 + RFC 7636: authorization code with PKCE, end to end', 
     const response = await fetch(`${server.issuer}/token`, {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ grant_type: 'authorization_code', code: callback.searchParams.get('code')!, redirect_uri: REDIRECT_URI, client_id: publicClientId, code_verifier: verifier }),
+      body: new URLSearchParams({
+        grant_type: 'authorization_code',
+        code: callback.searchParams.get('code')!,
+        redirect_uri: REDIRECT_URI,
+        client_id: publicClientId,
+        code_verifier: verifier,
+      }),
     });
     assert.equal(response.status, 200);
     assert.equal(response.headers.get('cache-control'), 'no-store');
@@ -146,7 +165,12 @@ describe('RFC 6749 §4.4: client credentials', () => {
     const service = await createConfidentialClient(server.db, { name: 'Wrong', scopes: ['orders:read'] });
     const config = await discover(service.clientId, client.ClientSecretBasic('not-the-secret'), 'not-the-secret');
     // RFC 6749 §5.2: a client that authenticated with HTTP Basic gets 401 and a challenge.
-    await assert.rejects(client.clientCredentialsGrant(config, { scope: 'orders:read' }), (error: unknown) =>
-      error instanceof client.WWWAuthenticateChallengeError && error.status === 401 && error.cause[0]?.parameters.error === 'invalid_client');
+    await assert.rejects(
+      client.clientCredentialsGrant(config, { scope: 'orders:read' }),
+      (error: unknown) =>
+        error instanceof client.WWWAuthenticateChallengeError &&
+        error.status === 401 &&
+        error.cause[0]?.parameters.error === 'invalid_client',
+    );
   });
 });

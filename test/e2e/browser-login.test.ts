@@ -24,8 +24,16 @@ const PASSWORD = 'correct horse battery staple';
 const CHROMIUM = process.env.ORDERPAY_CHROMIUM || '/usr/bin/chromium';
 // Without the background-networking flags Chromium keeps dialling Google's hosts, which the
 // machines this runs on refuse; --no-sandbox because CI runs as root.
-const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-  '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
 
 function findMissingChromium(): string | undefined {
   try {
@@ -59,7 +67,9 @@ if (missingChromium && process.env.CI === 'true') {
       server = await startAuthServer(PORT);
       await server.createUser(EMAIL, PASSWORD, 'customer');
       ({ clientId } = await createPublicClient(server.db, { name: 'Browser app', redirectUris: [REDIRECT_URI], scopes: SCOPE.split(' ') }));
-      config = await client.discovery(new URL(server.issuer), clientId, undefined, client.None(), { execute: [client.allowInsecureRequests] });
+      config = await client.discovery(new URL(server.issuer), clientId, undefined, client.None(), {
+        execute: [client.allowInsecureRequests],
+      });
       callbackServer = await startCallbackServer(callbacks);
       screenshots = await mkdtemp(join(tmpdir(), 'orderpay-browser-'));
       browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
@@ -98,8 +108,11 @@ if (missingChromium && process.env.CI === 'true') {
       const verifier = client.randomPKCECodeVerifier();
       const state = client.randomState();
       const url = client.buildAuthorizationUrl(config, {
-        redirect_uri: REDIRECT_URI, scope: SCOPE, state,
-        code_challenge: await client.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256',
+        redirect_uri: REDIRECT_URI,
+        scope: SCOPE,
+        state,
+        code_challenge: await client.calculatePKCECodeChallenge(verifier),
+        code_challenge_method: 'S256',
       });
       return { verifier, state, url };
     }
@@ -157,8 +170,10 @@ if (missingChromium && process.env.CI === 'true') {
         assert.equal(callback.searchParams.get('error'), 'access_denied');
         assert.equal(callback.searchParams.get('state'), state);
         assert.equal(callback.searchParams.get('code'), null);
-        await assert.rejects(client.authorizationCodeGrant(config, callback, { pkceCodeVerifier: verifier, expectedState: state }),
-          (error: unknown) => error instanceof client.AuthorizationResponseError && error.error === 'access_denied');
+        await assert.rejects(
+          client.authorizationCodeGrant(config, callback, { pkceCodeVerifier: verifier, expectedState: state }),
+          (error: unknown) => error instanceof client.AuthorizationResponseError && error.error === 'access_denied',
+        );
       });
     });
 
@@ -190,7 +205,11 @@ if (missingChromium && process.env.CI === 'true') {
         assert.equal(login?.headers()['cache-control'], 'no-store');
         assert.match(login?.headers()['content-security-policy'] ?? '', /frame-ancestors 'none'/);
         assert.deepEqual(await page.evaluate(auditPage), {
-          lang: 'en', title: 'Sign in · orderpay', headings: 1, unlabelledControls: [], nonButtonControls: [],
+          lang: 'en',
+          title: 'Sign in · orderpay',
+          headings: 1,
+          unlabelledControls: [],
+          nonButtonControls: [],
           buttons: ['submit Sign in'],
         });
         await assertStylesheetApplied(page);
@@ -206,7 +225,11 @@ if (missingChromium && process.env.CI === 'true') {
           'Place, change and cancel orders for you (orders:write)',
         ]);
         assert.deepEqual(await page.evaluate(auditPage), {
-          lang: 'en', title: 'Allow access · orderpay', headings: 1, unlabelledControls: [], nonButtonControls: [],
+          lang: 'en',
+          title: 'Allow access · orderpay',
+          headings: 1,
+          unlabelledControls: [],
+          nonButtonControls: [],
           buttons: ['submit Allow', 'submit Deny'],
         });
         await assertStylesheetApplied(page);
@@ -238,8 +261,18 @@ async function closeServer(httpServer: Server): Promise<void> {
 }
 
 // The project's TypeScript has no DOM library; these are the few DOM shapes the audit reads.
-interface AuditElement { outerHTML: string; textContent: string | null; type?: string; labels?: { length: number } | null; getAttribute(name: string): string | null }
-interface AuditDocument { documentElement: { lang: string }; title: string; querySelectorAll(selectors: string): Iterable<AuditElement> }
+interface AuditElement {
+  outerHTML: string;
+  textContent: string | null;
+  type?: string;
+  labels?: { length: number } | null;
+  getAttribute(name: string): string | null;
+}
+interface AuditDocument {
+  documentElement: { lang: string };
+  title: string;
+  querySelectorAll(selectors: string): Iterable<AuditElement>;
+}
 
 /** Runs in the page (Playwright sends its source): a basic accessibility audit. */
 function auditPage() {
@@ -253,8 +286,11 @@ function auditPage() {
       .filter((control) => !control.labels?.length && !control.getAttribute('aria-label') && !control.getAttribute('aria-labelledby'))
       .map((control) => control.outerHTML),
     // Anything clickable that is not a real <button>.
-    nonButtonControls: [...doc.querySelectorAll('[role=button], input[type=submit], input[type=button], input[type=image], input[type=reset], a:not([href]), [onclick]')]
-      .map((element) => element.outerHTML),
+    nonButtonControls: [
+      ...doc.querySelectorAll(
+        '[role=button], input[type=submit], input[type=button], input[type=image], input[type=reset], a:not([href]), [onclick]',
+      ),
+    ].map((element) => element.outerHTML),
     buttons: [...doc.querySelectorAll('button')].map((button) => `${button.type} ${(button.textContent ?? '').trim()}`),
   };
 }

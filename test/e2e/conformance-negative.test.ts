@@ -31,10 +31,15 @@ before(async () => {
   await server.createUser(CUSTOMER.email, CUSTOMER.password, 'customer');
   await server.createUser(STAFF.email, STAFF.password, 'staff');
   ({ clientId: appA } = await createPublicClient(server.db, {
-    name: 'Conformance app A', redirectUris: [REDIRECT_URI],
+    name: 'Conformance app A',
+    redirectUris: [REDIRECT_URI],
     scopes: ['openid', 'profile', 'email', 'offline_access', 'orders:read', 'orders:write', 'products:write'],
   }));
-  ({ clientId: appB } = await createPublicClient(server.db, { name: 'Conformance app B', redirectUris: [OTHER_REDIRECT_URI], scopes: ['openid', 'orders:read'] }));
+  ({ clientId: appB } = await createPublicClient(server.db, {
+    name: 'Conformance app B',
+    redirectUris: [OTHER_REDIRECT_URI],
+    scopes: ['openid', 'orders:read'],
+  }));
   introspector = await createConfidentialClient(server.db, { name: 'Conformance introspector', scopes: ['orders:read'] });
 });
 after(async () => {
@@ -60,8 +65,14 @@ function authorizationUrl(params: Record<string, string | undefined>): string {
 /** A well-formed code request for app A; `overrides` set (or, with undefined, drop) parameters. */
 function codeRequest(challenge: string, overrides: Record<string, string | undefined> = {}): string {
   return authorizationUrl({
-    response_type: 'code', client_id: appA, redirect_uri: REDIRECT_URI, scope: 'openid orders:read',
-    state: randomBytes(12).toString('base64url'), code_challenge: challenge, code_challenge_method: 'S256', ...overrides,
+    response_type: 'code',
+    client_id: appA,
+    redirect_uri: REDIRECT_URI,
+    scope: 'openid orders:read',
+    state: randomBytes(12).toString('base64url'),
+    code_challenge: challenge,
+    code_challenge_method: 'S256',
+    ...overrides,
   });
 }
 
@@ -130,7 +141,10 @@ function basicAuthorization(clientId: string, secret: string): string {
 async function introspect(token: string): Promise<Answer> {
   const response = await fetch(`${server.issuer}/introspect`, {
     method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: basicAuthorization(introspector.clientId, introspector.clientSecret) },
+    headers: {
+      'content-type': 'application/x-www-form-urlencoded',
+      authorization: basicAuthorization(introspector.clientId, introspector.clientSecret),
+    },
     body: new URLSearchParams({ token }),
   });
   return { status: response.status, headers: response.headers, body: (await response.json()) as Record<string, unknown> };
@@ -146,13 +160,17 @@ function tokensOf(answer: Answer): { accessToken: string; refreshToken: string; 
 /** The models stored for a grant: its Grant row and every row bound to it. */
 async function storedModelsOfGrant(grantId: string): Promise<string[]> {
   const { rows } = await server.db.query<{ model: string }>(
-    'SELECT model FROM oidc_payloads WHERE grant_id = $1 OR (model = $2 AND id = $3) ORDER BY model', [grantId, 'Grant', digestOidcIdentifier(grantId)]);
+    'SELECT model FROM oidc_payloads WHERE grant_id = $1 OR (model = $2 AND id = $3) ORDER BY model',
+    [grantId, 'Grant', digestOidcIdentifier(grantId)],
+  );
   return rows.map((row) => row.model);
 }
 
 async function grantIdOfRefreshToken(refreshToken: string): Promise<string> {
   const { rows } = await server.db.query<{ grant_id: string }>(
-    "SELECT grant_id FROM oidc_payloads WHERE model = 'RefreshToken' AND id = $1", [digestOidcIdentifier(refreshToken)]);
+    "SELECT grant_id FROM oidc_payloads WHERE model = 'RefreshToken' AND id = $1",
+    [digestOidcIdentifier(refreshToken)],
+  );
   assert.ok(rows[0]?.grant_id);
   return rows[0].grant_id;
 }
@@ -207,15 +225,26 @@ describe('oidcc-ensure-registered-redirect-uri (RFC 6749 §3.1.2.4, §4.1.2.1; R
   }
 
   test('an unregistered redirect_uri wins over any other error in the request: still no redirect', async () => {
-    const answer = await authorizeOnce(codeRequest('', { redirect_uri: 'http://127.0.0.1:29198/elsewhere', code_challenge: undefined, scope: 'openid payments:write' }));
+    const answer = await authorizeOnce(
+      codeRequest('', { redirect_uri: 'http://127.0.0.1:29198/elsewhere', code_challenge: undefined, scope: 'openid payments:write' }),
+    );
     assert.equal(answer.status, 400);
     assert.equal(answer.location, null);
     assert.match(answer.body, /invalid_redirect_uri/);
   });
 
-  test('RFC 6749 §4.1.3: the token request must repeat the authorization request\'s redirect_uri', async () => {
+  test("RFC 6749 §4.1.3: the token request must repeat the authorization request's redirect_uri", async () => {
     const { code, verifier } = await obtainCode();
-    assertTokenError(await requestTokens({ grant_type: 'authorization_code', code, redirect_uri: `${REDIRECT_URI}/`, client_id: appA, code_verifier: verifier }), 'invalid_grant');
+    assertTokenError(
+      await requestTokens({
+        grant_type: 'authorization_code',
+        code,
+        redirect_uri: `${REDIRECT_URI}/`,
+        client_id: appA,
+        code_verifier: verifier,
+      }),
+      'invalid_grant',
+    );
   });
 });
 
@@ -233,7 +262,9 @@ describe('RFC 7636 + RFC 9700 §2.1.1: PKCE with S256 is required', () => {
   }
 
   test('fapi2-security-profile-final-par-ensure-pkce-required (front channel): no code_challenge → invalid_request at the redirect_uri', async () => {
-    const answer = await authorizeOnce(codeRequest('', { code_challenge: undefined, code_challenge_method: undefined, state: 'no-challenge' }));
+    const answer = await authorizeOnce(
+      codeRequest('', { code_challenge: undefined, code_challenge_method: undefined, state: 'no-challenge' }),
+    );
     assertRedirectedError(answer, 'no-challenge', /requires PKCE/);
   });
 
@@ -280,7 +311,7 @@ describe('fapi2-security-profile-final-ensure-token-endpoint-fails-with-expired-
 });
 
 describe('fapi2-security-profile-final-ensure-authorization-code-is-bound-to-client (RFC 6749 §4.1.3, §10.5)', () => {
-  test('client B redeeming client A\'s code (with the right verifier) → invalid_grant; the code stays A\'s', async () => {
+  test("client B redeeming client A's code (with the right verifier) → invalid_grant; the code stays A's", async () => {
     const { code, verifier } = await obtainCode();
     assertTokenError(await redeemCode(code, verifier, appB), 'invalid_grant');
     // The failed attempt neither consumed nor revoked it: B cannot burn A's code either.
@@ -289,7 +320,7 @@ describe('fapi2-security-profile-final-ensure-authorization-code-is-bound-to-cli
 });
 
 describe('RFC 6749 §6, §10.4: a refresh token is bound to its client', () => {
-  test('client B refreshing with client A\'s refresh token → invalid_grant; A\'s token still works', async () => {
+  test("client B refreshing with client A's refresh token → invalid_grant; A's token still works", async () => {
     const { code, verifier } = await obtainCode();
     const { refreshToken } = tokensOf(await redeemCode(code, verifier));
     assertTokenError(await refresh(refreshToken, appB), 'invalid_grant');
@@ -340,7 +371,9 @@ describe('RFC 6749 §3.3: scopes', () => {
     const url = codeRequest(challenge, { scope: 'openid orders:read products:write' });
     let { response } = await browser.follow(url);
     const login = readForm(await response.text());
-    ({ response } = await browser.follow(new URL(login.action, server.baseUrl).toString(), { form: { ...login.fields, email: CUSTOMER.email, password: CUSTOMER.password } }));
+    ({ response } = await browser.follow(new URL(login.action, server.baseUrl).toString(), {
+      form: { ...login.fields, email: CUSTOMER.email, password: CUSTOMER.password },
+    }));
     assert.equal(response.status, 200);
     const consentHtml = await response.text();
     assert.match(consentHtml, /\(orders:read\)/);
@@ -355,7 +388,12 @@ describe('RFC 6749 §3.3: scopes', () => {
     assert.equal(claims.roles, undefined);
     assert.equal((await introspect(refreshToken)).body.scope, 'openid orders:read');
     // Refreshing cannot widen it either (RFC 6749 §6: no scope beyond the original grant).
-    const widened = await requestTokens({ grant_type: 'refresh_token', refresh_token: refreshToken, client_id: appA, scope: 'orders:read products:write' });
+    const widened = await requestTokens({
+      grant_type: 'refresh_token',
+      refresh_token: refreshToken,
+      client_id: appA,
+      scope: 'orders:read products:write',
+    });
     assertTokenError(widened, 'invalid_scope');
     assert.equal(decodeJwt(tokensOf(await refresh(refreshToken)).accessToken).scope, 'orders:read');
   });
@@ -383,7 +421,10 @@ describe('oidcc-idtoken-unsigned, oidcc-idtoken-rs256 (RFC 8725 §3.1, §3.2): a
     for (const token of [accessToken, idToken!]) {
       const header = decodeProtectedHeader(token);
       assert.equal(header.alg, 'RS256');
-      assert.ok(jwks.keys.some((key) => key.kid === header.kid), `kid ${header.kid} is in the JWKS`);
+      assert.ok(
+        jwks.keys.some((key) => key.kid === header.kid),
+        `kid ${header.kid} is in the JWKS`,
+      );
     }
     assert.equal(decodeProtectedHeader(accessToken).typ, 'at+jwt');
   });
@@ -402,7 +443,14 @@ describe('oidcc-idtoken-unsigned, oidcc-idtoken-rs256 (RFC 8725 §3.1, §3.2): a
 
   test('oidcc-unsigned-request-object-supported-correctly-or-rejected-as-unsupported: request=alg none → request_not_supported', async () => {
     const { challenge } = createPkcePair();
-    const claims = { client_id: appA, response_type: 'code', redirect_uri: REDIRECT_URI, scope: 'openid orders:read', code_challenge: challenge, code_challenge_method: 'S256' };
+    const claims = {
+      client_id: appA,
+      response_type: 'code',
+      redirect_uri: REDIRECT_URI,
+      scope: 'openid orders:read',
+      code_challenge: challenge,
+      code_challenge_method: 'S256',
+    };
     const unsigned = `${Buffer.from('{"alg":"none"}').toString('base64url')}.${Buffer.from(JSON.stringify(claims)).toString('base64url')}.`;
     const answer = await authorizeOnce(codeRequest(challenge, { request: unsigned, state: 'jar' }));
     assert.equal(answer.status, 303);
@@ -437,7 +485,14 @@ describe('oidcc-discovery-endpoint-verification (OpenID Discovery §3, RFC 8414 
     const oauth = (await response.json()) as Record<string, unknown>;
     // RFC 8414 §3.3: the issuer must be the one the metadata URL was built from.
     assert.equal(oauth.issuer, server.issuer);
-    for (const endpoint of ['authorization_endpoint', 'token_endpoint', 'jwks_uri', 'introspection_endpoint', 'revocation_endpoint', 'userinfo_endpoint']) {
+    for (const endpoint of [
+      'authorization_endpoint',
+      'token_endpoint',
+      'jwks_uri',
+      'introspection_endpoint',
+      'revocation_endpoint',
+      'userinfo_endpoint',
+    ]) {
       assert.equal(oauth[endpoint], oidc[endpoint], endpoint);
     }
     assert.deepEqual(oauth, oidc);
@@ -476,7 +531,13 @@ describe('fapi2-security-profile-final-ensure-response-type-token-fails, …-cod
 describe('RFC 6749 §5.2 + OAuth 2.1 §10: no password grant', () => {
   for (const grantType of ['password', 'implicit']) {
     test(`grant_type=${grantType} → unsupported_grant_type`, async () => {
-      const answer = await requestTokens({ grant_type: grantType, username: CUSTOMER.email, password: CUSTOMER.password, client_id: appA, scope: 'openid orders:read' });
+      const answer = await requestTokens({
+        grant_type: grantType,
+        username: CUSTOMER.email,
+        password: CUSTOMER.password,
+        client_id: appA,
+        scope: 'openid orders:read',
+      });
       assertTokenError(answer, 'unsupported_grant_type');
     });
   }
@@ -519,7 +580,9 @@ describe('Login and consent pages (RFC 6749 §10.12 CSRF, §10.13 clickjacking; 
     const { browser, form } = await openLoginPage();
     const action = new URL(form.action, server.baseUrl).toString();
     const wrongPassword = await browser.request(action, { form: { ...form.fields, email: CUSTOMER.email, password: 'not the password' } });
-    const unknownEmail = await browser.request(action, { form: { ...form.fields, email: 'nobody@example.test', password: 'not the password' } });
+    const unknownEmail = await browser.request(action, {
+      form: { ...form.fields, email: 'nobody@example.test', password: 'not the password' },
+    });
     assert.equal(wrongPassword.status, 401);
     assert.equal(unknownEmail.status, wrongPassword.status);
     assertPageHeaders(wrongPassword);
@@ -550,7 +613,9 @@ describe('Login and consent pages (RFC 6749 §10.12 CSRF, §10.13 clickjacking; 
   test('the consent form needs its CSRF token too; login and consent pages are no-store and unframeable', async () => {
     const { browser, response: loginResponse, form } = await openLoginPage();
     assertPageHeaders(loginResponse);
-    const { response } = await browser.follow(new URL(form.action, server.baseUrl).toString(), { form: { ...form.fields, email: CUSTOMER.email, password: CUSTOMER.password } });
+    const { response } = await browser.follow(new URL(form.action, server.baseUrl).toString(), {
+      form: { ...form.fields, email: CUSTOMER.email, password: CUSTOMER.password },
+    });
     assert.equal(response.status, 200);
     assertPageHeaders(response);
     const consent = readForm(await response.text());

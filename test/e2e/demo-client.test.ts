@@ -19,12 +19,17 @@ after(async () => {
 
 describe('the seeded demo client (development convenience)', () => {
   test('alice signs in with the demo password and sees her five orders, one in every status', async () => {
-    const config = await client.discovery(new URL(server.issuer), DEMO_CLIENT_ID, undefined, client.None(), { execute: [client.allowInsecureRequests] });
+    const config = await client.discovery(new URL(server.issuer), DEMO_CLIENT_ID, undefined, client.None(), {
+      execute: [client.allowInsecureRequests],
+    });
     const verifier = client.randomPKCECodeVerifier();
     const state = client.randomState();
     const url = client.buildAuthorizationUrl(config, {
-      redirect_uri: DEMO_REDIRECT_URI, scope: 'openid profile orders:read orders:write', state,
-      code_challenge: await client.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256',
+      redirect_uri: DEMO_REDIRECT_URI,
+      scope: 'openid profile orders:read orders:write',
+      state,
+      code_challenge: await client.calculatePKCECodeChallenge(verifier),
+      code_challenge_method: 'S256',
     });
     const callback = await signInWithForms(server, url.toString(), DEMO_CUSTOMER_EMAILS[0]!, DEMO_PASSWORD);
     assert.equal(callback.origin + callback.pathname, DEMO_REDIRECT_URI);
@@ -37,7 +42,10 @@ describe('the seeded demo client (development convenience)', () => {
   });
 
   test('the demo client is public and registered for the loopback redirect URI only', async () => {
-    const { rows } = await server.db.query<{ metadata: Record<string, unknown> }>('SELECT metadata FROM oauth_clients WHERE client_id = $1', [DEMO_CLIENT_ID]);
+    const { rows } = await server.db.query<{ metadata: Record<string, unknown> }>(
+      'SELECT metadata FROM oauth_clients WHERE client_id = $1',
+      [DEMO_CLIENT_ID],
+    );
     assert.equal(rows[0]?.metadata.token_endpoint_auth_method, 'none');
     assert.deepEqual(rows[0]?.metadata.redirect_uris, [DEMO_REDIRECT_URI]);
   });

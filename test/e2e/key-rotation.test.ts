@@ -22,7 +22,13 @@ after(async () => {
 
 async function serviceToken(): Promise<string> {
   const service = await createConfidentialClient(server.db, { name: `svc ${Math.random()}`, scopes: ['orders:read'] });
-  const config = await client.discovery(new URL(server.issuer), service.clientId, service.clientSecret, client.ClientSecretBasic(service.clientSecret), { execute: [client.allowInsecureRequests] });
+  const config = await client.discovery(
+    new URL(server.issuer),
+    service.clientId,
+    service.clientSecret,
+    client.ClientSecretBasic(service.clientSecret),
+    { execute: [client.allowInsecureRequests] },
+  );
   return (await client.clientCredentialsGrant(config, { scope: 'orders:read' })).access_token;
 }
 
@@ -43,7 +49,10 @@ describe('signing key rotation', () => {
 
     const rotated = await rotateSigningKeys(server.db);
     const newKid = rotated.active.kid;
-    assert.deepEqual(rotated.retired.map((k) => k.kid), [oldKey.kid]);
+    assert.deepEqual(
+      rotated.retired.map((k) => k.kid),
+      [oldKey.kid],
+    );
     assert.notEqual(newKid, oldKey.kid);
     assert.deepEqual((await publishedKids()).sort(), [oldKey.kid, newKid].sort(), 'both keys are published');
 

@@ -21,10 +21,15 @@ before(async () => {
 
 /** A browser with a session at the authorization server. */
 async function signedInBrowser(): Promise<FormBrowser> {
-  const config = await client.discovery(new URL(server.issuer), clientId, undefined, client.None(), { execute: [client.allowInsecureRequests] });
+  const config = await client.discovery(new URL(server.issuer), clientId, undefined, client.None(), {
+    execute: [client.allowInsecureRequests],
+  });
   const url = client.buildAuthorizationUrl(config, {
-    redirect_uri: REDIRECT_URI, scope: 'openid', state: client.randomState(),
-    code_challenge: await client.calculatePKCECodeChallenge(client.randomPKCECodeVerifier()), code_challenge_method: 'S256',
+    redirect_uri: REDIRECT_URI,
+    scope: 'openid',
+    state: client.randomState(),
+    code_challenge: await client.calculatePKCECodeChallenge(client.randomPKCECodeVerifier()),
+    code_challenge_method: 'S256',
   });
   const browser = new FormBrowser();
   const callback = await signInWithForms(server, url.toString(), 'lin@example.test', 'a fine password', browser);
@@ -44,7 +49,9 @@ describe('RP-Initiated Logout 1.0', () => {
     assert.match(page.headers.get('content-security-policy') ?? '', /frame-ancestors 'none'/);
     const html = await page.text();
     assert.match(html, /<h1>Sign out of orderpay\?<\/h1>/);
-    const action = /<form[^>]*id="op.logoutForm"[^>]*action="([^"]+)"/.exec(html)?.[1] ?? /<form[^>]*action="([^"]+)"[^>]*id="op.logoutForm"/.exec(html)?.[1];
+    const action =
+      /<form[^>]*id="op.logoutForm"[^>]*action="([^"]+)"/.exec(html)?.[1] ??
+      /<form[^>]*action="([^"]+)"[^>]*id="op.logoutForm"/.exec(html)?.[1];
     assert.ok(action, 'the logout form is on the page');
     const xsrf = /name="xsrf" value="([^"]+)"/.exec(html)?.[1];
     assert.ok(xsrf, 'the form carries its xsrf token');

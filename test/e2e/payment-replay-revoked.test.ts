@@ -21,7 +21,9 @@ before(async () => {
   server = await startAuthServer(PORT, {}, { revocationCheckIntervalMs: 0 });
   await server.createUser(USER.email, USER.password);
   const { clientId } = await createPublicClient(server.db, {
-    name: 'Replay app', redirectUris: [REDIRECT_URI], scopes: ['openid', 'offline_access', 'payments:read', 'payments:write'],
+    name: 'Replay app',
+    redirectUris: [REDIRECT_URI],
+    scopes: ['openid', 'offline_access', 'payments:read', 'payments:write'],
   });
   config = await client.discovery(new URL(server.issuer), clientId, undefined, client.None(), { execute: [client.allowInsecureRequests] });
 });
@@ -31,18 +33,23 @@ async function signIn(): Promise<client.TokenEndpointResponse> {
   const verifier = client.randomPKCECodeVerifier();
   const state = client.randomState();
   const url = client.buildAuthorizationUrl(config, {
-    redirect_uri: REDIRECT_URI, scope: SCOPE, state, prompt: 'consent',
-    code_challenge: await client.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256',
+    redirect_uri: REDIRECT_URI,
+    scope: SCOPE,
+    state,
+    prompt: 'consent',
+    code_challenge: await client.calculatePKCECodeChallenge(verifier),
+    code_challenge_method: 'S256',
   });
   const callback = await signInWithForms(server, url.toString(), USER.email, USER.password, new FormBrowser());
   return client.authorizationCodeGrant(config, callback, { pkceCodeVerifier: verifier, expectedState: state });
 }
 
-const pay = (accessToken: string, key: string) => fetch(`${server.baseUrl}/v1/payments`, {
-  method: 'POST',
-  headers: { authorization: `Bearer ${accessToken}`, 'content-type': 'application/json', 'idempotency-key': key },
-  body: JSON.stringify({ amount: 1234, currency: 'EUR' }),
-});
+const pay = (accessToken: string, key: string) =>
+  fetch(`${server.baseUrl}/v1/payments`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${accessToken}`, 'content-type': 'application/json', 'idempotency-key': key },
+    body: JSON.stringify({ amount: 1234, currency: 'EUR' }),
+  });
 
 test('after the grant is revoked, a retry with the same key is a 401 and never the stored payment', async () => {
   const tokens = await signIn();
@@ -62,8 +69,11 @@ test('after the grant is revoked, a retry with the same key is a 401 and never t
   assert.equal(refused.status, 401);
   assert.equal(refused.headers.get('idempotent-replayed'), null);
   assert.equal(refused.headers.get('content-type'), 'application/problem+json; charset=utf-8');
-  assert.equal(refused.headers.get('www-authenticate'), 'Bearer realm="orderpay", error="invalid_token", error_description="the token has been revoked"');
-  const problem = await refused.json() as Record<string, unknown>;
+  assert.equal(
+    refused.headers.get('www-authenticate'),
+    'Bearer realm="orderpay", error="invalid_token", error_description="the token has been revoked"',
+  );
+  const problem = (await refused.json()) as Record<string, unknown>;
   assert.equal(problem.code, 'AUTH_TOKEN_INVALID');
   assert.equal(problem.detail, 'The access token is invalid: the token has been revoked.');
 
@@ -71,6 +81,8 @@ test('after the grant is revoked, a retry with the same key is a 401 and never t
   const { id } = JSON.parse(stored) as { id: number };
   const { rows } = await server.db.query<{ n: number }>(
     `SELECT count(*) AS n FROM payments p JOIN idempotency_keys k ON k.response_body = $2
-      WHERE p.id = $1 AND k.key = $3 AND k.state = 'completed'`, [id, stored, key]);
+      WHERE p.id = $1 AND k.key = $3 AND k.state = 'completed'`,
+    [id, stored, key],
+  );
   assert.equal(rows[0]!.n, 1);
 });

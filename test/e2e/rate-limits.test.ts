@@ -29,15 +29,21 @@ after(async () => {
 
 /** Opens a fresh login page; returns a function that submits it. */
 async function openLogin() {
-  const config = await client.discovery(new URL(server.issuer), clientId, undefined, client.None(), { execute: [client.allowInsecureRequests] });
+  const config = await client.discovery(new URL(server.issuer), clientId, undefined, client.None(), {
+    execute: [client.allowInsecureRequests],
+  });
   const url = client.buildAuthorizationUrl(config, {
-    redirect_uri: REDIRECT_URI, scope: 'openid orders:read', state: client.randomState(),
-    code_challenge: await client.calculatePKCECodeChallenge(client.randomPKCECodeVerifier()), code_challenge_method: 'S256',
+    redirect_uri: REDIRECT_URI,
+    scope: 'openid orders:read',
+    state: client.randomState(),
+    code_challenge: await client.calculatePKCECodeChallenge(client.randomPKCECodeVerifier()),
+    code_challenge_method: 'S256',
   });
   const browser = new FormBrowser();
   const { response } = await browser.follow(url.toString());
   const form = readForm(await response.text());
-  return (email: string, password: string) => browser.request(new URL(form.action, server.baseUrl).toString(), { form: { ...form.fields, email, password } });
+  return (email: string, password: string) =>
+    browser.request(new URL(form.action, server.baseUrl).toString(), { form: { ...form.fields, email, password } });
 }
 
 describe('sign-in brute force limits', () => {

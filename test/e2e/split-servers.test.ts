@@ -36,7 +36,13 @@ describe('ORDERPAY_SERVERS: authorization and resource servers in separate proce
 
   test("a token from the authorization server works on the resource server, verified through the issuer's JWKS URL", async () => {
     const service = await createConfidentialClient(auth.db, { name: 'Split', scopes: ['orders:read'] });
-    const config = await client.discovery(new URL(auth.issuer), service.clientId, service.clientSecret, client.ClientSecretBasic(service.clientSecret), { execute: [client.allowInsecureRequests] });
+    const config = await client.discovery(
+      new URL(auth.issuer),
+      service.clientId,
+      service.clientSecret,
+      client.ClientSecretBasic(service.clientSecret),
+      { execute: [client.allowInsecureRequests] },
+    );
     const { access_token: token } = await client.clientCredentialsGrant(config, { scope: 'orders:read' });
     const response = await fetch(`${API_URL}/v1/orders`, { headers: { authorization: `Bearer ${token}` } });
     assert.equal(response.status, 200);
@@ -48,7 +54,13 @@ describe('ORDERPAY_SERVERS: authorization and resource servers in separate proce
     const other = await startAuthServer(29_173, { ORDERPAY_SERVERS: 'authorization' });
     try {
       const service = await createConfidentialClient(other.db, { name: 'Elsewhere', scopes: ['orders:read'] });
-      const config = await client.discovery(new URL(other.issuer), service.clientId, service.clientSecret, client.ClientSecretBasic(service.clientSecret), { execute: [client.allowInsecureRequests] });
+      const config = await client.discovery(
+        new URL(other.issuer),
+        service.clientId,
+        service.clientSecret,
+        client.ClientSecretBasic(service.clientSecret),
+        { execute: [client.allowInsecureRequests] },
+      );
       const { access_token: token } = await client.clientCredentialsGrant(config, { scope: 'orders:read' });
       const response = await fetch(`${API_URL}/v1/orders`, { headers: { authorization: `Bearer ${token}` } });
       assert.equal(response.status, 401);

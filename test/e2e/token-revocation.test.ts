@@ -32,7 +32,9 @@ before(async () => {
   await server.createUser(ADA.email, ADA.password);
   await server.createUser(BO.email, BO.password);
   ({ clientId: publicClientId } = await createPublicClient(server.db, {
-    name: 'Revocation app', redirectUris: [REDIRECT_URI], scopes: ['openid', 'offline_access', 'orders:read'],
+    name: 'Revocation app',
+    redirectUris: [REDIRECT_URI],
+    scopes: ['openid', 'offline_access', 'orders:read'],
   }));
 });
 after(async () => {
@@ -48,8 +50,11 @@ async function authorize(config: client.Configuration, user = ADA, { scope = SCO
   const verifier = client.randomPKCECodeVerifier();
   const state = client.randomState();
   const url = client.buildAuthorizationUrl(config, {
-    redirect_uri: REDIRECT_URI, scope, state,
-    code_challenge: await client.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256',
+    redirect_uri: REDIRECT_URI,
+    scope,
+    state,
+    code_challenge: await client.calculatePKCECodeChallenge(verifier),
+    code_challenge_method: 'S256',
     // OpenID Connect Core §11: offline_access is granted only with prompt=consent.
     ...(scope.split(' ').includes('offline_access') ? { prompt: 'consent' } : {}),
   });
@@ -76,7 +81,10 @@ async function assertRevoked(response: Response): Promise<void> {
   assert.equal(response.status, 401);
   assert.equal(response.headers.get('content-type'), 'application/problem+json; charset=utf-8');
   assert.equal(response.headers.get('cache-control'), 'no-store');
-  assert.equal(response.headers.get('www-authenticate'), 'Bearer realm="orderpay", error="invalid_token", error_description="the token has been revoked"');
+  assert.equal(
+    response.headers.get('www-authenticate'),
+    'Bearer realm="orderpay", error="invalid_token", error_description="the token has been revoked"',
+  );
   assert.deepEqual(await response.json(), {
     type: `${server.config.publicUrl}/problems/auth-token-invalid`,
     title: 'Access token is invalid',
@@ -90,7 +98,9 @@ async function assertRevoked(response: Response): Promise<void> {
 
 async function grantIdOfRefreshToken(refreshToken: string): Promise<string> {
   const { rows } = await server.db.query<{ grant_id: string }>(
-    "SELECT grant_id FROM oidc_payloads WHERE model = 'RefreshToken' AND id = $1", [digestOidcIdentifier(refreshToken)]);
+    "SELECT grant_id FROM oidc_payloads WHERE model = 'RefreshToken' AND id = $1",
+    [digestOidcIdentifier(refreshToken)],
+  );
   assert.ok(rows[0]?.grant_id, 'the refresh token is stored with its grant');
   return rows[0].grant_id;
 }
@@ -98,7 +108,9 @@ async function grantIdOfRefreshToken(refreshToken: string): Promise<string> {
 /** The revoked_grants row of this digest: how long it is kept, in seconds. */
 async function revocationKeptSeconds(grantDigest: string): Promise<number | undefined> {
   const { rows } = await server.db.query<{ kept: number }>(
-    'SELECT extract(epoch FROM expires_at - revoked_at)::int AS kept FROM revoked_grants WHERE grant_digest = $1', [grantDigest]);
+    'SELECT extract(epoch FROM expires_at - revoked_at)::int AS kept FROM revoked_grants WHERE grant_digest = $1',
+    [grantDigest],
+  );
   return rows[0]?.kept;
 }
 
@@ -135,14 +147,19 @@ describe('RFC 7009 §2.1: revoking a refresh token recalls the access tokens of 
     await assertRevoked(await listOrders(tokens.access_token));
     assert.equal(await revocationKeptSeconds(gidOf(tokens.access_token)), REVOKED_GRANT_KEPT_SECONDS);
     // oidc-provider asks every grant-bound model to revoke: still one row.
-    const { rows } = await server.db.query<{ n: number }>('SELECT count(*)::int AS n FROM revoked_grants WHERE grant_digest = $1', [gidOf(tokens.access_token)]);
+    const { rows } = await server.db.query<{ n: number }>('SELECT count(*)::int AS n FROM revoked_grants WHERE grant_digest = $1', [
+      gidOf(tokens.access_token),
+    ]);
     assert.equal(rows[0]!.n, 1);
   });
 
   test('RFC 7009 §2.2.1: the JWT access token itself cannot be revoked (unsupported_token_type) and stays valid', async () => {
     const config = await discover();
     const tokens = await signIn(config);
-    await assert.rejects(client.tokenRevocation(config, tokens.access_token), (error: client.ResponseBodyError) => error.error === 'unsupported_token_type');
+    await assert.rejects(
+      client.tokenRevocation(config, tokens.access_token),
+      (error: client.ResponseBodyError) => error.error === 'unsupported_token_type',
+    );
     await assertAccepted(tokens.access_token);
   });
 });
@@ -153,7 +170,10 @@ describe('RFC 6749 §4.1.2: a reused authorization code recalls the tokens issue
     const { callback, checks } = await authorize(config);
     const tokens = await client.authorizationCodeGrant(config, callback, checks);
 
-    await assert.rejects(client.authorizationCodeGrant(config, callback, checks), (error: client.ResponseBodyError) => error.error === 'invalid_grant');
+    await assert.rejects(
+      client.authorizationCodeGrant(config, callback, checks),
+      (error: client.ResponseBodyError) => error.error === 'invalid_grant',
+    );
 
     // Never presented before: refused on first sight, not only when remembered.
     await assertRevoked(await listOrders(tokens.access_token));
@@ -170,7 +190,10 @@ describe('RFC 9700 §4.14.2: a reused refresh token recalls every access token o
     await assertAccepted(tokens.access_token);
     await assertAccepted(refreshed.access_token);
 
-    await assert.rejects(client.refreshTokenGrant(config, tokens.refresh_token!), (error: client.ResponseBodyError) => error.error === 'invalid_grant');
+    await assert.rejects(
+      client.refreshTokenGrant(config, tokens.refresh_token!),
+      (error: client.ResponseBodyError) => error.error === 'invalid_grant',
+    );
 
     await assertRevoked(await listOrders(tokens.access_token));
     await assertRevoked(await listOrders(refreshed.access_token));
@@ -199,7 +222,9 @@ describe('OpenID RP-Initiated Logout 1.0: signing out revokes the grants that en
   async function signOut(browser: FormBrowser): Promise<void> {
     const page = await browser.request(`${server.issuer}/logout`);
     const html = await page.text();
-    const action = /<form[^>]*id="op.logoutForm"[^>]*action="([^"]+)"/.exec(html)?.[1] ?? /<form[^>]*action="([^"]+)"[^>]*id="op.logoutForm"/.exec(html)?.[1];
+    const action =
+      /<form[^>]*id="op.logoutForm"[^>]*action="([^"]+)"/.exec(html)?.[1] ??
+      /<form[^>]*action="([^"]+)"[^>]*id="op.logoutForm"/.exec(html)?.[1];
     const xsrf = /name="xsrf" value="([^"]+)"/.exec(html)?.[1];
     assert.ok(action && xsrf, 'the logout page has its form');
     const { response } = await browser.follow(new URL(action, server.baseUrl).toString(), { form: { xsrf, logout: 'yes' } });

@@ -24,6 +24,11 @@ export function createServiceToken(t: TestApp, scopes: Scopes): Promise<string> 
 }
 
 /** GET through t.request (so the response is also checked against the OpenAPI document). */
-export function get(t: TestApp, token: string | undefined, url: string, headers: Record<string, string> = {}): Promise<LightMyRequestResponse> {
+export function get(
+  t: TestApp,
+  token: string | undefined,
+  url: string,
+  headers: Record<string, string> = {},
+): Promise<LightMyRequestResponse> {
   return t.request(token, { method: 'GET', url, headers });
 }

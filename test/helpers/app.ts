@@ -20,7 +20,14 @@ export interface TestApp {
   databaseUrl: string | undefined;
   config: Config;
   /** A token for a user (customer or staff) or, with service: true, for a service client. */
-  token(options: { userId?: number; staff?: boolean; service?: boolean; scopes?: Scope[] | string[]; expiresIn?: number; clientId?: string }): Promise<string>;
+  token(options: {
+    userId?: number;
+    staff?: boolean;
+    service?: boolean;
+    scopes?: Scope[] | string[];
+    expiresIn?: number;
+    clientId?: string;
+  }): Promise<string>;
   /** app.inject with a bearer token; throws unless the response matches the OpenAPI document. */
   request(token: string | undefined, options: InjectOptions): Promise<LightMyRequestResponse>;
   close(): Promise<void>;
@@ -52,7 +59,10 @@ export async function startTestApp(overrides: Partial<Config> = {}, now?: () => 
         now: now?.(),
       }),
     async request(token, options) {
-      const response = await app.inject({ ...options, headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...options.headers } });
+      const response = await app.inject({
+        ...options,
+        headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...options.headers },
+      });
       // The request as sent, query string included, whatever form the options gave it in.
       // (originalUrl: middleware mounted under a prefix, like the authorization server, rewrites url.)
       const raw = response.raw.req as typeof response.raw.req & { originalUrl?: string };
@@ -80,10 +90,18 @@ export function setUpTestApp(overrides: Partial<Config> = {}): TestApp {
   after(() => started?.close());
   const current = (): TestApp => started ?? assert.fail('the test app is used before its before() hook ran');
   return {
-    get app() { return current().app; },
-    get db() { return current().db; },
-    get databaseUrl() { return current().databaseUrl; },
-    get config() { return current().config; },
+    get app() {
+      return current().app;
+    },
+    get db() {
+      return current().db;
+    },
+    get databaseUrl() {
+      return current().databaseUrl;
+    },
+    get config() {
+      return current().config;
+    },
     token: (options) => current().token(options),
     request: (token, options) => current().request(token, options),
     close: () => current().close(),

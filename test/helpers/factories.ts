@@ -12,12 +12,23 @@ export async function createUser(db: Db, role: Role = 'customer') {
 }
 
 export async function createProduct(db: Db, fields: Partial<{ name: string; price: number; currency: string; active: boolean }> = {}) {
-  return insertProduct(db, { name: fields.name ?? `Product ${randomUUID().slice(0, 6)}`, price: fields.price ?? 1250, currency: fields.currency ?? 'EUR', active: fields.active ?? true });
+  return insertProduct(db, {
+    name: fields.name ?? `Product ${randomUUID().slice(0, 6)}`,
+    price: fields.price ?? 1250,
+    currency: fields.currency ?? 'EUR',
+    active: fields.active ?? true,
+  });
 }
 
 /** An order with one item, moved to the given status directly in the store. */
-export async function createOrder(db: Db, customerId: number, fields: { status?: OrderStatus; productId?: number; qty?: number; price?: number; currency?: string } = {}) {
-  const product = fields.productId ? { id: fields.productId, price: fields.price ?? 1250 } : await createProduct(db, { price: fields.price, currency: fields.currency });
+export async function createOrder(
+  db: Db,
+  customerId: number,
+  fields: { status?: OrderStatus; productId?: number; qty?: number; price?: number; currency?: string } = {},
+) {
+  const product = fields.productId
+    ? { id: fields.productId, price: fields.price ?? 1250 }
+    : await createProduct(db, { price: fields.price, currency: fields.currency });
   const qty = fields.qty ?? 1;
   return db.transaction(async (tx) => {
     let order = await insertOrder(tx, { customerId, total: product.price * qty, currency: fields.currency ?? 'EUR' });

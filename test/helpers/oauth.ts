@@ -109,11 +109,19 @@ export function readForm(html: string, index = 0): { action: string; fields: Rec
  * Walks authorize → login → consent with forms, as a user would, and returns the URL the browser
  * is finally sent to (the client's redirect_uri with code and state).
  */
-export async function signInWithForms(server: AuthServer, authorizationUrl: string, email: string, password: string, browser = new FormBrowser()): Promise<URL> {
+export async function signInWithForms(
+  server: AuthServer,
+  authorizationUrl: string,
+  email: string,
+  password: string,
+  browser = new FormBrowser(),
+): Promise<URL> {
   let { response, url } = await browser.follow(authorizationUrl);
   assert.equal(response.status, 200, `login page expected at ${url}`);
   const login = readForm(await response.text());
-  ({ response, url } = await browser.follow(new URL(login.action, server.baseUrl).toString(), { form: { ...login.fields, email, password } }));
+  ({ response, url } = await browser.follow(new URL(login.action, server.baseUrl).toString(), {
+    form: { ...login.fields, email, password },
+  }));
   if (new URL(url).origin === server.baseUrl) {
     assert.equal(response.status, 200, `consent page expected at ${url}`);
     const consent = readForm(await response.text(), 0);

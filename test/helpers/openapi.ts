@@ -23,7 +23,10 @@ export interface OpenApiDocument {
   openapi: string;
   info: { title: string; version: string };
   paths: Record<string, Record<string, OpenApiOperation>>;
-  components: { schemas?: Record<string, unknown>; securitySchemes?: Record<string, { type: string; flows?: Record<string, { scopes: Record<string, string> }> }> };
+  components: {
+    schemas?: Record<string, unknown>;
+    securitySchemes?: Record<string, { type: string; flows?: Record<string, { scopes: Record<string, string> }> }>;
+  };
 }
 
 /**
@@ -81,7 +84,10 @@ function loadDocument(app: FastifyInstance): LoadedDocument {
   addFormats(ajv);
   ajv.addSchema({ ...document, $id: DOCUMENT_ID });
   const templates = Object.keys(document.paths).map((template) => {
-    const source = template.split('/').map((segment) => (/^\{[^}]+\}$/.test(segment) ? '[^/]+' : segment.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))).join('/');
+    const source = template
+      .split('/')
+      .map((segment) => (/^\{[^}]+\}$/.test(segment) ? '[^/]+' : segment.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))
+      .join('/');
     return { template, pattern: new RegExp(`^${source}$`), params: (template.match(/\{/g) ?? []).length };
   });
   // A static segment wins over a parameter, as in the router.
@@ -144,11 +150,13 @@ function checkBody(
     return;
   }
   const mediaType = mediaTypeOf(response);
-  if (!mediaType || !isJsonMediaType(mediaType)) fail(`content type ${String(response.headers['content-type'])} is neither JSON nor problem+json`);
+  if (!mediaType || !isJsonMediaType(mediaType))
+    fail(`content type ${String(response.headers['content-type'])} is neither JSON nor problem+json`);
   if (!(mediaType in content)) fail(`content type ${mediaType} is not documented (documented: ${Object.keys(content).join(', ')})`);
   const body = parseJson(response, fail);
   const validate = validatorFor(entry, `${pointer}/content/${pointerToken(mediaType)}/schema`);
-  if (!validate(body)) fail(`the body does not match the documented schema: ${formatErrors(validate.errors)}\nbody: ${response.body.slice(0, 500)}`);
+  if (!validate(body))
+    fail(`the body does not match the documented schema: ${formatErrors(validate.errors)}\nbody: ${response.body.slice(0, 500)}`);
 }
 
 /**
@@ -159,7 +167,11 @@ export function assertMatchesOpenApi(app: FastifyInstance, method: string, url: 
   const path = url.split('?', 1)[0]!;
   if (isOperationalPath(path)) return;
   const fail = (reason: string): never => {
-    throw new AssertionError({ message: `${method} ${url} → ${response.statusCode}: ${reason}`, actual: response.statusCode, operator: 'assertMatchesOpenApi' });
+    throw new AssertionError({
+      message: `${method} ${url} → ${response.statusCode}: ${reason}`,
+      actual: response.statusCode,
+      operator: 'assertMatchesOpenApi',
+    });
   };
   const entry = loadDocument(app);
   const template = findPathTemplate(app, unversionedPath(path));
@@ -171,15 +183,20 @@ export function assertMatchesOpenApi(app: FastifyInstance, method: string, url: 
     const expected = template ? 405 : 404;
     if (response.statusCode !== expected) fail(`no documented operation, so the answer must be ${expected}`);
     if (expected === 405 && !response.headers.allow) fail('405 without an Allow header');
-    if (mediaTypeOf(response) !== 'application/problem+json') fail(`content type ${String(response.headers['content-type'])} is not application/problem+json`);
+    if (mediaTypeOf(response) !== 'application/problem+json')
+      fail(`content type ${String(response.headers['content-type'])} is not application/problem+json`);
     const validate = validatorFor(entry, '/components/schemas/Problem');
-    if (method.toUpperCase() !== 'HEAD' && !validate(parseJson(response, fail))) fail(`the body is not a Problem: ${formatErrors(validate.errors)}`);
+    if (method.toUpperCase() !== 'HEAD' && !validate(parseJson(response, fail)))
+      fail(`the body is not a Problem: ${formatErrors(validate.errors)}`);
     return;
   }
 
   const status = String(response.statusCode);
   const statusKey = [status, `${status[0]}XX`, 'default'].find((key) => operation.responses?.[key] !== undefined);
-  if (!statusKey) fail(`status ${status} is not documented for ${verb.toUpperCase()} ${template} (documented: ${Object.keys(operation.responses ?? {}).join(', ')})`);
+  if (!statusKey)
+    fail(
+      `status ${status} is not documented for ${verb.toUpperCase()} ${template} (documented: ${Object.keys(operation.responses ?? {}).join(', ')})`,
+    );
   if (method.toUpperCase() === 'HEAD') return;
   const pointer = `/paths/${pointerToken(template!)}/${verb}/responses/${pointerToken(statusKey!)}`;
   checkBody(entry, response, operation.responses![statusKey!]!, pointer, fail);

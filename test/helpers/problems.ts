@@ -11,7 +11,14 @@ export const PROBLEM_JSON = 'application/problem+json; charset=utf-8';
  * success carries (ETag, Link, Location), and the whole body: the type URI under PUBLIC_URL, the
  * catalogue title, the request id of the X-Request-Id header, and any extension members in extra.
  */
-export function expectProblem(res: LightMyRequestResponse, status: number, code: ErrorCode, instance: string, detail: string, extra: Record<string, unknown> = {}): void {
+export function expectProblem(
+  res: LightMyRequestResponse,
+  status: number,
+  code: ErrorCode,
+  instance: string,
+  detail: string,
+  extra: Record<string, unknown> = {},
+): void {
   assert.equal(res.statusCode, status, res.body);
   assert.equal(res.headers['content-type'], PROBLEM_JSON);
   assert.equal(res.headers['cache-control'], 'no-store');
@@ -20,6 +27,12 @@ export function expectProblem(res: LightMyRequestResponse, status: number, code:
   assert.equal(res.headers.location, undefined);
   assert.deepEqual(res.json(), {
     type: `${PUBLIC_URL}/problems/${code.toLowerCase().replaceAll('_', '-')}`,
-    title: ERRORS[code].title, status, detail, instance, code, requestId: res.headers['x-request-id'], ...extra,
+    title: ERRORS[code].title,
+    status,
+    detail,
+    instance,
+    code,
+    requestId: res.headers['x-request-id'],
+    ...extra,
   });
 }

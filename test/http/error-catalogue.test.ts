@@ -8,7 +8,22 @@ import { PUBLIC_URL, startTestApp, type TestApp } from '../helpers/app.ts';
 import { openApiDocument } from '../helpers/openapi.ts';
 
 const CODE = /^[A-Z]+(_[A-Z]+)+$/;
-const DOMAINS = ['REQUEST', 'ROUTE', 'METHOD', 'VERSION', 'QUERY', 'AUTH', 'ORDER', 'PRODUCT', 'USER', 'IDEMPOTENCY', 'PAYMENT', 'RESOURCE', 'SERVICE', 'INTERNAL'];
+const DOMAINS = [
+  'REQUEST',
+  'ROUTE',
+  'METHOD',
+  'VERSION',
+  'QUERY',
+  'AUTH',
+  'ORDER',
+  'PRODUCT',
+  'USER',
+  'IDEMPOTENCY',
+  'PAYMENT',
+  'RESOURCE',
+  'SERVICE',
+  'INTERNAL',
+];
 const CODES = Object.keys(ERRORS) as ErrorCode[];
 
 interface DocumentedCode {
@@ -36,7 +51,12 @@ function documentedCodes(catalogue: string): Map<string, DocumentedCode> {
     assert.ok(!codes.has(heading), `${heading} is documented twice`);
     const bullet = (name: string) => body.map((line) => new RegExp(`^- \\*\\*${name}:\\*\\* (.+)$`).exec(line)?.[1]).find(Boolean);
     const prose = body.filter((line) => line.trim() !== '' && !line.startsWith('- **')).join(' ');
-    codes.set(heading.trim(), { status: bullet('Status'), title: bullet('Title'), type: bullet('Type'), description: prose.replace(/\s+/g, ' ').trim() });
+    codes.set(heading.trim(), {
+      status: bullet('Status'),
+      title: bullet('Title'),
+      type: bullet('Type'),
+      description: prose.replace(/\s+/g, ' ').trim(),
+    });
   }
   return codes;
 }
@@ -86,7 +106,10 @@ describe('error catalogue', () => {
 
   it('docs/errors.md documents no code that is not in the catalogue', () => {
     const documented = [...documentedCodes(catalogue).keys()];
-    assert.deepEqual(documented.filter((code) => !(code in ERRORS)), []);
+    assert.deepEqual(
+      documented.filter((code) => !(code in ERRORS)),
+      [],
+    );
     // Headings and code spans anywhere on the page that look like a code of one of our domains.
     const mentioned = [...markdown.matchAll(/^#+ ([A-Z_]+)$|`([A-Z]+(?:_[A-Z]+)+)`/gm)]
       .map((m) => m[1] ?? m[2]!)
@@ -97,7 +120,10 @@ describe('error catalogue', () => {
 
   it('the summary table of docs/errors.md lists every code with its status and title', () => {
     const rows = [...catalogue.matchAll(/^\| \[`([A-Z_]+)`\]\(#([a-z_]+)\) \| (\d{3}) \| (.+) \|$/gm)];
-    assert.deepEqual(rows.map((r) => r[1]), CODES);
+    assert.deepEqual(
+      rows.map((r) => r[1]),
+      CODES,
+    );
     for (const [, code, anchor, status, title] of rows) {
       assert.equal(anchor, code!.toLowerCase());
       assert.equal(status, String(ERRORS[code as ErrorCode].status));
@@ -118,12 +144,20 @@ describe('problem bodies, their types and the OpenAPI Problem component', () => 
   });
 
   it('the OpenAPI document has the Problem component, with every member docs/errors.md describes', async () => {
-    const problem = openApiDocument(t.app).components.schemas?.Problem as { properties: Record<string, unknown>; required: string[] } | undefined;
+    const problem = openApiDocument(t.app).components.schemas?.Problem as
+      | { properties: Record<string, unknown>; required: string[] }
+      | undefined;
     assert.ok(problem, 'components.schemas.Problem');
     const markdown = await readFile(new URL('../../docs/errors.md', import.meta.url), 'utf8');
     const members = [...section(markdown, '## The problem body').matchAll(/^\| `([a-zA-Z]+)` \| (yes|no) \|/gm)];
     assert.deepEqual(members.map((m) => m[1]).sort(), Object.keys(problem.properties).sort());
-    assert.deepEqual(members.filter((m) => m[2] === 'yes').map((m) => m[1]).sort(), [...problem.required].sort());
+    assert.deepEqual(
+      members
+        .filter((m) => m[2] === 'yes')
+        .map((m) => m[1])
+        .sort(),
+      [...problem.required].sort(),
+    );
   });
 
   it('a problem names its type as PUBLIC_URL/problems/<slug>', async () => {
@@ -144,14 +178,14 @@ describe('problem bodies, their types and the OpenAPI Problem component', () => 
   });
 
   it('serves the page of every problem type as HTML with its title, status and description', async () => {
-    const escape = (s: string) => s.replace(/[&<>"]/g, (c) => `&#${c.charCodeAt(0)};`);
+    const escapeHtml = (s: string) => s.replace(/[&<>"]/g, (c) => `&#${c.charCodeAt(0)};`);
     for (const code of CODES) {
       const response = await t.app.inject({ method: 'GET', url: `/problems/${problemSlug(code)}` });
       assert.equal(response.statusCode, 200, code);
       assert.equal(response.headers['content-type'], 'text/html; charset=utf-8');
       assert.equal(response.headers['cache-control'], 'public, max-age=86400');
       for (const text of [ERRORS[code].title, code, `HTTP ${ERRORS[code].status}`, ERRORS[code].description]) {
-        assert.ok(response.body.includes(escape(text)), `${code} page lacks ${text}`);
+        assert.ok(response.body.includes(escapeHtml(text)), `${code} page lacks ${text}`);
       }
     }
     const unknown = await t.app.inject({ method: 'GET', url: '/problems/no-such-problem' });

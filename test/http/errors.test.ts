@@ -40,7 +40,12 @@ describe('errors: RFC 9457 problem details for every failure', () => {
 
   describe('the router', () => {
     test('an unknown route → 404 ROUTE_NOT_FOUND, with or without a token', async () => {
-      for (const [token, url] of [[undefined, '/nope'], [staffToken, '/orders/1/items'], [staffToken, '/v1/nope'], [undefined, '/orders-items']] as const) {
+      for (const [token, url] of [
+        [undefined, '/nope'],
+        [staffToken, '/orders/1/items'],
+        [staffToken, '/v1/nope'],
+        [undefined, '/orders-items'],
+      ] as const) {
         const response = await t.request(token, { method: 'GET', url });
         const body = assertProblem(response, 404, 'ROUTE_NOT_FOUND', url);
         assert.equal(body.detail, `No resource at ${url}.`);
@@ -81,7 +86,12 @@ describe('errors: RFC 9457 problem details for every failure', () => {
       for (const [contentType, payload] of bodies) {
         const missing = await t.request(staffToken, { method: 'PUT', url: '/nope', headers: { 'content-type': contentType }, payload });
         assertProblem(missing, 404, 'ROUTE_NOT_FOUND', '/nope');
-        const wrongMethod = await t.request(staffToken, { method: 'PATCH', url: '/orders/1', headers: { 'content-type': contentType }, payload });
+        const wrongMethod = await t.request(staffToken, {
+          method: 'PATCH',
+          url: '/orders/1',
+          headers: { 'content-type': contentType },
+          payload,
+        });
         assertProblem(wrongMethod, 405, 'METHOD_NOT_ALLOWED', '/orders/1');
         assert.equal(wrongMethod.headers.allow, 'DELETE, GET, HEAD, PUT');
       }
@@ -112,7 +122,12 @@ describe('errors: RFC 9457 problem details for every failure', () => {
       const base = JSON.stringify({ name: '', price: 1, currency: 'EUR' });
       const payload = JSON.stringify({ name: 'n'.repeat(64 * 1024 - base.length), price: 1, currency: 'EUR' });
       assert.equal(Buffer.byteLength(payload), 64 * 1024);
-      const response = await t.request(staffToken, { method: 'POST', url: '/products', headers: { 'content-type': 'application/json' }, payload });
+      const response = await t.request(staffToken, {
+        method: 'POST',
+        url: '/products',
+        headers: { 'content-type': 'application/json' },
+        payload,
+      });
       const body = assertProblem(response, 400, 'REQUEST_BODY_INVALID', '/products');
       assert.deepEqual(body.errors, [{ pointer: '/name', detail: '/name must NOT have more than 200 characters' }]);
     });
@@ -133,21 +148,39 @@ describe('errors: RFC 9457 problem details for every failure', () => {
 
     for (const payload of ['{', '{"productId":1,', "{'productId':1}", '{"productId":1}}', 'undefined', '{"a":1,"a":', '\u0000']) {
       test(`malformed JSON ${JSON.stringify(payload)} → 400 REQUEST_BODY_MALFORMED`, async () => {
-        const response = await t.request(staffToken, { method: 'POST', url: '/products', headers: { 'content-type': 'application/json' }, payload });
+        const response = await t.request(staffToken, {
+          method: 'POST',
+          url: '/products',
+          headers: { 'content-type': 'application/json' },
+          payload,
+        });
         const body = assertProblem(response, 400, 'REQUEST_BODY_MALFORMED', '/products');
         assert.equal(body.detail, 'The body is not valid JSON.');
       });
     }
 
     test('an empty JSON body → 400 REQUEST_BODY_MALFORMED', async () => {
-      const response = await t.request(staffToken, { method: 'POST', url: '/products', headers: { 'content-type': 'application/json' }, payload: '' });
+      const response = await t.request(staffToken, {
+        method: 'POST',
+        url: '/products',
+        headers: { 'content-type': 'application/json' },
+        payload: '',
+      });
       const body = assertProblem(response, 400, 'REQUEST_BODY_MALFORMED', '/products');
       assert.equal(body.detail, 'The JSON body is empty.');
     });
 
     test('__proto__ and constructor.prototype in a body are refused, and pollute nothing', async () => {
-      for (const payload of ['{"__proto__":{"polluted":1},"name":"p","price":1,"currency":"EUR"}', '{"constructor":{"prototype":{"polluted":1}},"name":"p","price":1,"currency":"EUR"}']) {
-        const response = await t.request(staffToken, { method: 'POST', url: '/products', headers: { 'content-type': 'application/json' }, payload });
+      for (const payload of [
+        '{"__proto__":{"polluted":1},"name":"p","price":1,"currency":"EUR"}',
+        '{"constructor":{"prototype":{"polluted":1}},"name":"p","price":1,"currency":"EUR"}',
+      ]) {
+        const response = await t.request(staffToken, {
+          method: 'POST',
+          url: '/products',
+          headers: { 'content-type': 'application/json' },
+          payload,
+        });
         assertProblem(response, 400, 'REQUEST_BODY_MALFORMED', '/products');
       }
       assert.equal(({} as Record<string, unknown>).polluted, undefined);
@@ -207,12 +240,24 @@ describe('errors: RFC 9457 problem details for every failure', () => {
       let listed: LightMyRequestResponse;
       let created: LightMyRequestResponse;
       try {
-        listed = await t.app.inject({ method: 'GET', url: `/order-items?orderId=${order.id}`, headers: { authorization: `Bearer ${token}` } });
-        created = await t.app.inject({ method: 'POST', url: '/orders', headers: { authorization: `Bearer ${token}` }, payload: { productId: product.id, qty: 2 } });
+        listed = await t.app.inject({
+          method: 'GET',
+          url: `/order-items?orderId=${order.id}`,
+          headers: { authorization: `Bearer ${token}` },
+        });
+        created = await t.app.inject({
+          method: 'POST',
+          url: '/orders',
+          headers: { authorization: `Bearer ${token}` },
+          payload: { productId: product.id, qty: 2 },
+        });
       } finally {
         await t.db.exec('ALTER TABLE order_items_hidden RENAME TO order_items');
       }
-      for (const [response, instance] of [[listed, '/order-items'], [created, '/orders']] as const) {
+      for (const [response, instance] of [
+        [listed, '/order-items'],
+        [created, '/orders'],
+      ] as const) {
         assert.equal(response.headers['retry-after'], undefined);
         assert.deepEqual(assertProblem(response, 500, 'INTERNAL_ERROR', instance), {
           type: 'http://orderpay.test/problems/internal-error',

@@ -11,7 +11,12 @@ import { API_VERSIONS } from '../../src/http/versioning.ts';
 import { PUBLIC_URL, startTestApp, type TestApp } from '../helpers/app.ts';
 import { createOrder, createUser } from '../helpers/factories.ts';
 import {
-  assertMatchesOpenApi, isOperationalPath, isVersionedMirror, openApiDocument, pointerToken, type OpenApiDocument,
+  assertMatchesOpenApi,
+  isOperationalPath,
+  isVersionedMirror,
+  openApiDocument,
+  pointerToken,
+  type OpenApiDocument,
 } from '../helpers/openapi.ts';
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
@@ -48,11 +53,19 @@ function resolvePointer(document: unknown, pointer: string): unknown {
 
 function operationsOf(document: OpenApiDocument) {
   return Object.entries(document.paths).flatMap(([path, item]) =>
-    Object.entries(item).filter(([method]) => HTTP_METHODS.includes(method)).map(([method, operation]) => ({ path, method, operation })));
+    Object.entries(item)
+      .filter(([method]) => HTTP_METHODS.includes(method))
+      .map(([method, operation]) => ({ path, method, operation })),
+  );
 }
 
 /** A response as app.inject returns it, for checking the checker itself. */
-function fakeResponse(statusCode: number, contentType: string | undefined, body: string, headers: Record<string, string> = {}): LightMyRequestResponse {
+function fakeResponse(
+  statusCode: number,
+  contentType: string | undefined,
+  body: string,
+  headers: Record<string, string> = {},
+): LightMyRequestResponse {
   return {
     statusCode,
     headers: { ...(contentType ? { 'content-type': contentType } : {}), ...headers },
@@ -99,7 +112,10 @@ describe('OpenAPI document (OpenAPI 3.1)', () => {
     assert.equal(document.openapi, '3.1.0');
     assert.equal(document.info.title, 'orderpay');
     assert.equal(document.info.version, '1');
-    assert.deepEqual((document as unknown as { servers: { url: string }[] }).servers.map((s) => s.url), [PUBLIC_URL]);
+    assert.deepEqual(
+      (document as unknown as { servers: { url: string }[] }).servers.map((s) => s.url),
+      [PUBLIC_URL],
+    );
     assert.deepEqual(document, JSON.parse(JSON.stringify(t.app.swagger())));
   });
 
@@ -147,14 +163,25 @@ describe('OpenAPI document (OpenAPI 3.1)', () => {
       const name = `${method.toUpperCase()} ${path}`;
       const statuses = Object.keys(operation.responses ?? {});
       assert.ok(statuses.length > 0, `${name} has no responses`);
-      assert.ok(statuses.some((s) => /^2/.test(s)), `${name} has no success response`);
+      assert.ok(
+        statuses.some((s) => /^2/.test(s)),
+        `${name} has no success response`,
+      );
       for (const status of statuses) {
         const response = operation.responses![status]!;
         assert.equal(typeof response.description, 'string', `${name} ${status} has no description`);
         if (Number(status) >= 400) {
-          assert.deepEqual(response.content, { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } }, `${name} ${status}`);
+          assert.deepEqual(
+            response.content,
+            { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } },
+            `${name} ${status}`,
+          );
         } else if (status !== '204' && status !== '304') {
-          assert.deepEqual(Object.keys(response.content ?? {}), ['application/json', 'application/vnd.orderpay.v1+json'], `${name} ${status}`);
+          assert.deepEqual(
+            Object.keys(response.content ?? {}),
+            ['application/json', 'application/vnd.orderpay.v1+json'],
+            `${name} ${status}`,
+          );
         }
       }
       const templateParams = [...path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1]).sort();
@@ -184,13 +211,31 @@ describe('OpenAPI document (OpenAPI 3.1)', () => {
     const registered = new Set(routes.map((r) => `${r.method} ${toTemplate(r.url)}`));
     for (const { path, method } of operationsOf(document)) {
       for (const { version } of API_VERSIONS) {
-        assert.ok(registered.has(`${method.toUpperCase()} /v${version}${path}`), `${method.toUpperCase()} /v${version}${path} is not served`);
+        assert.ok(
+          registered.has(`${method.toUpperCase()} /v${version}${path}`),
+          `${method.toUpperCase()} /v${version}${path} is not served`,
+        );
       }
     }
     const undocumented = routes.filter((r) => r.method !== 'HEAD' && !isVersionedMirror(r.url) && !document.paths[toTemplate(r.url)]);
-    assert.deepEqual(undocumented.filter((r) => !isOperationalPath(r.url)), []);
-    for (const path of ['/livez', '/readyz', '/metrics', '/problems/:slug', '/openapi.json', '/docs', '/oauth/jwks', '/oauth/interaction/:uid']) {
-      assert.ok(routes.some((r) => r.url === path), `${path} is registered`);
+    assert.deepEqual(
+      undocumented.filter((r) => !isOperationalPath(r.url)),
+      [],
+    );
+    for (const path of [
+      '/livez',
+      '/readyz',
+      '/metrics',
+      '/problems/:slug',
+      '/openapi.json',
+      '/docs',
+      '/oauth/jwks',
+      '/oauth/interaction/:uid',
+    ]) {
+      assert.ok(
+        routes.some((r) => r.url === path),
+        `${path} is registered`,
+      );
       assert.equal(document.paths[toTemplate(path)], undefined, `${path} is hidden`);
     }
   });
@@ -226,20 +271,45 @@ describe('assertMatchesOpenApi (the check TestApp.request applies to every respo
     await t.close();
   });
 
-  const problemBody = (status: number) => JSON.stringify({
-    type: `${PUBLIC_URL}/problems/order-not-found`, title: 'Order not found', status, detail: 'x', instance: '/orders/1', code: 'ORDER_NOT_FOUND', requestId: 'r1',
-  });
-  const order = { id: 1, status: 'pending', customerId: 2, total: 1250, currency: 'EUR', createdAt: '2026-01-01T00:00:00.000Z', updatedAt: '2026-01-01T00:00:00.000Z' };
+  const problemBody = (status: number) =>
+    JSON.stringify({
+      type: `${PUBLIC_URL}/problems/order-not-found`,
+      title: 'Order not found',
+      status,
+      detail: 'x',
+      instance: '/orders/1',
+      code: 'ORDER_NOT_FOUND',
+      requestId: 'r1',
+    });
+  const order = {
+    id: 1,
+    status: 'pending',
+    customerId: 2,
+    total: 1250,
+    currency: 'EUR',
+    createdAt: '2026-01-01T00:00:00.000Z',
+    updatedAt: '2026-01-01T00:00:00.000Z',
+  };
 
   it('accepts real responses of documented operations, on /v1 paths too', async () => {
     const user = await createUser(t.db);
     const created = await createOrder(t.db, user.id);
     const token = await t.token({ userId: user.id });
-    for (const url of [`/orders/${created.id}`, `/v1/orders/${created.id}`, '/orders?status=pending&sort=-createdAt', '/nope', '/v9/orders']) {
+    for (const url of [
+      `/orders/${created.id}`,
+      `/v1/orders/${created.id}`,
+      '/orders?status=pending&sort=-createdAt',
+      '/nope',
+      '/v9/orders',
+    ]) {
       const response = await t.app.inject({ method: 'GET', url, headers: { authorization: `Bearer ${token}` } });
       assert.doesNotThrow(() => assertMatchesOpenApi(t.app, 'GET', url, response), url);
     }
-    const vendor = await t.app.inject({ method: 'GET', url: '/orders', headers: { authorization: `Bearer ${token}`, accept: 'application/vnd.orderpay.v1+json' } });
+    const vendor = await t.app.inject({
+      method: 'GET',
+      url: '/orders',
+      headers: { authorization: `Bearer ${token}`, accept: 'application/vnd.orderpay.v1+json' },
+    });
     assert.match(String(vendor.headers['content-type']), /^application\/vnd\.orderpay\.v1\+json\b/);
     assert.doesNotThrow(() => assertMatchesOpenApi(t.app, 'GET', '/orders', vendor));
   });
@@ -247,7 +317,9 @@ describe('assertMatchesOpenApi (the check TestApp.request applies to every respo
   it('refuses a status the operation does not document, naming method, url and status', () => {
     assert.throws(
       () => assertMatchesOpenApi(t.app, 'GET', '/orders/1?x=1', fakeResponse(418, 'application/problem+json', problemBody(418))),
-      (error: Error) => error.name === 'AssertionError' && error.message.startsWith('GET /orders/1?x=1 → 418: status 418 is not documented for GET /orders/{orderId}'),
+      (error: Error) =>
+        error.name === 'AssertionError' &&
+        error.message.startsWith('GET /orders/1?x=1 → 418: status 418 is not documented for GET /orders/{orderId}'),
     );
   });
 
@@ -255,28 +327,61 @@ describe('assertMatchesOpenApi (the check TestApp.request applies to every respo
     const body = JSON.stringify({ ...order, total: -1, extra: true });
     assert.throws(
       () => assertMatchesOpenApi(t.app, 'GET', '/v1/orders/1', fakeResponse(200, 'application/json; charset=utf-8', body)),
-      (error: Error) => /^GET \/v1\/orders\/1 → 200: the body does not match/.test(error.message) && /\/total must be >= 0/.test(error.message) && /additionalProperty/.test(error.message),
+      (error: Error) =>
+        /^GET \/v1\/orders\/1 → 200: the body does not match/.test(error.message) &&
+        /\/total must be >= 0/.test(error.message) &&
+        /additionalProperty/.test(error.message),
     );
-    assert.doesNotThrow(() => assertMatchesOpenApi(t.app, 'GET', '/v1/orders/1', fakeResponse(200, 'application/json; charset=utf-8', JSON.stringify(order))));
+    assert.doesNotThrow(() =>
+      assertMatchesOpenApi(t.app, 'GET', '/v1/orders/1', fakeResponse(200, 'application/json; charset=utf-8', JSON.stringify(order))),
+    );
   });
 
   it('refuses an undocumented or non-JSON content type, and a body where none is documented', () => {
-    assert.throws(() => assertMatchesOpenApi(t.app, 'GET', '/orders/1', fakeResponse(200, 'text/plain', JSON.stringify(order))), /neither JSON nor problem\+json/);
-    assert.throws(() => assertMatchesOpenApi(t.app, 'GET', '/orders/1', fakeResponse(404, 'application/json', problemBody(404))), /content type application\/json is not documented/);
+    assert.throws(
+      () => assertMatchesOpenApi(t.app, 'GET', '/orders/1', fakeResponse(200, 'text/plain', JSON.stringify(order))),
+      /neither JSON nor problem\+json/,
+    );
+    assert.throws(
+      () => assertMatchesOpenApi(t.app, 'GET', '/orders/1', fakeResponse(404, 'application/json', problemBody(404))),
+      /content type application\/json is not documented/,
+    );
     assert.throws(() => assertMatchesOpenApi(t.app, 'GET', '/orders/1', fakeResponse(200, 'application/json', '{"data":')), /not JSON/);
     assert.throws(() => assertMatchesOpenApi(t.app, 'DELETE', '/orders/1', fakeResponse(204, undefined, '{}')), /declares no body/);
     assert.doesNotThrow(() => assertMatchesOpenApi(t.app, 'GET', '/orders/1', fakeResponse(304, undefined, '')));
   });
 
-  it('requires the router\'s 404 or 405 problem where no operation is documented', () => {
+  it("requires the router's 404 or 405 problem where no operation is documented", () => {
     assert.throws(() => assertMatchesOpenApi(t.app, 'GET', '/nope', fakeResponse(200, 'application/json', '{}')), /must be 404/);
-    assert.throws(() => assertMatchesOpenApi(t.app, 'PATCH', '/orders/1', fakeResponse(404, 'application/problem+json', problemBody(404))), /must be 405/);
-    assert.throws(() => assertMatchesOpenApi(t.app, 'PATCH', '/orders/1', fakeResponse(405, 'application/problem+json', problemBody(405))), /Allow/);
-    assert.doesNotThrow(() => assertMatchesOpenApi(t.app, 'PATCH', '/orders/1', fakeResponse(405, 'application/problem+json', problemBody(405), { allow: 'DELETE, GET, HEAD, PUT' })));
+    assert.throws(
+      () => assertMatchesOpenApi(t.app, 'PATCH', '/orders/1', fakeResponse(404, 'application/problem+json', problemBody(404))),
+      /must be 405/,
+    );
+    assert.throws(
+      () => assertMatchesOpenApi(t.app, 'PATCH', '/orders/1', fakeResponse(405, 'application/problem+json', problemBody(405))),
+      /Allow/,
+    );
+    assert.doesNotThrow(() =>
+      assertMatchesOpenApi(
+        t.app,
+        'PATCH',
+        '/orders/1',
+        fakeResponse(405, 'application/problem+json', problemBody(405), { allow: 'DELETE, GET, HEAD, PUT' }),
+      ),
+    );
   });
 
   it('skips the operational endpoints the document hides', () => {
-    for (const url of ['/livez', '/readyz', '/metrics', '/oauth/jwks', '/problems/order-not-found', '/docs', '/docs/static/index.html', '/openapi.json']) {
+    for (const url of [
+      '/livez',
+      '/readyz',
+      '/metrics',
+      '/oauth/jwks',
+      '/problems/order-not-found',
+      '/docs',
+      '/docs/static/index.html',
+      '/openapi.json',
+    ]) {
       assert.doesNotThrow(() => assertMatchesOpenApi(t.app, 'GET', url, fakeResponse(200, 'text/plain', 'ok')), url);
     }
   });
@@ -285,7 +390,9 @@ describe('assertMatchesOpenApi (the check TestApp.request applies to every respo
     assert.equal(openApiDocument(t.app).paths['/teapot'], undefined);
     await assert.rejects(
       t.request(undefined, { method: 'GET', url: '/teapot', query: { cups: '2' } }),
-      (error: Error) => error.name === 'AssertionError' && error.message.startsWith('GET /teapot?cups=2 → 200: no documented operation, so the answer must be 404'),
+      (error: Error) =>
+        error.name === 'AssertionError' &&
+        error.message.startsWith('GET /teapot?cups=2 → 200: no documented operation, so the answer must be 404'),
     );
     const response = await t.request(undefined, { method: 'GET', url: '/orders' });
     assert.equal(response.statusCode, 401);

@@ -73,7 +73,10 @@ describe('operational endpoints', () => {
     const active = (await findActiveSigningKey(t.db))!;
     const rotated = await createSigningKey(t.db);
     const expired = await createSigningKey(t.db);
-    await t.db.query("UPDATE signing_keys SET retired_at = now() - interval '2 days', expires_at = now() - interval '1 day' WHERE kid = $1", [expired.kid]);
+    await t.db.query(
+      "UPDATE signing_keys SET retired_at = now() - interval '2 days', expires_at = now() - interval '1 day' WHERE kid = $1",
+      [expired.kid],
+    );
 
     const response = await t.request(undefined, { method: 'GET', url: '/oauth/jwks' });
     assert.equal(response.statusCode, 200);
@@ -106,12 +109,12 @@ describe('operational endpoints', () => {
       assert.equal(response.headers['content-type'], 'text/html; charset=utf-8');
       assert.equal(response.headers['cache-control'], 'public, max-age=86400');
       const html = response.body;
-      const escape = (s: string) => s.replace(/[&<>"]/g, (c) => `&#${c.charCodeAt(0)};`);
+      const escapeHtml = (s: string) => s.replace(/[&<>"]/g, (c) => `&#${c.charCodeAt(0)};`);
       assert.ok(html.startsWith('<!doctype html>'), url);
       assert.ok(html.includes(`<title>${code}</title>`), url);
-      assert.ok(html.includes(`<h1>${escape(ERRORS[code].title)}</h1>`), url);
+      assert.ok(html.includes(`<h1>${escapeHtml(ERRORS[code].title)}</h1>`), url);
       assert.ok(html.includes(`<code>${code}</code> — HTTP ${ERRORS[code].status}`), url);
-      assert.ok(html.includes(escape(ERRORS[code].description)), url);
+      assert.ok(html.includes(escapeHtml(ERRORS[code].description)), url);
     }
   });
 

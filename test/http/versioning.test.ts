@@ -53,18 +53,40 @@ describe('API versioning: /v<N> prefix and Accept negotiation', () => {
       assert.equal(response.headers.vary, 'Accept');
       assert.equal(response.headers['cache-control'], 'private, no-cache');
       assert.deepEqual(response.json(), {
-        data: [{ id: order.id, status: 'pending', customerId: customer.id, total: 1250, currency: 'EUR', createdAt: order.createdAt, updatedAt: order.updatedAt }],
+        data: [
+          {
+            id: order.id,
+            status: 'pending',
+            customerId: customer.id,
+            total: 1250,
+            currency: 'EUR',
+            createdAt: order.createdAt,
+            updatedAt: order.updatedAt,
+          },
+        ],
         meta: { total: 1, page: 1, pageSize: 20, totalPages: 1 },
       });
     }
     // Links stay under the prefix the request used.
-    assert.equal(versioned.headers.link, '<http://orderpay.test/v1/orders?page=1>; rel="first", <http://orderpay.test/v1/orders?page=1>; rel="last"');
-    assert.equal(unversioned.headers.link, '<http://orderpay.test/orders?page=1>; rel="first", <http://orderpay.test/orders?page=1>; rel="last"');
+    assert.equal(
+      versioned.headers.link,
+      '<http://orderpay.test/v1/orders?page=1>; rel="first", <http://orderpay.test/v1/orders?page=1>; rel="last"',
+    );
+    assert.equal(
+      unversioned.headers.link,
+      '<http://orderpay.test/orders?page=1>; rel="first", <http://orderpay.test/orders?page=1>; rel="last"',
+    );
   });
 
   test('unversioned responses carry Vary: Accept, successes and problems alike', async () => {
     const { order, token } = await customerWithOrder();
-    for (const [url, status] of [['/orders', 200], [`/orders/${order.id}`, 200], ['/orders/999999999', 404], ['/orders?bogus=1', 400], ['/products', 200]] as const) {
+    for (const [url, status] of [
+      ['/orders', 200],
+      [`/orders/${order.id}`, 200],
+      ['/orders/999999999', 404],
+      ['/orders?bogus=1', 400],
+      ['/products', 200],
+    ] as const) {
       const response = await get(token, url);
       assert.equal(response.statusCode, status, url);
       assert.equal(response.headers.vary, 'Accept', url);
@@ -84,7 +106,13 @@ describe('API versioning: /v<N> prefix and Accept negotiation', () => {
       assert.equal(response.headers.etag, `"o${order.id}.1.v1"`);
       assert.equal(response.headers['cache-control'], 'private, no-cache');
       assert.deepEqual(response.json(), {
-        id: order.id, status: 'pending', customerId: customer.id, total: 1250, currency: 'EUR', createdAt: order.createdAt, updatedAt: order.updatedAt,
+        id: order.id,
+        status: 'pending',
+        customerId: customer.id,
+        total: 1250,
+        currency: 'EUR',
+        createdAt: order.createdAt,
+        updatedAt: order.updatedAt,
       });
     }
     const list = await get(token, '/orders', V1);
@@ -128,7 +156,12 @@ describe('API versioning: /v<N> prefix and Accept negotiation', () => {
 
   test('a /v2 path → 404 ROUTE_NOT_FOUND, whatever Accept says', async () => {
     const { order, token } = await customerWithOrder();
-    for (const [url, accept] of [['/v2/orders', undefined], [`/v2/orders/${order.id}`, V2], ['/v0/orders', undefined], ['/v99/products', V1]] as const) {
+    for (const [url, accept] of [
+      ['/v2/orders', undefined],
+      [`/v2/orders/${order.id}`, V2],
+      ['/v0/orders', undefined],
+      ['/v99/products', V1],
+    ] as const) {
       const response = await get(token, url, accept);
       assert.equal(response.statusCode, 404, url);
       assert.equal(response.headers['content-type'], 'application/problem+json; charset=utf-8');
@@ -168,7 +201,13 @@ describe('API versioning: /v<N> prefix and Accept negotiation', () => {
       assert.equal(response.headers.location, `http://orderpay.test${prefix}/orders/${body.id}`);
       assert.equal(response.headers.etag, `"o${body.id}.1.v1"`);
       assert.deepEqual(body, {
-        id: body.id, status: 'pending', customerId: customer.id, total: 1400, currency: 'EUR', createdAt: body.createdAt, updatedAt: body.createdAt,
+        id: body.id,
+        status: 'pending',
+        customerId: customer.id,
+        total: 1400,
+        currency: 'EUR',
+        createdAt: body.createdAt,
+        updatedAt: body.createdAt,
       });
       assert.equal(typeof body.id, 'number');
     }
@@ -180,7 +219,11 @@ describe('API versioning: /v<N> prefix and Accept negotiation', () => {
     const { order, token } = await customerWithOrder();
     const first = await get(token, `/v1/orders/${order.id}`);
     assert.equal(first.statusCode, 200);
-    const revalidated = await t.request(token, { method: 'GET', url: `/orders/${order.id}`, headers: { 'if-none-match': first.headers.etag as string } });
+    const revalidated = await t.request(token, {
+      method: 'GET',
+      url: `/orders/${order.id}`,
+      headers: { 'if-none-match': first.headers.etag as string },
+    });
     assert.equal(revalidated.statusCode, 304);
     assert.equal(revalidated.body, '');
     assert.equal(revalidated.headers.etag, first.headers.etag);

@@ -3,7 +3,12 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import {
-  buildConfidentialClientMetadata, buildPublicClientMetadata, checkRedirectUri, ClientMetadataError, CLIENT_SCOPES, parseClientScopes,
+  buildConfidentialClientMetadata,
+  buildPublicClientMetadata,
+  checkRedirectUri,
+  ClientMetadataError,
+  CLIENT_SCOPES,
+  parseClientScopes,
   SERVICE_CLIENT_SCOPES,
 } from '../../src/auth/clients.rules.ts';
 
@@ -40,23 +45,41 @@ describe('checkRedirectUri (RFC 6749 §3.1.2, RFC 8252 §7.3)', () => {
       ['ftp://app.example/cb', /must use https/],
     ];
     for (const [uri, message] of refused) {
-      assert.throws(() => checkRedirectUri(uri), (error: unknown) => error instanceof ClientMetadataError && message.test(error.message), uri);
+      assert.throws(
+        () => checkRedirectUri(uri),
+        (error: unknown) => error instanceof ClientMetadataError && message.test(error.message),
+        uri,
+      );
     }
   });
 });
 
 describe('parseClientScopes', () => {
   test('splits on spaces, drops duplicates, refuses scopes outside the allowed set', () => {
-    assert.deepEqual(parseClientScopes(['openid orders:read', 'orders:read  email'], CLIENT_SCOPES, 'x'), ['openid', 'orders:read', 'email']);
-    assert.throws(() => parseClientScopes(['orders:read orders:delete'], CLIENT_SCOPES, 'a public client'), /a public client cannot have scope orders:delete/);
-    assert.throws(() => parseClientScopes(['openid offline_access orders:read'], SERVICE_CLIENT_SCOPES, 'svc'), /svc cannot have scope openid, offline_access/);
+    assert.deepEqual(parseClientScopes(['openid orders:read', 'orders:read  email'], CLIENT_SCOPES, 'x'), [
+      'openid',
+      'orders:read',
+      'email',
+    ]);
+    assert.throws(
+      () => parseClientScopes(['orders:read orders:delete'], CLIENT_SCOPES, 'a public client'),
+      /a public client cannot have scope orders:delete/,
+    );
+    assert.throws(
+      () => parseClientScopes(['openid offline_access orders:read'], SERVICE_CLIENT_SCOPES, 'svc'),
+      /svc cannot have scope openid, offline_access/,
+    );
   });
 });
 
 describe('buildPublicClientMetadata', () => {
   test('an authorization-code client without a secret', () => {
     assert.deepEqual(
-      buildPublicClientMetadata('op_abc', { name: ' Shop app ', redirectUris: ['http://127.0.0.1:8080/cb', 'https://shop.example/cb'], scopes: ['openid orders:read'] }),
+      buildPublicClientMetadata('op_abc', {
+        name: ' Shop app ',
+        redirectUris: ['http://127.0.0.1:8080/cb', 'https://shop.example/cb'],
+        scopes: ['openid orders:read'],
+      }),
       {
         client_id: 'op_abc',
         client_name: 'Shop app',
@@ -79,20 +102,28 @@ describe('buildPublicClientMetadata', () => {
 
 describe('buildConfidentialClientMetadata', () => {
   test('a client-credentials client whose client_secret is the hash it is given', () => {
-    assert.deepEqual(buildConfidentialClientMetadata('op_svc', 'scrypt$…', { name: 'Shipping', grantTypes: ['client_credentials'], scopes: ['orders:read', 'orders:write'] }), {
-      client_id: 'op_svc',
-      client_secret: 'scrypt$…',
-      client_name: 'Shipping',
-      grant_types: ['client_credentials'],
-      response_types: [],
-      redirect_uris: [],
-      token_endpoint_auth_method: 'client_secret_basic',
-      scope: 'orders:read orders:write',
-    });
+    assert.deepEqual(
+      buildConfidentialClientMetadata('op_svc', 'scrypt$…', {
+        name: 'Shipping',
+        grantTypes: ['client_credentials'],
+        scopes: ['orders:read', 'orders:write'],
+      }),
+      {
+        client_id: 'op_svc',
+        client_secret: 'scrypt$…',
+        client_name: 'Shipping',
+        grant_types: ['client_credentials'],
+        response_types: [],
+        redirect_uris: [],
+        token_endpoint_auth_method: 'client_secret_basic',
+        scope: 'orders:read orders:write',
+      },
+    );
   });
 
   test('API scopes only, at least one; client_credentials is the only grant', () => {
-    const build = (input: { grantTypes?: string[]; scopes: string[] }) => () => buildConfidentialClientMetadata('op_svc', 'h', { name: 'S', ...input });
+    const build = (input: { grantTypes?: string[]; scopes: string[] }) => () =>
+      buildConfidentialClientMetadata('op_svc', 'h', { name: 'S', ...input });
     assert.throws(build({ scopes: ['openid'] }), /cannot have scope openid/);
     assert.throws(build({ scopes: ['profile email'] }), /cannot have scope profile, email/);
     assert.throws(build({ scopes: ['offline_access orders:read'] }), /cannot have scope offline_access/);

@@ -44,7 +44,12 @@ describe('parseSortParam', () => {
   });
 
   test('keys are kept in the order written', () => {
-    assert.deepEqual(parseSortParam('status,-createdAt,total', KEYS, FALLBACK), [asc('status'), desc('createdAt'), asc('total'), asc('id')]);
+    assert.deepEqual(parseSortParam('status,-createdAt,total', KEYS, FALLBACK), [
+      asc('status'),
+      desc('createdAt'),
+      asc('total'),
+      asc('id'),
+    ]);
     assert.deepEqual(parseSortParam('total,status,createdAt', KEYS, FALLBACK), [asc('total'), asc('status'), asc('createdAt'), asc('id')]);
   });
 
@@ -56,45 +61,82 @@ describe('parseSortParam', () => {
   });
 
   test('no tie-breaker when the collection has no id key', () => {
-    assert.deepEqual(parseSortParam('name', ['name', 'price'] as const, [{ field: 'name', descending: false }]), [{ field: 'name', descending: false }]);
-    assert.deepEqual(parseSortParam(undefined, ['name', 'price'] as const, [{ field: 'price', descending: true }]), [{ field: 'price', descending: true }]);
+    assert.deepEqual(parseSortParam('name', ['name', 'price'] as const, [{ field: 'name', descending: false }]), [
+      { field: 'name', descending: false },
+    ]);
+    assert.deepEqual(parseSortParam(undefined, ['name', 'price'] as const, [{ field: 'price', descending: true }]), [
+      { field: 'price', descending: true },
+    ]);
   });
 
   test('unknown key → QUERY_UNKNOWN_SORT_KEY naming it and the keys allowed', () => {
-    assertProblem(() => parseSortParam('amount', KEYS, FALLBACK), 'QUERY_UNKNOWN_SORT_KEY',
-      '"amount" is not a sort key of this collection; use createdAt, status, total, id');
-    assertProblem(() => parseSortParam('status,-customerId', KEYS, FALLBACK), 'QUERY_UNKNOWN_SORT_KEY',
-      '"customerId" is not a sort key of this collection; use createdAt, status, total, id');
+    assertProblem(
+      () => parseSortParam('amount', KEYS, FALLBACK),
+      'QUERY_UNKNOWN_SORT_KEY',
+      '"amount" is not a sort key of this collection; use createdAt, status, total, id',
+    );
+    assertProblem(
+      () => parseSortParam('status,-customerId', KEYS, FALLBACK),
+      'QUERY_UNKNOWN_SORT_KEY',
+      '"customerId" is not a sort key of this collection; use createdAt, status, total, id',
+    );
   });
 
   test('keys are case-sensitive and not trimmed', () => {
-    assertProblem(() => parseSortParam('CreatedAt', KEYS, FALLBACK), 'QUERY_UNKNOWN_SORT_KEY',
-      '"CreatedAt" is not a sort key of this collection; use createdAt, status, total, id');
-    assertProblem(() => parseSortParam('status, total', KEYS, FALLBACK), 'QUERY_UNKNOWN_SORT_KEY',
-      '" total" is not a sort key of this collection; use createdAt, status, total, id');
-    assertProblem(() => parseSortParam('+total', KEYS, FALLBACK), 'QUERY_UNKNOWN_SORT_KEY',
-      '"+total" is not a sort key of this collection; use createdAt, status, total, id');
-    assertProblem(() => parseSortParam('--total', KEYS, FALLBACK), 'QUERY_UNKNOWN_SORT_KEY',
-      '"-total" is not a sort key of this collection; use createdAt, status, total, id');
+    assertProblem(
+      () => parseSortParam('CreatedAt', KEYS, FALLBACK),
+      'QUERY_UNKNOWN_SORT_KEY',
+      '"CreatedAt" is not a sort key of this collection; use createdAt, status, total, id',
+    );
+    assertProblem(
+      () => parseSortParam('status, total', KEYS, FALLBACK),
+      'QUERY_UNKNOWN_SORT_KEY',
+      '" total" is not a sort key of this collection; use createdAt, status, total, id',
+    );
+    assertProblem(
+      () => parseSortParam('+total', KEYS, FALLBACK),
+      'QUERY_UNKNOWN_SORT_KEY',
+      '"+total" is not a sort key of this collection; use createdAt, status, total, id',
+    );
+    assertProblem(
+      () => parseSortParam('--total', KEYS, FALLBACK),
+      'QUERY_UNKNOWN_SORT_KEY',
+      '"-total" is not a sort key of this collection; use createdAt, status, total, id',
+    );
   });
 
   test('duplicate key → QUERY_DUPLICATE_SORT_KEY, whatever the directions', () => {
-    assertProblem(() => parseSortParam('status,status', KEYS, FALLBACK), 'QUERY_DUPLICATE_SORT_KEY', '"status" appears more than once in sort');
-    assertProblem(() => parseSortParam('status,-status', KEYS, FALLBACK), 'QUERY_DUPLICATE_SORT_KEY', '"status" appears more than once in sort');
-    assertProblem(() => parseSortParam('-total,createdAt,total', KEYS, FALLBACK), 'QUERY_DUPLICATE_SORT_KEY', '"total" appears more than once in sort');
+    assertProblem(
+      () => parseSortParam('status,status', KEYS, FALLBACK),
+      'QUERY_DUPLICATE_SORT_KEY',
+      '"status" appears more than once in sort',
+    );
+    assertProblem(
+      () => parseSortParam('status,-status', KEYS, FALLBACK),
+      'QUERY_DUPLICATE_SORT_KEY',
+      '"status" appears more than once in sort',
+    );
+    assertProblem(
+      () => parseSortParam('-total,createdAt,total', KEYS, FALLBACK),
+      'QUERY_DUPLICATE_SORT_KEY',
+      '"total" appears more than once in sort',
+    );
     assertProblem(() => parseSortParam('id,-id', KEYS, FALLBACK), 'QUERY_DUPLICATE_SORT_KEY', '"id" appears more than once in sort');
   });
 
   for (const raw of ['', ',', '-', 'status,', ',status', 'status,,total', 'status,-']) {
     test(`empty key in ${JSON.stringify(raw)} → REQUEST_PARAMETER_INVALID`, () => {
-      assert.throws(() => parseSortParam(raw, KEYS, FALLBACK), (error: unknown) => {
-        assert.ok(error instanceof DomainError);
-        assert.equal(error.code, 'REQUEST_PARAMETER_INVALID');
-        assert.equal(error.status, 400);
-        assert.equal(error.detail, 'sort has an empty key.');
-        assert.deepEqual(error.options, { errors: [{ parameter: 'sort', detail: 'sort has an empty key' }] });
-        return true;
-      });
+      assert.throws(
+        () => parseSortParam(raw, KEYS, FALLBACK),
+        (error: unknown) => {
+          assert.ok(error instanceof DomainError);
+          assert.equal(error.code, 'REQUEST_PARAMETER_INVALID');
+          assert.equal(error.status, 400);
+          assert.equal(error.detail, 'sort has an empty key.');
+          assert.deepEqual(error.options, { errors: [{ parameter: 'sort', detail: 'sort has an empty key' }] });
+          return true;
+        },
+      );
     });
   }
 });

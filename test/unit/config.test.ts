@@ -17,7 +17,10 @@ describe('loadConfig', () => {
     assert.equal(loadConfig({ ORDERPAY_TRUST_PROXY: '1' }).trustProxy, 1);
     assert.equal(loadConfig({ ORDERPAY_TRUST_PROXY: '10.0.0.0/8,127.0.0.1' }).trustProxy, '10.0.0.0/8,127.0.0.1');
     assert.equal(loadConfig({ ORDERPAY_TRUST_PROXY: 'false' }).trustProxy, false);
-    assert.throws(() => loadConfig({ ORDERPAY_TRUST_PROXY: 'true' }), (e: unknown) => e instanceof ConfigError && /ORDERPAY_TRUST_PROXY/.test(e.message));
+    assert.throws(
+      () => loadConfig({ ORDERPAY_TRUST_PROXY: 'true' }),
+      (e: unknown) => e instanceof ConfigError && /ORDERPAY_TRUST_PROXY/.test(e.message),
+    );
   });
 
   test('ORDERPAY_SERVERS: resource, authorization or both; anything else is refused', () => {
@@ -28,8 +31,14 @@ describe('loadConfig', () => {
 
   test('idempotency keys: kept a day and locked 30 s by default; a lock must be at most half the retention', () => {
     assert.deepEqual(loadConfig({}).idempotency, { retentionSeconds: 86_400, lockSeconds: 30 });
-    assert.deepEqual(loadConfig({ ORDERPAY_IDEMPOTENCY_RETENTION_SECONDS: '3600', ORDERPAY_IDEMPOTENCY_LOCK_SECONDS: '1800' }).idempotency, { retentionSeconds: 3600, lockSeconds: 1800 });
-    assert.throws(() => loadConfig({ ORDERPAY_IDEMPOTENCY_RETENTION_SECONDS: '3600', ORDERPAY_IDEMPOTENCY_LOCK_SECONDS: '1801' }), (e: unknown) => e instanceof ConfigError && /ORDERPAY_IDEMPOTENCY_LOCK_SECONDS/.test(e.message));
+    assert.deepEqual(
+      loadConfig({ ORDERPAY_IDEMPOTENCY_RETENTION_SECONDS: '3600', ORDERPAY_IDEMPOTENCY_LOCK_SECONDS: '1800' }).idempotency,
+      { retentionSeconds: 3600, lockSeconds: 1800 },
+    );
+    assert.throws(
+      () => loadConfig({ ORDERPAY_IDEMPOTENCY_RETENTION_SECONDS: '3600', ORDERPAY_IDEMPOTENCY_LOCK_SECONDS: '1801' }),
+      (e: unknown) => e instanceof ConfigError && /ORDERPAY_IDEMPOTENCY_LOCK_SECONDS/.test(e.message),
+    );
     assert.throws(() => loadConfig({ ORDERPAY_IDEMPOTENCY_LOCK_SECONDS: '0' }), ConfigError);
     assert.throws(() => loadConfig({ ORDERPAY_IDEMPOTENCY_RETENTION_SECONDS: '59' }), ConfigError);
   });

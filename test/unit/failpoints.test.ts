@@ -18,7 +18,13 @@ describe('failpointFromEnv', () => {
 
   test('malformed pairs, unknown points and unknown actions are refused', () => {
     assert.throws(() => failpointFromEnv('idempotency.before-commit'), FailpointError);
-    assert.throws(() => failpointFromEnv('idempotency.mid-commit=kill'), (e: unknown) => e instanceof FailpointError && /unknown failpoint "idempotency.mid-commit"/.test(e.message));
-    assert.throws(() => failpointFromEnv('idempotency.before-commit=explode'), (e: unknown) => e instanceof FailpointError && /unknown failpoint action/.test(e.message));
+    assert.throws(
+      () => failpointFromEnv('idempotency.mid-commit=kill'),
+      (e: unknown) => e instanceof FailpointError && /unknown failpoint "idempotency.mid-commit"/.test(e.message),
+    );
+    assert.throws(
+      () => failpointFromEnv('idempotency.before-commit=explode'),
+      (e: unknown) => e instanceof FailpointError && /unknown failpoint action/.test(e.message),
+    );
   });
 });

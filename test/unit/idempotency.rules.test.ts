@@ -6,19 +6,29 @@ import { createHash } from 'node:crypto';
 import { DomainError } from '../../src/core/errors.ts';
 import { problemHeaders } from '../../src/http/problem.ts';
 import {
-  canonicalJson, decideOnTakenKey, fingerprintRequest, MAX_KEY_LENGTH, parseIdempotencyKey, type KeyRecord, type RequestBinding,
+  canonicalJson,
+  decideOnTakenKey,
+  fingerprintRequest,
+  MAX_KEY_LENGTH,
+  parseIdempotencyKey,
+  type KeyRecord,
+  type RequestBinding,
 } from '../../src/http/idempotency/idempotency.rules.ts';
 
 /** Asserts the whole 400 IDEMPOTENCY_KEY_INVALID problem the header parser throws. */
 function assertInvalidKey(header: string, reason: string): void {
-  assert.throws(() => parseIdempotencyKey(header), (error: unknown) => {
-    assert.ok(error instanceof DomainError);
-    assert.equal(error.code, 'IDEMPOTENCY_KEY_INVALID');
-    assert.equal(error.status, 400);
-    assert.equal(error.detail, `Idempotency-Key ${reason}.`);
-    assert.deepEqual(error.options, { errors: [{ parameter: 'idempotency-key', detail: `Idempotency-Key ${reason}` }] });
-    return true;
-  }, JSON.stringify(header));
+  assert.throws(
+    () => parseIdempotencyKey(header),
+    (error: unknown) => {
+      assert.ok(error instanceof DomainError);
+      assert.equal(error.code, 'IDEMPOTENCY_KEY_INVALID');
+      assert.equal(error.status, 400);
+      assert.equal(error.detail, `Idempotency-Key ${reason}.`);
+      assert.deepEqual(error.options, { errors: [{ parameter: 'idempotency-key', detail: `Idempotency-Key ${reason}` }] });
+      return true;
+    },
+    JSON.stringify(header),
+  );
 }
 
 const TOO_LONG = `is longer than ${MAX_KEY_LENGTH} characters`;
@@ -37,8 +47,16 @@ describe('parseIdempotencyKey: bare keys are 1–255 visible ASCII characters', 
   test('empty → is empty', () => assertInvalidKey('', 'is empty'));
 
   const invisible: [string, string][] = [
-    ['a space inside', 'a b'], ['a leading space', ' a'], ['a tab', 'a\tb'], ['NUL', 'a\0'], ['U+0001', '\x01'], ['DEL', 'a\x7f'],
-    ['é (non-ASCII)', 'café'], ['an emoji', 'key-😀'], ['U+00A0 (no-break space)', 'a\u00a0b'], ['a newline', 'a\nb'],
+    ['a space inside', 'a b'],
+    ['a leading space', ' a'],
+    ['a tab', 'a\tb'],
+    ['NUL', 'a\0'],
+    ['U+0001', '\x01'],
+    ['DEL', 'a\x7f'],
+    ['é (non-ASCII)', 'café'],
+    ['an emoji', 'key-😀'],
+    ['U+00A0 (no-break space)', 'a\u00a0b'],
+    ['a newline', 'a\nb'],
   ];
   for (const [name, header] of invisible) test(`${name} → must be visible ASCII`, () => assertInvalidKey(header, NOT_VISIBLE));
 });
@@ -69,7 +87,11 @@ describe('parseIdempotencyKey: an RFC 8941 sf-string names the key it quotes', (
 
   // Not an sf-string (a control or non-ASCII character inside the quotes): read as a bare key,
   // which then fails for the character, not for the quotes.
-  for (const [name, header] of [['a tab', '"a\tb"'], ['é', '"café"'], ['DEL', '"a\x7f"']] as const) {
+  for (const [name, header] of [
+    ['a tab', '"a\tb"'],
+    ['é', '"café"'],
+    ['DEL', '"a\x7f"'],
+  ] as const) {
     test(`quotes around ${name} → must be visible ASCII`, () => assertInvalidKey(header, NOT_VISIBLE));
   }
   test('quotes around a space-bearing key with an invalid escape are a bare key, which a space makes invalid', () => {
@@ -94,7 +116,7 @@ describe('canonicalJson: object keys sorted at every depth (RFC 8785 order), arr
   });
 
   test('unicode keys sort by UTF-16 code units (uppercase, lowercase, Latin-1, astral, BMP-high)', () => {
-    const value = { '\uffff': 6, '😀': 5, 'é': 4, z: 3, a: 2, Z: 1 };
+    const value = { '\uffff': 6, '😀': 5, é: 4, z: 3, a: 2, Z: 1 };
     assert.equal(canonicalJson(value), '{"Z":1,"a":2,"z":3,"é":4,"😀":5,"\uffff":6}');
   });
 
@@ -103,7 +125,16 @@ describe('canonicalJson: object keys sorted at every depth (RFC 8785 order), arr
   });
 
   test('scalars and empty containers', () => {
-    assert.deepEqual([null, true, false, 0, -1.5, 'x', {}, []].map(canonicalJson), ['null', 'true', 'false', '0', '-1.5', '"x"', '{}', '[]']);
+    assert.deepEqual([null, true, false, 0, -1.5, 'x', {}, []].map(canonicalJson), [
+      'null',
+      'true',
+      'false',
+      '0',
+      '-1.5',
+      '"x"',
+      '{}',
+      '[]',
+    ]);
     assert.equal(canonicalJson(undefined), 'null');
   });
 
@@ -134,8 +165,14 @@ describe('fingerprintRequest: SHA-256 of the API version and the canonical body'
 
   test('another value, type, field or element order → another fingerprint', () => {
     const others = [
-      { ...body, amount: 1251 }, { ...body, currency: 'USD' }, { amount: 1250, currency: 'EUR' }, { ...body, orderId: '42' },
-      { ...body, extra: null }, [body], { a: [1, 2] }, { a: [2, 1] },
+      { ...body, amount: 1251 },
+      { ...body, currency: 'USD' },
+      { amount: 1250, currency: 'EUR' },
+      { ...body, orderId: '42' },
+      { ...body, extra: null },
+      [body],
+      { a: [1, 2] },
+      { a: [2, 1] },
     ];
     const prints = [body, ...others].map((b) => fingerprintRequest(1, b));
     assert.equal(new Set(prints).size, prints.length);
@@ -151,10 +188,21 @@ describe('decideOnTakenKey: what a request finds on a key already in the table',
   const binding: RequestBinding = { method: 'POST', path: '/payments', fingerprint: fingerprintRequest(1, { amount: 1, currency: 'EUR' }) };
   const response = { status: 201, headers: { 'content-type': 'application/json; charset=utf-8' }, body: '{"id":1}' };
   const record = (fields: Partial<KeyRecord> = {}): KeyRecord => ({
-    id: 7, ...binding, state: 'completed', expired: false, lockExpired: false, response, ...fields,
+    id: 7,
+    ...binding,
+    state: 'completed',
+    expired: false,
+    lockExpired: false,
+    response,
+    ...fields,
   });
 
-  function assertRefused(decision: ReturnType<typeof decideOnTakenKey>, code: string, detail: string, headers?: Record<string, string>): void {
+  function assertRefused(
+    decision: ReturnType<typeof decideOnTakenKey>,
+    code: string,
+    detail: string,
+    headers?: Record<string, string>,
+  ): void {
     assert.equal(decision.kind, 'refuse');
     if (decision.kind !== 'refuse') return;
     assert.equal(decision.problem.code, code);
@@ -166,7 +214,8 @@ describe('decideOnTakenKey: what a request finds on a key already in the table',
 
   const reusedFor = (operation: string) =>
     `This Idempotency-Key was used for ${operation}; a key belongs to one operation. Use a new key for this request.`;
-  const REUSED_BODY = 'This Idempotency-Key was used with a different request body; a retry must repeat the original request exactly. Use a new key for a new request.';
+  const REUSED_BODY =
+    'This Idempotency-Key was used with a different request body; a retry must repeat the original request exactly. Use a new key for a new request.';
   const IN_USE = 'A request with this Idempotency-Key is still being processed; retry after the Retry-After delay to receive its result.';
 
   test('completed, same method, path and body → replay the stored response', () => {
@@ -188,13 +237,21 @@ describe('decideOnTakenKey: what a request finds on a key already in the table',
   });
 
   test('another path and another body → the operation is named first', () => {
-    assertRefused(decideOnTakenKey(record(), { ...binding, path: '/orders', fingerprint: 'other' }), 'IDEMPOTENCY_KEY_REUSED', reusedFor('POST /payments'));
+    assertRefused(
+      decideOnTakenKey(record(), { ...binding, path: '/orders', fingerprint: 'other' }),
+      'IDEMPOTENCY_KEY_REUSED',
+      reusedFor('POST /payments'),
+    );
   });
 
   test('in flight with another body → REUSED, not IN_USE: the retry is wrong whatever becomes of the first', () => {
     const inFlight = record({ state: 'in_flight', response: undefined });
     assertRefused(decideOnTakenKey(inFlight, { ...binding, fingerprint: 'other' }), 'IDEMPOTENCY_KEY_REUSED', REUSED_BODY);
-    assertRefused(decideOnTakenKey({ ...inFlight, lockExpired: true }, { ...binding, fingerprint: 'other' }), 'IDEMPOTENCY_KEY_REUSED', REUSED_BODY);
+    assertRefused(
+      decideOnTakenKey({ ...inFlight, lockExpired: true }, { ...binding, fingerprint: 'other' }),
+      'IDEMPOTENCY_KEY_REUSED',
+      REUSED_BODY,
+    );
   });
 
   test('in flight, lock held → 409 IDEMPOTENCY_KEY_IN_USE with Retry-After: 1', () => {
@@ -204,7 +261,9 @@ describe('decideOnTakenKey: what a request finds on a key already in the table',
   });
 
   test('in flight, lock lapsed → take over', () => {
-    assert.deepEqual(decideOnTakenKey(record({ state: 'in_flight', response: undefined, lockExpired: true }), binding), { kind: 'take-over' });
+    assert.deepEqual(decideOnTakenKey(record({ state: 'in_flight', response: undefined, lockExpired: true }), binding), {
+      kind: 'take-over',
+    });
   });
 
   test('completed: a lapsed lock does not matter, the response is replayed', () => {

@@ -5,7 +5,14 @@ import assert from 'node:assert/strict';
 import { DomainError } from '../../src/core/errors.ts';
 import { changedReadOnlyFields, READ_ONLY_FIELDS } from '../../src/orders/orders.representation.ts';
 import {
-  allowedTransitions, decideTransition, isDeletable, lineTotal, ORDER_STATUSES, refuseTransition, type Actor, type OrderStatus,
+  allowedTransitions,
+  decideTransition,
+  isDeletable,
+  lineTotal,
+  ORDER_STATUSES,
+  refuseTransition,
+  type Actor,
+  type OrderStatus,
 } from '../../src/orders/orders.rules.ts';
 
 const ACTORS: Actor[] = ['owner', 'staff', 'service', 'payment'];
@@ -22,8 +29,7 @@ const ALLOWED: [OrderStatus, OrderStatus, Actor][] = [
   ['paid', 'cancelled', 'staff'],
 ];
 
-const isAllowed = (from: OrderStatus, to: OrderStatus, actor: Actor) =>
-  ALLOWED.some(([f, t, a]) => f === from && t === to && a === actor);
+const isAllowed = (from: OrderStatus, to: OrderStatus, actor: Actor) => ALLOWED.some(([f, t, a]) => f === from && t === to && a === actor);
 
 /** Targets reachable from `from` by any of `actors`, in ORDER_STATUSES order. */
 const expectedTargets = (from: OrderStatus, actors: Actor[]) =>
@@ -34,11 +40,12 @@ describe('order state machine: decideTransition', () => {
   for (const from of ORDER_STATUSES) {
     for (const to of ORDER_STATUSES) {
       for (const actor of ACTORS) {
-        const expected = from === to
-          ? { kind: 'unchanged' }
-          : isAllowed(from, to, actor)
-            ? { kind: 'change', to }
-            : { kind: 'refused', allowed: expectedTargets(from, [actor]) };
+        const expected =
+          from === to
+            ? { kind: 'unchanged' }
+            : isAllowed(from, to, actor)
+              ? { kind: 'change', to }
+              : { kind: 'refused', allowed: expectedTargets(from, [actor]) };
         test(`${from} → ${to} by ${actor}: ${expected.kind}`, () => {
           assert.deepEqual(decideTransition(from, to, [actor]), expected);
         });
@@ -124,7 +131,10 @@ describe('lineTotal', () => {
   }
 
   test('refuses a product beyond the exact integer range', () => {
-    assert.throws(() => lineTotal(Number.MAX_SAFE_INTEGER, 2), { name: 'RangeError', message: 'line total exceeds the exact integer range' });
+    assert.throws(() => lineTotal(Number.MAX_SAFE_INTEGER, 2), {
+      name: 'RangeError',
+      message: 'line total exceeds the exact integer range',
+    });
     assert.throws(() => lineTotal(2 ** 50, 16), RangeError);
   });
 
@@ -135,8 +145,13 @@ describe('lineTotal', () => {
 
 describe('changedReadOnlyFields', () => {
   const current = {
-    id: 7, status: 'pending', customerId: 3, total: 1250, currency: 'EUR',
-    createdAt: '2026-01-02T03:04:05.123456Z', updatedAt: '2026-01-02T03:04:05.123456Z',
+    id: 7,
+    status: 'pending',
+    customerId: 3,
+    total: 1250,
+    currency: 'EUR',
+    createdAt: '2026-01-02T03:04:05.123456Z',
+    updatedAt: '2026-01-02T03:04:05.123456Z',
   };
 
   test('the read-only fields are the representation minus status', () => {
@@ -156,8 +171,12 @@ describe('changedReadOnlyFields', () => {
   });
 
   for (const [field, value] of [
-    ['id', 8], ['customerId', 4], ['total', 1251], ['currency', 'USD'],
-    ['createdAt', '2026-01-02T03:04:05Z'], ['updatedAt', '2027-01-01T00:00:00Z'],
+    ['id', 8],
+    ['customerId', 4],
+    ['total', 1251],
+    ['currency', 'USD'],
+    ['createdAt', '2026-01-02T03:04:05Z'],
+    ['updatedAt', '2027-01-01T00:00:00Z'],
   ] as const) {
     test(`${field} changed is reported`, () => {
       assert.deepEqual(changedReadOnlyFields({ status: 'pending', [field]: value }, current), [field]);

@@ -4,7 +4,13 @@ import assert from 'node:assert/strict';
 import { scryptSync } from 'node:crypto';
 import { describe, test } from 'node:test';
 import {
-  checkPasswordPolicy, DUMMY_PASSWORD_HASH, hashClientSecret, hashPassword, SCRYPT_PARAMS, verifyClientSecret, verifyPassword,
+  checkPasswordPolicy,
+  DUMMY_PASSWORD_HASH,
+  hashClientSecret,
+  hashPassword,
+  SCRYPT_PARAMS,
+  verifyClientSecret,
+  verifyPassword,
 } from '../../src/auth/passwords.ts';
 
 const FORMAT = /^scrypt\$(\d+)\$(\d+)\$(\d+)\$([\w-]+)\$([\w-]+)$/;
@@ -22,7 +28,12 @@ describe('hashPassword', () => {
   test('is plain scrypt: an independent computation gives the same key', async () => {
     const hash = await hashPassword('s3cret-passphrase');
     const [, , , , salt, key] = FORMAT.exec(hash)!;
-    const expected = scryptSync('s3cret-passphrase', Buffer.from(salt!, 'base64url'), 32, { N: 2 ** 15, r: 8, p: 1, maxmem: 64 * 1024 * 1024 });
+    const expected = scryptSync('s3cret-passphrase', Buffer.from(salt!, 'base64url'), 32, {
+      N: 2 ** 15,
+      r: 8,
+      p: 1,
+      maxmem: 64 * 1024 * 1024,
+    });
     assert.equal(key, expected.toString('base64url'));
   });
 
@@ -60,7 +71,7 @@ describe('verifyPassword', () => {
 
   test('a malformed or unsupported hash is false, not an exception', async () => {
     const good = await hashPassword('a good password');
-    const [, n, r, p, salt, key = ""] = FORMAT.exec(good)!;
+    const [, n, r, p, salt, key = ''] = FORMAT.exec(good)!;
     const malformed = [
       '',
       'not a hash',

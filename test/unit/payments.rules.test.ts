@@ -25,9 +25,15 @@ describe('checkOrderAmount', () => {
     const amount = problemOf(() => checkOrderAmount({ total: 2500, currency: 'EUR' }, { amount: 2499, currency: 'EUR' }));
     assert.equal(amount.code, 'PAYMENT_AMOUNT_MISMATCH');
     assert.deepEqual(amount.options.extensions, { expectedAmount: 2500, expectedCurrency: 'EUR' });
-    assert.deepEqual(amount.options.errors?.map((e) => e.pointer), ['/amount']);
+    assert.deepEqual(
+      amount.options.errors?.map((e) => e.pointer),
+      ['/amount'],
+    );
     const both = problemOf(() => checkOrderAmount({ total: 2500, currency: 'EUR' }, { amount: 1, currency: 'USD' }));
-    assert.deepEqual(both.options.errors?.map((e) => e.pointer), ['/amount', '/currency']);
+    assert.deepEqual(
+      both.options.errors?.map((e) => e.pointer),
+      ['/amount', '/currency'],
+    );
   });
 });
 

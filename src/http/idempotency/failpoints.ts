@@ -36,8 +36,10 @@ export function failpointFromEnv(raw: string | undefined): Failpoint | undefined
   }
   const configured = Object.fromEntries(entries) as Record<string, string>;
   for (const [name, action] of Object.entries(configured)) {
-    if (!(FAILPOINT_NAMES as readonly string[]).includes(name)) throw new FailpointError(`unknown failpoint "${name}"; known: ${FAILPOINT_NAMES.join(', ')}`);
-    if (!ACTIONS[action]) throw new FailpointError(`unknown failpoint action "${action}" for ${name}; known: ${Object.keys(ACTIONS).join(', ')}`);
+    if (!(FAILPOINT_NAMES as readonly string[]).includes(name))
+      throw new FailpointError(`unknown failpoint "${name}"; known: ${FAILPOINT_NAMES.join(', ')}`);
+    if (!ACTIONS[action])
+      throw new FailpointError(`unknown failpoint action "${action}" for ${name}; known: ${Object.keys(ACTIONS).join(', ')}`);
   }
   return function triggerFailpoint(name) {
     const action = configured[name];

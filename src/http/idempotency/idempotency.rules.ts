@@ -33,7 +33,9 @@ export function parseIdempotencyKey(header: string): string {
 export function canonicalJson(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
   if (value !== null && typeof value === 'object') {
-    const entries = Object.keys(value).sort().map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k])}`);
+    const entries = Object.keys(value)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k])}`);
     return `{${entries.join(',')}}`;
   }
   return JSON.stringify(value) ?? 'null';
@@ -48,7 +50,9 @@ export interface RequestBinding {
 
 /** SHA-256 over the API version and the canonical body: reordered keys are the same request. */
 export function fingerprintRequest(apiVersion: number, body: unknown): string {
-  return createHash('sha256').update(`v${apiVersion}\n${canonicalJson(body ?? null)}`).digest('base64url');
+  return createHash('sha256')
+    .update(`v${apiVersion}\n${canonicalJson(body ?? null)}`)
+    .digest('base64url');
 }
 
 export interface StoredResponse {
@@ -67,23 +71,26 @@ export interface KeyRecord extends RequestBinding {
   response: StoredResponse | undefined;
 }
 
-export type KeyDecision =
-  | { kind: 'replay'; response: StoredResponse }
-  | { kind: 'take-over' }
-  | { kind: 'refuse'; problem: DomainError };
+export type KeyDecision = { kind: 'replay'; response: StoredResponse } | { kind: 'take-over' } | { kind: 'refuse'; problem: DomainError };
 
 /** What a request does when its key is already in the table (and not past its retention). */
 export function decideOnTakenKey(record: KeyRecord, request: RequestBinding): KeyDecision {
   if (record.method !== request.method || record.path !== request.path) {
     return {
       kind: 'refuse',
-      problem: new DomainError('IDEMPOTENCY_KEY_REUSED', `This Idempotency-Key was used for ${record.method} ${record.path}; a key belongs to one operation. Use a new key for this request.`),
+      problem: new DomainError(
+        'IDEMPOTENCY_KEY_REUSED',
+        `This Idempotency-Key was used for ${record.method} ${record.path}; a key belongs to one operation. Use a new key for this request.`,
+      ),
     };
   }
   if (record.fingerprint !== request.fingerprint) {
     return {
       kind: 'refuse',
-      problem: new DomainError('IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was used with a different request body; a retry must repeat the original request exactly. Use a new key for a new request.'),
+      problem: new DomainError(
+        'IDEMPOTENCY_KEY_REUSED',
+        'This Idempotency-Key was used with a different request body; a retry must repeat the original request exactly. Use a new key for a new request.',
+      ),
     };
   }
   if (record.state === 'completed' && record.response) return { kind: 'replay', response: record.response };
@@ -96,5 +103,8 @@ export function decideOnTakenKey(record: KeyRecord, request: RequestBinding): Ke
  * within a second; a claim whose process died is taken over once its lock lapses.
  */
 export function keyInUse(): DomainError {
-  return new DomainError('IDEMPOTENCY_KEY_IN_USE', 'A request with this Idempotency-Key is still being processed; retry after the Retry-After delay to receive its result.');
+  return new DomainError(
+    'IDEMPOTENCY_KEY_IN_USE',
+    'A request with this Idempotency-Key is still being processed; retry after the Retry-After delay to receive its result.',
+  );
 }

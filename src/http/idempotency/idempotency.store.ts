@@ -24,12 +24,29 @@ export interface KeyTimes {
 }
 
 /** The atomic claim: the unique constraint lets exactly one concurrent insert through. */
-export async function insertKeyClaim(db: Queryable, owner: KeyOwner, key: string, binding: RequestBinding, lockToken: string, times: KeyTimes): Promise<KeyClaim | undefined> {
+export async function insertKeyClaim(
+  db: Queryable,
+  owner: KeyOwner,
+  key: string,
+  binding: RequestBinding,
+  lockToken: string,
+  times: KeyTimes,
+): Promise<KeyClaim | undefined> {
   const { rows } = await db.query<KeyClaim>(
     `INSERT INTO idempotency_keys (client_id, subject, key, method, path, fingerprint, state, operation_id, lock_token, locked_until, expires_at)
      VALUES ($1, $2, $3, $4, $5, $6, 'in_flight', gen_random_uuid(), $7, now() + make_interval(secs => $8), now() + make_interval(secs => $9))
      ON CONFLICT ON CONSTRAINT idempotency_keys_caller_key DO NOTHING RETURNING ${CLAIM_COLUMNS}`,
-    [owner.clientId, owner.subject, key, binding.method, binding.path, binding.fingerprint, lockToken, times.lockSeconds, times.retentionSeconds],
+    [
+      owner.clientId,
+      owner.subject,
+      key,
+      binding.method,
+      binding.path,
+      binding.fingerprint,
+      lockToken,
+      times.lockSeconds,
+      times.retentionSeconds,
+    ],
   );
   return rows[0];
 }
@@ -57,7 +74,8 @@ export async function findKeyRecord(db: Queryable, owner: KeyOwner, key: string)
   const row = rows[0];
   if (!row) return undefined;
   const { responseStatus, responseHeaders, responseBody, ...rest } = row;
-  const response = responseStatus === null ? undefined : { status: responseStatus, headers: responseHeaders ?? {}, body: responseBody ?? '' };
+  const response =
+    responseStatus === null ? undefined : { status: responseStatus, headers: responseHeaders ?? {}, body: responseBody ?? '' };
   return { ...rest, response };
 }
 
@@ -80,7 +98,13 @@ export async function takeOverLapsedClaim(db: Queryable, id: number, lockToken: 
  * A key past its retention is free: the row is reused as a fresh claim (a new operation) for the
  * new request, unless a request still holds it, however old the key.
  */
-export async function reclaimExpiredKey(db: Queryable, id: number, binding: RequestBinding, lockToken: string, times: KeyTimes): Promise<KeyClaim | undefined> {
+export async function reclaimExpiredKey(
+  db: Queryable,
+  id: number,
+  binding: RequestBinding,
+  lockToken: string,
+  times: KeyTimes,
+): Promise<KeyClaim | undefined> {
   const { rows } = await db.query<KeyClaim>(
     `UPDATE idempotency_keys SET method = $2, path = $3, fingerprint = $4, state = 'in_flight', operation_id = gen_random_uuid(),
             lock_token = $5, locked_until = now() + make_interval(secs => $6), response_status = NULL, response_headers = NULL,
@@ -98,10 +122,10 @@ export async function reclaimExpiredKey(db: Queryable, id: number, binding: Requ
  * waits for our outcome instead of racing it. False when the claim is no longer ours.
  */
 export async function holdKeyClaim(tx: Queryable, claim: KeyClaim): Promise<boolean> {
-  const { rows } = await tx.query(
-    "SELECT 1 FROM idempotency_keys WHERE id = $1 AND lock_token = $2 AND state = 'in_flight' FOR UPDATE",
-    [claim.id, claim.lockToken],
-  );
+  const { rows } = await tx.query("SELECT 1 FROM idempotency_keys WHERE id = $1 AND lock_token = $2 AND state = 'in_flight' FOR UPDATE", [
+    claim.id,
+    claim.lockToken,
+  ]);
   return rows.length === 1;
 }
 

@@ -15,10 +15,25 @@ import { CACHE_NONE } from '../representation.ts';
 import { isMissingHeader, type AjvError } from '../validation-problems.ts';
 import { jsonContentType } from '../versioning.ts';
 import type { Failpoint } from './failpoints.ts';
-import { decideOnTakenKey, fingerprintRequest, keyInUse, parseIdempotencyKey, type RequestBinding, type StoredResponse } from './idempotency.rules.ts';
 import {
-  completeKeyClaim, findKeyRecord, holdKeyClaim, insertKeyClaim, reclaimExpiredKey, releaseKeyClaim,
-  takeOverLapsedClaim, type KeyClaim, type KeyOwner, type KeyTimes,
+  decideOnTakenKey,
+  fingerprintRequest,
+  keyInUse,
+  parseIdempotencyKey,
+  type RequestBinding,
+  type StoredResponse,
+} from './idempotency.rules.ts';
+import {
+  completeKeyClaim,
+  findKeyRecord,
+  holdKeyClaim,
+  insertKeyClaim,
+  reclaimExpiredKey,
+  releaseKeyClaim,
+  takeOverLapsedClaim,
+  type KeyClaim,
+  type KeyOwner,
+  type KeyTimes,
 } from './idempotency.store.ts';
 
 export type IdempotencyMode = 'required' | 'optional';
@@ -54,15 +69,20 @@ const IdempotencyKey = Type.String({
 
 /** 400 for a required Idempotency-Key left out: its own code, so clients learn keys are required. */
 function missingIdempotencyKey(): DomainError {
-  return new DomainError('IDEMPOTENCY_KEY_MISSING', 'Send an Idempotency-Key header: a unique value for this operation, repeated on every retry of it.', {
-    errors: [{ parameter: KEY_HEADER, detail: `header ${KEY_HEADER} is required` }],
-  });
+  return new DomainError(
+    'IDEMPOTENCY_KEY_MISSING',
+    'Send an Idempotency-Key header: a unique value for this operation, repeated on every retry of it.',
+    {
+      errors: [{ parameter: KEY_HEADER, detail: `header ${KEY_HEADER} is required` }],
+    },
+  );
 }
 
 function modeOf(config: unknown): IdempotencyMode | undefined {
   const mode = (config as { idempotency?: unknown } | undefined)?.idempotency;
   if (mode === undefined) return undefined;
-  if (mode !== 'required' && mode !== 'optional') throw new Error(`config.idempotency must be 'required' or 'optional', got ${String(mode)}`);
+  if (mode !== 'required' && mode !== 'optional')
+    throw new Error(`config.idempotency must be 'required' or 'optional', got ${String(mode)}`);
   return mode;
 }
 
@@ -70,7 +90,8 @@ function modeOf(config: unknown): IdempotencyMode | undefined {
 function declareKeyHeader(route: RouteOptions): void {
   const mode = modeOf(route.config);
   if (!mode) return;
-  const schema = (route.schema ??= {});
+  const schema = route.schema ?? {};
+  route.schema = schema;
   const headers = (schema.headers ?? Type.Object({})) as TSchema & { properties?: Record<string, TSchema>; required?: string[] };
   schema.headers = {
     ...headers,
@@ -193,7 +214,9 @@ async function settleFailure(request: FastifyRequest, reply: FastifyReply, claim
     if (await completeKeyClaim(db, claim, stored)) return sendResponse(reply, stored, false);
   } else {
     // A no-op when the claim is no longer ours (IDEMPOTENCY_KEY_IN_USE from holdKeyClaim).
-    await releaseKeyClaim(db, claim).catch((releaseError: unknown) => request.log.error({ err: releaseError }, 'could not release an idempotency key'));
+    await releaseKeyClaim(db, claim).catch((releaseError: unknown) =>
+      request.log.error({ err: releaseError }, 'could not release an idempotency key'),
+    );
   }
   throw error;
 }
@@ -207,7 +230,11 @@ function serializeOutcome(request: FastifyRequest, reply: FastifyReply, outcome:
   };
   if (outcome.headers?.location) headers.location = outcome.headers.location;
   if (outcome.headers?.etag) headers.etag = outcome.headers.etag;
-  return { status: outcome.status, headers, body: reply.serializeInput(outcome.body as Record<string, unknown>, String(outcome.status)) as string };
+  return {
+    status: outcome.status,
+    headers,
+    body: reply.serializeInput(outcome.body as Record<string, unknown>, String(outcome.status)) as string,
+  };
 }
 
 function serializeProblem(request: FastifyRequest, problem: DomainError): StoredResponse {

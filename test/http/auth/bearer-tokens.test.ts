@@ -35,8 +35,14 @@ describe('RFC 6750 / RFC 9068 bearer tokens', () => {
   function accessTokenClaims(): Record<string, unknown> {
     const iat = Math.floor(clock.getTime() / 1000);
     return {
-      iss: t.config.issuer, aud: t.config.audience, sub: String(customerId), client_id: 'test-client',
-      scope: 'orders:read', iat, exp: iat + 600, jti: `jti-${iat}-${Math.random()}`,
+      iss: t.config.issuer,
+      aud: t.config.audience,
+      sub: String(customerId),
+      client_id: 'test-client',
+      scope: 'orders:read',
+      iat,
+      exp: iat + 600,
+      jti: `jti-${iat}-${Math.random()}`,
     };
   }
 
@@ -65,7 +71,12 @@ describe('RFC 6750 / RFC 9068 bearer tokens', () => {
     assertUnauthorized(response, 'AUTH_TOKEN_INVALID', invalidTokenChallenge(description), `The access token is invalid: ${description}.`);
 
   const assertMissing = (response: Awaited<ReturnType<typeof listOrders>>) =>
-    assertUnauthorized(response, 'AUTH_TOKEN_MISSING', REALM_ONLY, 'This endpoint requires an access token: Authorization: Bearer <token>.');
+    assertUnauthorized(
+      response,
+      'AUTH_TOKEN_MISSING',
+      REALM_ONLY,
+      'This endpoint requires an access token: Authorization: Bearer <token>.',
+    );
 
   describe('presenting the token (RFC 6750 §2)', () => {
     test('no Authorization header → 401 AUTH_TOKEN_MISSING with a bare Bearer challenge (§3.1: no error code)', async () => {
@@ -105,7 +116,10 @@ describe('RFC 6750 / RFC 9068 bearer tokens', () => {
         const response = await listOrders(authorization, `/orders?access_token=${token}`);
         assert.equal(response.statusCode, 400);
         assert.equal(response.headers['content-type'], 'application/problem+json; charset=utf-8');
-        assert.equal(response.headers['www-authenticate'], 'Bearer realm="orderpay", error="invalid_request", error_description="token in query string"');
+        assert.equal(
+          response.headers['www-authenticate'],
+          'Bearer realm="orderpay", error="invalid_request", error_description="token in query string"',
+        );
         assert.deepEqual(response.json(), {
           type: 'http://orderpay.test/problems/auth-token-not-in-header',
           title: 'Access token must be sent in the Authorization header',
@@ -169,14 +183,24 @@ describe('RFC 6750 / RFC 9068 bearer tokens', () => {
 
     test('wrong issuer → 401 invalid_token', async () => {
       const token = await signAccessToken(key, {
-        issuer: 'http://evil.test/oauth', audience: t.config.audience, subject: String(customerId), clientId: 'test-client', scope: 'orders:read', now: clock,
+        issuer: 'http://evil.test/oauth',
+        audience: t.config.audience,
+        subject: String(customerId),
+        clientId: 'test-client',
+        scope: 'orders:read',
+        now: clock,
       });
       assertInvalid(await listOrders(`Bearer ${token}`));
     });
 
     test('wrong audience (a token for another resource server) → 401 invalid_token', async () => {
       const token = await signAccessToken(key, {
-        issuer: t.config.issuer, audience: 'http://other-api.test', subject: String(customerId), clientId: 'test-client', scope: 'orders:read', now: clock,
+        issuer: t.config.issuer,
+        audience: 'http://other-api.test',
+        subject: String(customerId),
+        clientId: 'test-client',
+        scope: 'orders:read',
+        now: clock,
       });
       assertInvalid(await listOrders(`Bearer ${token}`));
     });
@@ -199,21 +223,35 @@ describe('RFC 6750 / RFC 9068 bearer tokens', () => {
     });
 
     test('an id_token-like JWT (typ JWT, aud = client id) → 401 invalid_token', async () => {
-      const claims = { ...accessTokenClaims(), aud: 'test-client', azp: 'test-client', nonce: 'n-0S6_WzA2Mj', auth_time: Math.floor(clock.getTime() / 1000) };
+      const claims = {
+        ...accessTokenClaims(),
+        aud: 'test-client',
+        azp: 'test-client',
+        nonce: 'n-0S6_WzA2Mj',
+        auth_time: Math.floor(clock.getTime() / 1000),
+      };
       assertInvalid(await listOrders(`Bearer ${await signWith(key.privateJwk, key.alg, { kid: key.kid, typ: 'JWT' }, claims)}`));
     });
 
     test('alg "none" (an unsigned token) → 401 invalid_token', async () => {
       const encode = (value: object) => base64url.encode(JSON.stringify(value));
-      for (const header of [{ alg: 'none', typ: 'at+jwt' }, { alg: 'none', typ: 'at+jwt', kid: key.kid }, { alg: 'None', typ: 'at+jwt', kid: key.kid }]) {
+      for (const header of [
+        { alg: 'none', typ: 'at+jwt' },
+        { alg: 'none', typ: 'at+jwt', kid: key.kid },
+        { alg: 'None', typ: 'at+jwt', kid: key.kid },
+      ]) {
         const unsigned = `${encode(header)}.${encode(accessTokenClaims())}.`;
         assertInvalid(await listOrders(`Bearer ${unsigned}`));
       }
     });
 
     test('HS256 signed with the public key material (algorithm confusion) → 401 invalid_token', async () => {
-      const pem = await exportSPKI(await importJWK(key.publicJwk, key.alg) as Parameters<typeof exportSPKI>[0]);
-      const secrets = [new TextEncoder().encode(pem), new TextEncoder().encode(JSON.stringify(key.publicJwk)), Buffer.from(key.publicJwk.n!, 'base64url')];
+      const pem = await exportSPKI((await importJWK(key.publicJwk, key.alg)) as Parameters<typeof exportSPKI>[0]);
+      const secrets = [
+        new TextEncoder().encode(pem),
+        new TextEncoder().encode(JSON.stringify(key.publicJwk)),
+        Buffer.from(key.publicJwk.n!, 'base64url'),
+      ];
       for (const secret of secrets) {
         const token = await new SignJWT(accessTokenClaims()).setProtectedHeader({ alg: 'HS256', kid: key.kid, typ: 'at+jwt' }).sign(secret);
         assertInvalid(await listOrders(`Bearer ${token}`));
@@ -252,13 +290,23 @@ describe('RFC 6750 / RFC 9068 bearer tokens', () => {
       // The verifier reloads the key set on an unknown kid at most once per second (of its clock).
       clock = new Date(clock.getTime() + 2_000);
       const token = await signAccessToken(rotated, {
-        issuer: t.config.issuer, audience: t.config.audience, subject: String(customerId), clientId: 'test-client', scope: 'orders:read', now: clock,
+        issuer: t.config.issuer,
+        audience: t.config.audience,
+        subject: String(customerId),
+        clientId: 'test-client',
+        scope: 'orders:read',
+        now: clock,
       });
       const response = await listOrders(`Bearer ${token}`);
       assert.equal(response.statusCode, 200, response.body);
       assert.deepEqual(response.json().meta, { total: 0, page: 1, pageSize: 20, totalPages: 0 });
       const old = await signAccessToken(key, {
-        issuer: t.config.issuer, audience: t.config.audience, subject: String(customerId), clientId: 'test-client', scope: 'orders:read', now: clock,
+        issuer: t.config.issuer,
+        audience: t.config.audience,
+        subject: String(customerId),
+        clientId: 'test-client',
+        scope: 'orders:read',
+        now: clock,
       });
       assert.equal((await listOrders(`Bearer ${old}`)).statusCode, 200);
     });

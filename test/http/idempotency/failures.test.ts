@@ -12,7 +12,17 @@ import { createOrder, createProduct, createUser } from '../../helpers/factories.
 import { expectProblem } from '../../helpers/problems.ts';
 import { createFailpoints } from './gates.ts';
 import {
-  assertReleased, customerOwner, expectNotReplayed, expectPaymentCreated, expectReplayOf, findKeyRow, insertClaim, newKey, orderState, paymentsOfCustomer, postWithKey,
+  assertReleased,
+  customerOwner,
+  expectNotReplayed,
+  expectPaymentCreated,
+  expectReplayOf,
+  findKeyRow,
+  insertClaim,
+  newKey,
+  orderState,
+  paymentsOfCustomer,
+  postWithKey,
 } from './keyed-requests.ts';
 
 const INTERNAL = 'An unexpected error occurred.';
@@ -60,7 +70,10 @@ describe('Idempotency-Key under failures (draft-ietf-httpapi-idempotency-key-hea
       const retry = await postWithKey(t, token, '/payments', body, key);
       const payment = expectPaymentCreated(retry, { amount: 3100, currency: 'EUR', orderId: order.id, customerId: user.id });
       expectNotReplayed(retry);
-      assert.deepEqual((await paymentsOfCustomer(t.db, user.id)).map((p) => p.id), [payment.id]);
+      assert.deepEqual(
+        (await paymentsOfCustomer(t.db, user.id)).map((p) => p.id),
+        [payment.id],
+      );
       assert.deepEqual(await orderState(t.db, order.id), { status: 'paid', version: 2 });
       const row = await findKeyRow(t.db, customerOwner(user.id), key);
       assert.deepEqual([row?.state, row?.response_status, row?.response_body], ['completed', 201, retry.body]);
@@ -73,9 +86,21 @@ describe('Idempotency-Key under failures (draft-ietf-httpapi-idempotency-key-hea
       const { user, token } = await createCustomer(t);
       const key = newKey();
       failpoints.throwOnceAt('idempotency.before-commit');
-      expectProblem(await postWithKey(t, token, '/payments', { amount: 3150, currency: 'EUR' }, key), 500, 'INTERNAL_ERROR', '/payments', INTERNAL);
+      expectProblem(
+        await postWithKey(t, token, '/payments', { amount: 3150, currency: 'EUR' }, key),
+        500,
+        'INTERNAL_ERROR',
+        '/payments',
+        INTERNAL,
+      );
       const res = await postWithKey(t, token, '/payments', { amount: 3151, currency: 'EUR' }, key);
-      expectProblem(res, 422, 'IDEMPOTENCY_KEY_REUSED', '/payments', 'This Idempotency-Key was used with a different request body; a retry must repeat the original request exactly. Use a new key for a new request.');
+      expectProblem(
+        res,
+        422,
+        'IDEMPOTENCY_KEY_REUSED',
+        '/payments',
+        'This Idempotency-Key was used with a different request body; a retry must repeat the original request exactly. Use a new key for a new request.',
+      );
       assertReleased(await findKeyRow(t.db, customerOwner(user.id), key));
       assert.deepEqual(await paymentsOfCustomer(t.db, user.id), []);
     });
@@ -85,7 +110,13 @@ describe('Idempotency-Key under failures (draft-ietf-httpapi-idempotency-key-hea
       const product = await createProduct(t.db, { price: 75 });
       const key = newKey();
       failpoints.throwOnceAt('idempotency.before-commit');
-      expectProblem(await postWithKey(t, token, '/orders', { productId: product.id, qty: 4 }, key), 500, 'INTERNAL_ERROR', '/orders', INTERNAL);
+      expectProblem(
+        await postWithKey(t, token, '/orders', { productId: product.id, qty: 4 }, key),
+        500,
+        'INTERNAL_ERROR',
+        '/orders',
+        INTERNAL,
+      );
       const orders = async () => (await t.db.query<{ id: number }>('SELECT id FROM orders WHERE customer_id = $1', [user.id])).rows;
       assert.deepEqual(await orders(), []);
       assertReleased(await findKeyRow(t.db, customerOwner(user.id), key));
@@ -100,12 +131,20 @@ describe('Idempotency-Key under failures (draft-ietf-httpapi-idempotency-key-hea
       const staff = await createUser(t.db, 'staff');
       const token = await t.token({ userId: staff.id, staff: true });
       const payment = expectPaymentCreated(await postWithKey(t, token, '/payments', { amount: 1000, currency: 'EUR' }, newKey()), {
-        amount: 1000, currency: 'EUR', orderId: null, customerId: staff.id,
+        amount: 1000,
+        currency: 'EUR',
+        orderId: null,
+        customerId: staff.id,
       });
       const url = `/payments/${payment.id}/refunds`;
       const key = newKey();
-      const state = async () => (await t.db.query(
-        'SELECT status, amount_refunded, (SELECT count(*) FROM refunds WHERE payment_id = $1)::int AS refunds FROM payments WHERE id = $1', [payment.id])).rows[0];
+      const state = async () =>
+        (
+          await t.db.query(
+            'SELECT status, amount_refunded, (SELECT count(*) FROM refunds WHERE payment_id = $1)::int AS refunds FROM payments WHERE id = $1',
+            [payment.id],
+          )
+        ).rows[0];
 
       failpoints.throwOnceAt('idempotency.before-commit');
       expectProblem(await postWithKey(t, token, url, { amount: 400 }, key), 500, 'INTERNAL_ERROR', url, INTERNAL);
@@ -132,7 +171,15 @@ describe('Idempotency-Key under failures (draft-ietf-httpapi-idempotency-key-hea
       assert.deepEqual(reached, ['idempotency.before-commit', 'idempotency.after-commit']);
       const [stored] = await paymentsOfCustomer(t.db, user.id);
       assert.deepEqual(await paymentsOfCustomer(t.db, user.id), [
-        { id: stored!.id, order_id: order.id, customer_id: user.id, client_id: 'test-client', amount: 3200, currency: 'EUR', status: 'succeeded' },
+        {
+          id: stored!.id,
+          order_id: order.id,
+          customer_id: user.id,
+          client_id: 'test-client',
+          amount: 3200,
+          currency: 'EUR',
+          status: 'succeeded',
+        },
       ]);
       assert.deepEqual(await orderState(t.db, order.id), { status: 'paid', version: 2 });
       const row = await findKeyRow(t.db, customerOwner(user.id), key);
@@ -177,7 +224,10 @@ describe('Idempotency-Key under failures (draft-ietf-httpapi-idempotency-key-hea
       const p2 = expectPaymentCreated(again, { ...body, orderId: null, customerId: user.id });
       expectNotReplayed(again);
       assert.notEqual(p2.id, p1.id);
-      assert.deepEqual((await paymentsOfCustomer(t.db, user.id)).map((p) => p.id), [p1.id, p2.id]);
+      assert.deepEqual(
+        (await paymentsOfCustomer(t.db, user.id)).map((p) => p.id),
+        [p1.id, p2.id],
+      );
       const row = await findKeyRow(t.db, customerOwner(user.id), key);
       assert.deepEqual([row?.id, row?.state, row?.expired, row?.response_body], [claimId, 'completed', false, again.body]);
       // A new operation: the processor gets a new reference, so it cannot hand back the old charge.
@@ -189,8 +239,16 @@ describe('Idempotency-Key under failures (draft-ietf-httpapi-idempotency-key-hea
     test('past its retention the key is not bound to its old body or path either', async () => {
       const { user, token } = await createCustomer(t);
       const key = newKey();
-      expectPaymentCreated(await postWithKey(t, token, '/payments', { amount: 4000, currency: 'EUR' }, key), { amount: 4000, currency: 'EUR', orderId: null, customerId: user.id });
-      await t.db.query("UPDATE idempotency_keys SET expires_at = now() - interval '1 second' WHERE client_id = 'test-client' AND subject = $1 AND key = $2", [String(user.id), key]);
+      expectPaymentCreated(await postWithKey(t, token, '/payments', { amount: 4000, currency: 'EUR' }, key), {
+        amount: 4000,
+        currency: 'EUR',
+        orderId: null,
+        customerId: user.id,
+      });
+      await t.db.query(
+        "UPDATE idempotency_keys SET expires_at = now() - interval '1 second' WHERE client_id = 'test-client' AND subject = $1 AND key = $2",
+        [String(user.id), key],
+      );
       const other = await postWithKey(t, token, '/v1/payments', { amount: 4001, currency: 'USD' }, key);
       expectPaymentCreated(other, { amount: 4001, currency: 'USD', orderId: null, customerId: user.id }, '/v1');
       const row = await findKeyRow(t.db, customerOwner(user.id), key);
@@ -200,7 +258,10 @@ describe('Idempotency-Key under failures (draft-ietf-httpapi-idempotency-key-hea
     test('purgeExpiredKeys deletes the keys past their retention, and only those', async () => {
       const { user, token } = await createCustomer(t);
       const [kept, expired, expiredClaim, liveClaim] = [newKey(), newKey(), newKey(), newKey()];
-      for (const [key, amount] of [[kept, 4100], [expired, 4101]] as const) {
+      for (const [key, amount] of [
+        [kept, 4100],
+        [expired, 4101],
+      ] as const) {
         assert.equal((await postWithKey(t, token, '/payments', { amount, currency: 'EUR' }, key)).statusCode, 201);
       }
       await insertClaim(t.db, user.id, expiredClaim, { amount: 4102, currency: 'EUR' }, '-1 second');
@@ -212,8 +273,14 @@ describe('Idempotency-Key under failures (draft-ietf-httpapi-idempotency-key-hea
 
       const purged = await purgeExpiredKeys(t.db);
       assert.ok(purged >= 2, `purged ${purged}`);
-      const { rows } = await t.db.query<{ key: string }>("SELECT key FROM idempotency_keys WHERE client_id = 'test-client' AND subject = $1 ORDER BY id", [String(user.id)]);
-      assert.deepEqual(rows.map((r) => r.key), [kept, liveClaim]);
+      const { rows } = await t.db.query<{ key: string }>(
+        "SELECT key FROM idempotency_keys WHERE client_id = 'test-client' AND subject = $1 ORDER BY id",
+        [String(user.id)],
+      );
+      assert.deepEqual(
+        rows.map((r) => r.key),
+        [kept, liveClaim],
+      );
       assert.equal((await paymentsOfCustomer(t.db, user.id)).length, 2, 'purging keys leaves the payments');
     });
   });

@@ -17,7 +17,14 @@ export function createGate(): Gate {
   let signalReached!: () => void;
   const opened = new Promise<void>((resolve) => (release = resolve));
   const reached = new Promise<void>((resolve) => (signalReached = resolve));
-  return { reached, release, pass: () => (signalReached(), opened) };
+  return {
+    reached,
+    release,
+    pass: () => {
+      signalReached();
+      return opened;
+    },
+  };
 }
 
 /** The simulator, except that the next charge can be held (inside the payment's transaction). */

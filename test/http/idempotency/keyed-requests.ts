@@ -17,12 +17,23 @@ export const newKey = (): string => `key-${randomUUID()}`;
  * POST through t.request (so the response is also checked against the OpenAPI document). A string
  * payload is sent as those exact bytes, as JSON: to send the same body with its keys reordered.
  */
-export function postWithKey(t: TestApp, token: string | undefined, url: string, body: unknown, key?: string, headers: Record<string, string> = {}) {
+export function postWithKey(
+  t: TestApp,
+  token: string | undefined,
+  url: string,
+  body: unknown,
+  key?: string,
+  headers: Record<string, string> = {},
+) {
   return t.request(token, {
     method: 'POST',
     url,
     payload: body as string,
-    headers: { ...(typeof body === 'string' ? { 'content-type': 'application/json' } : {}), ...(key === undefined ? {} : { 'idempotency-key': key }), ...headers },
+    headers: {
+      ...(typeof body === 'string' ? { 'content-type': 'application/json' } : {}),
+      ...(key === undefined ? {} : { 'idempotency-key': key }),
+      ...headers,
+    },
   });
 }
 
@@ -58,7 +69,14 @@ export function expectNotReplayed(res: LightMyRequestResponse): void {
  */
 export function expectPaymentCreated(
   res: LightMyRequestResponse,
-  expected: { amount: number; currency: string; orderId: number | null; customerId: number | null; status?: string; declineCode?: string | null },
+  expected: {
+    amount: number;
+    currency: string;
+    orderId: number | null;
+    customerId: number | null;
+    status?: string;
+    declineCode?: string | null;
+  },
   prefix = '',
 ): Record<string, unknown> & { id: number } {
   assert.equal(res.statusCode, 201, res.body);
@@ -70,9 +88,16 @@ export function expectPaymentCreated(
   assert.equal(res.headers.etag, `"p${body.id}.1.v1"`);
   assert.match(body.createdAt, TIMESTAMP);
   assert.deepEqual(body, {
-    id: body.id, status: expected.status ?? 'succeeded', amount: expected.amount, currency: expected.currency, amountRefunded: 0,
-    orderId: expected.orderId, customerId: expected.customerId, declineCode: expected.declineCode ?? null,
-    createdAt: body.createdAt, updatedAt: body.createdAt,
+    id: body.id,
+    status: expected.status ?? 'succeeded',
+    amount: expected.amount,
+    currency: expected.currency,
+    amountRefunded: 0,
+    orderId: expected.orderId,
+    customerId: expected.customerId,
+    declineCode: expected.declineCode ?? null,
+    createdAt: body.createdAt,
+    updatedAt: body.createdAt,
   });
   return body;
 }
@@ -124,7 +149,9 @@ export interface PaymentRowSummary {
 /** The payments whose customer is this user, oldest first. */
 export async function paymentsOfCustomer(db: Queryable, customerId: number): Promise<PaymentRowSummary[]> {
   const { rows } = await db.query<PaymentRowSummary>(
-    'SELECT id, order_id, customer_id, client_id, amount, currency, status FROM payments WHERE customer_id = $1 ORDER BY id', [customerId]);
+    'SELECT id, order_id, customer_id, client_id, amount, currency, status FROM payments WHERE customer_id = $1 ORDER BY id',
+    [customerId],
+  );
   return rows;
 }
 
@@ -138,7 +165,14 @@ export async function orderState(db: Queryable, orderId: number): Promise<{ stat
  * An in-flight claim on a customer's key as a process that died would have left it; lockedUntil
  * is an interval from now ('-1 second': lapsed, '30 seconds': live).
  */
-export async function insertClaim(db: Queryable, userId: number, key: string, body: unknown, lockedUntil: string, path = '/payments'): Promise<number> {
+export async function insertClaim(
+  db: Queryable,
+  userId: number,
+  key: string,
+  body: unknown,
+  lockedUntil: string,
+  path = '/payments',
+): Promise<number> {
   const { rows } = await db.query<{ id: number }>(
     `INSERT INTO idempotency_keys (client_id, subject, key, method, path, fingerprint, state, operation_id, lock_token, locked_until, expires_at)
      VALUES ('test-client', $1, $2, 'POST', $3, $4, 'in_flight', gen_random_uuid(), 'dead-process', now() + $5::interval, now() + interval '1 day') RETURNING id`,

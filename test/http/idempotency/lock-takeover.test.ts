@@ -10,7 +10,16 @@ import { createOrder } from '../../helpers/factories.ts';
 import { expectProblem } from '../../helpers/problems.ts';
 import { createFailpoints, createHoldableProcessor } from './gates.ts';
 import {
-  customerOwner, expectNotReplayed, expectPaymentCreated, expectReplayOf, findKeyRow, insertClaim, newKey, orderState, paymentsOfCustomer, postWithKey,
+  customerOwner,
+  expectNotReplayed,
+  expectPaymentCreated,
+  expectReplayOf,
+  findKeyRow,
+  insertClaim,
+  newKey,
+  orderState,
+  paymentsOfCustomer,
+  postWithKey,
 } from './keyed-requests.ts';
 
 const IN_USE = 'A request with this Idempotency-Key is still being processed; retry after the Retry-After delay to receive its result.';
@@ -19,7 +28,8 @@ const IN_USE = 'A request with this Idempotency-Key is still being processed; re
 async function waitForLockWaiter(db: Queryable): Promise<void> {
   for (;;) {
     const { rows } = await db.query<{ waiting: boolean }>(
-      "SELECT EXISTS (SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock') AS waiting");
+      "SELECT EXISTS (SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock') AS waiting",
+    );
     if (rows[0]?.waiting) return;
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
@@ -107,7 +117,10 @@ describe('a claim in flight', () => {
     assert.equal(row?.id, claimId);
     assert.notEqual(row?.lock_token, 'dead-process');
     assert.deepEqual([row?.state, row?.response_status, row?.response_body], ['completed', 201, res.body]);
-    assert.deepEqual((await paymentsOfCustomer(t.db, user.id)).map((p) => p.id), [payment.id]);
+    assert.deepEqual(
+      (await paymentsOfCustomer(t.db, user.id)).map((p) => p.id),
+      [payment.id],
+    );
     assert.deepEqual(await orderState(t.db, order.id), { status: 'paid', version: 2 });
     expectReplayOf(res, await postWithKey(t, token, '/payments', body, key));
   });
@@ -143,10 +156,20 @@ describe('a claim in flight', () => {
     const body = { amount: 3800, currency: 'EUR' };
     await insertClaim(t.db, user.id, key, body, '-1 second');
     const before = await findKeyRow(t.db, customerOwner(user.id), key);
-    expectProblem(await postWithKey(t, token, '/payments', { amount: 3801, currency: 'EUR' }, key), 422, 'IDEMPOTENCY_KEY_REUSED', '/payments',
-      'This Idempotency-Key was used with a different request body; a retry must repeat the original request exactly. Use a new key for a new request.');
-    expectProblem(await postWithKey(t, token, '/v1/payments', body, key), 422, 'IDEMPOTENCY_KEY_REUSED', '/v1/payments',
-      'This Idempotency-Key was used for POST /payments; a key belongs to one operation. Use a new key for this request.');
+    expectProblem(
+      await postWithKey(t, token, '/payments', { amount: 3801, currency: 'EUR' }, key),
+      422,
+      'IDEMPOTENCY_KEY_REUSED',
+      '/payments',
+      'This Idempotency-Key was used with a different request body; a retry must repeat the original request exactly. Use a new key for a new request.',
+    );
+    expectProblem(
+      await postWithKey(t, token, '/v1/payments', body, key),
+      422,
+      'IDEMPOTENCY_KEY_REUSED',
+      '/v1/payments',
+      'This Idempotency-Key was used for POST /payments; a key belongs to one operation. Use a new key for this request.',
+    );
     assert.deepEqual(await findKeyRow(t.db, customerOwner(user.id), key), before);
     assert.deepEqual(await paymentsOfCustomer(t.db, user.id), []);
   });
@@ -156,7 +179,9 @@ describe('a lock that lapses while its holder is still working (ORDERPAY_IDEMPOT
   let t: TestApp;
   const charges = createHoldableProcessor();
   before(async () => {
-    t = await startTestApp({ idempotency: { lockSeconds: 1, retentionSeconds: 86400 } }, undefined, { paymentProcessor: charges.processor });
+    t = await startTestApp({ idempotency: { lockSeconds: 1, retentionSeconds: 86400 } }, undefined, {
+      paymentProcessor: charges.processor,
+    });
   });
   after(() => t.close());
 
@@ -164,7 +189,9 @@ describe('a lock that lapses while its holder is still working (ORDERPAY_IDEMPOT
   async function waitForLapse(userId: number, key: string): Promise<void> {
     for (;;) {
       const { rows } = await t.db.query<{ lapsed: boolean }>(
-        "SELECT locked_until <= now() AS lapsed FROM idempotency_keys WHERE client_id = 'test-client' AND subject = $1 AND key = $2", [String(userId), key]);
+        "SELECT locked_until <= now() AS lapsed FROM idempotency_keys WHERE client_id = 'test-client' AND subject = $1 AND key = $2",
+        [String(userId), key],
+      );
       if (rows[0]?.lapsed) return;
       await new Promise((resolve) => setTimeout(resolve, 50));
     }

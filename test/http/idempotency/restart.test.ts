@@ -19,7 +19,15 @@ import { createEmptyServerDatabase, DB_OPTIONS, serverUrl } from '../../helpers/
 import { createOrder, createUser } from '../../helpers/factories.ts';
 import { assertMatchesOpenApi } from '../../helpers/openapi.ts';
 import { expectProblem } from '../../helpers/problems.ts';
-import { customerOwner, expectPaymentCreated, expectReplayOf, findKeyRow, newKey, orderState, paymentsOfCustomer } from './keyed-requests.ts';
+import {
+  customerOwner,
+  expectPaymentCreated,
+  expectReplayOf,
+  findKeyRow,
+  newKey,
+  orderState,
+  paymentsOfCustomer,
+} from './keyed-requests.ts';
 
 /** A database that can be opened again after it was closed, as a restarted process would. */
 async function createReopenableDatabase(): Promise<{ open(): Promise<Db>; drop(): Promise<void> }> {
@@ -43,7 +51,12 @@ async function startInstance(db: Db): Promise<FastifyInstance> {
 }
 
 async function post(app: FastifyInstance, token: string, url: string, body: unknown, key: string): Promise<LightMyRequestResponse> {
-  const res = await app.inject({ method: 'POST', url, payload: body as string, headers: { authorization: `Bearer ${token}`, 'idempotency-key': key } });
+  const res = await app.inject({
+    method: 'POST',
+    url,
+    payload: body as string,
+    headers: { authorization: `Bearer ${token}`, 'idempotency-key': key },
+  });
   assertMatchesOpenApi(app, 'POST', url, res);
   return res;
 }
@@ -69,7 +82,11 @@ describe('Idempotency-Key replays across a restart', () => {
     const user = await createUser(db);
     const key = await ensureActiveSigningKey(db);
     const token = await signAccessToken(key, {
-      issuer: config.issuer, audience: config.audience, subject: String(user.id), clientId: 'test-client', scope: ALL_SCOPES.join(' '),
+      issuer: config.issuer,
+      audience: config.audience,
+      subject: String(user.id),
+      clientId: 'test-client',
+      scope: ALL_SCOPES.join(' '),
     });
     const order = await createOrder(db, user.id, { price: 6100, currency: 'EUR' });
     const unpayable = await createOrder(db, user.id, { price: 6200, currency: 'EUR' });
@@ -80,9 +97,18 @@ describe('Idempotency-Key replays across a restart', () => {
     const first = await post(app, token, '/v1/payments', paid, paidKey);
     const payment = expectPaymentCreated(first, { amount: 6100, currency: 'EUR', orderId: order.id, customerId: user.id }, '/v1');
     const refusal = await post(app, token, '/payments', refused, refusedKey);
-    expectProblem(refusal, 422, 'PAYMENT_AMOUNT_MISMATCH', '/payments', "The order's total is 6200 EUR; a payment of it must be for exactly that.", {
-      expectedAmount: 6200, expectedCurrency: 'EUR', errors: [{ pointer: '/amount', detail: 'must equal the order total 6200' }],
-    });
+    expectProblem(
+      refusal,
+      422,
+      'PAYMENT_AMOUNT_MISMATCH',
+      '/payments',
+      "The order's total is 6200 EUR; a payment of it must be for exactly that.",
+      {
+        expectedAmount: 6200,
+        expectedCurrency: 'EUR',
+        errors: [{ pointer: '/amount', detail: 'must equal the order total 6200' }],
+      },
+    );
     const storedBefore = await findKeyRow(db, customerOwner(user.id), paidKey);
 
     // Shut down as main.ts does: the app, then every database connection.
@@ -96,11 +122,19 @@ describe('Idempotency-Key replays across a restart', () => {
     const replayedRefusal = await post(app, token, '/payments', refused, refusedKey);
     expectReplayOf(refusal, replayedRefusal);
     assert.equal(replayedRefusal.json().requestId, refusal.headers['x-request-id']);
-    expectProblem(await post(app, token, '/v1/payments', { ...paid, amount: 6101 }, paidKey), 422, 'IDEMPOTENCY_KEY_REUSED', '/v1/payments',
-      'This Idempotency-Key was used with a different request body; a retry must repeat the original request exactly. Use a new key for a new request.');
+    expectProblem(
+      await post(app, token, '/v1/payments', { ...paid, amount: 6101 }, paidKey),
+      422,
+      'IDEMPOTENCY_KEY_REUSED',
+      '/v1/payments',
+      'This Idempotency-Key was used with a different request body; a retry must repeat the original request exactly. Use a new key for a new request.',
+    );
 
     assert.deepEqual(await findKeyRow(db, customerOwner(user.id), paidKey), storedBefore);
-    assert.deepEqual((await paymentsOfCustomer(db, user.id)).map((p) => p.id), [payment.id]);
+    assert.deepEqual(
+      (await paymentsOfCustomer(db, user.id)).map((p) => p.id),
+      [payment.id],
+    );
     assert.deepEqual(await orderState(db, order.id), { status: 'paid', version: 2 });
     assert.deepEqual(await orderState(db, unpayable.id), { status: 'pending', version: 1 });
   });

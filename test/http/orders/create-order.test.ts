@@ -18,13 +18,17 @@ const post = (token: string | undefined, url: string, payload: unknown, headers:
 async function ordersOf(customerId: number) {
   const { rows } = await t.db.query<Record<string, unknown>>(
     `SELECT id, status, customer_id, total, currency, version, deleted_at, created_at = updated_at AS untouched
-       FROM orders WHERE customer_id = $1 ORDER BY id`, [customerId]);
+       FROM orders WHERE customer_id = $1 ORDER BY id`,
+    [customerId],
+  );
   return rows;
 }
 
 async function itemsOf(orderId: number) {
   const { rows } = await t.db.query<Record<string, unknown>>(
-    'SELECT order_id, product_id, qty, unit_price, line_total FROM order_items WHERE order_id = $1 ORDER BY id', [orderId]);
+    'SELECT order_id, product_id, qty, unit_price, line_total FROM order_items WHERE order_id = $1 ORDER BY id',
+    [orderId],
+  );
   return rows;
 }
 
@@ -46,13 +50,28 @@ describe('POST /orders: 201', () => {
       assert.equal(res.headers.location, `${PUBLIC_URL}${prefix}/orders/${body.id}`);
       assert.equal(res.headers.etag, `"o${body.id}.1.v1"`);
       assert.deepEqual(body, {
-        id: body.id, status: 'pending', customerId: user.id, total: 5997, currency: 'EUR', createdAt: body.createdAt, updatedAt: body.createdAt,
+        id: body.id,
+        status: 'pending',
+        customerId: user.id,
+        total: 5997,
+        currency: 'EUR',
+        createdAt: body.createdAt,
+        updatedAt: body.createdAt,
       });
       assert.match(body.createdAt, TIMESTAMP);
 
-      assert.deepEqual(await ordersOf(user.id), [{
-        id: body.id, status: 'pending', customer_id: user.id, total: 5997, currency: 'EUR', version: 1, deleted_at: null, untouched: true,
-      }]);
+      assert.deepEqual(await ordersOf(user.id), [
+        {
+          id: body.id,
+          status: 'pending',
+          customer_id: user.id,
+          total: 5997,
+          currency: 'EUR',
+          version: 1,
+          deleted_at: null,
+          untouched: true,
+        },
+      ]);
       assert.deepEqual(await itemsOf(body.id), [{ order_id: body.id, product_id: product.id, qty: 3, unit_price: 1999, line_total: 5997 }]);
 
       // The Location answers with the same representation and tag.
@@ -63,7 +82,7 @@ describe('POST /orders: 201', () => {
     });
   }
 
-  test('the total is price × qty in the product\'s currency (minor units, no float)', async () => {
+  test("the total is price × qty in the product's currency (minor units, no float)", async () => {
     const cases: [price: number, currency: string, qty: number, total: number][] = [
       [1234, 'JPY', 7, 8638],
       [1, 'USD', 1000, 1000],
@@ -77,9 +96,14 @@ describe('POST /orders: 201', () => {
       const res = await post(token, '/v1/orders', { productId: product.id, qty });
       assert.equal(res.statusCode, 201, res.body);
       assert.deepEqual([res.json().total, res.json().currency], [total, currency]);
-      assert.deepEqual(await itemsOf(res.json().id), [{ order_id: res.json().id, product_id: product.id, qty, unit_price: price, line_total: total }]);
+      assert.deepEqual(await itemsOf(res.json().id), [
+        { order_id: res.json().id, product_id: product.id, qty, unit_price: price, line_total: total },
+      ]);
     }
-    assert.deepEqual((await ordersOf(user.id)).map((o) => [o.total, o.currency]), cases.map(([, currency, , total]) => [total, currency]));
+    assert.deepEqual(
+      (await ordersOf(user.id)).map((o) => [o.total, o.currency]),
+      cases.map(([, currency, , total]) => [total, currency]),
+    );
   });
 
   test('qty 1 and 1000 are the bounds accepted', async () => {
@@ -99,7 +123,9 @@ describe('POST /orders: 201', () => {
     await t.db.query('UPDATE products SET price = 999 WHERE id = $1', [product.id]);
     const read = await t.request(token, { method: 'GET', url: `/orders/${res.json().id}` });
     assert.equal(read.json().total, 200);
-    assert.deepEqual(await itemsOf(res.json().id), [{ order_id: res.json().id, product_id: product.id, qty: 2, unit_price: 100, line_total: 200 }]);
+    assert.deepEqual(await itemsOf(res.json().id), [
+      { order_id: res.json().id, product_id: product.id, qty: 2, unit_price: 100, line_total: 200 },
+    ]);
   });
 
   test('a staff user places an order as themselves', async () => {
@@ -135,7 +161,11 @@ describe('POST /orders: invalid bodies → 400 with a pointer, nothing written',
     ['productId 0', () => ({ productId: 0, qty: 1 }), [invalid('/productId', 'must be >= 1')]],
     ['an unknown field', (productId) => ({ productId, qty: 1, price: 1 }), [invalid('/price', 'is not a known field')]],
     ['customerId in the body', (productId) => ({ productId, qty: 1, customerId: 1 }), [invalid('/customerId', 'is not a known field')]],
-    ['several problems at once', () => ({ qty: 0, note: 'x' }), [invalid('/note', 'is not a known field'), invalid('/productId', 'is required'), invalid('/qty', 'must be >= 1')]],
+    [
+      'several problems at once',
+      () => ({ qty: 0, note: 'x' }),
+      [invalid('/note', 'is not a known field'), invalid('/productId', 'is required'), invalid('/qty', 'must be >= 1')],
+    ],
     ['an array body', () => [], [{ pointer: '', detail: 'body must be object' }]],
     ['a JSON string body', () => JSON.stringify('text'), [{ pointer: '', detail: 'body must be object' }]],
   ];
@@ -148,7 +178,10 @@ describe('POST /orders: invalid bodies → 400 with a pointer, nothing written',
       const sorted = [...errors].sort((a, b) => a.pointer.localeCompare(b.pointer));
       const actual = res.json().errors as { pointer: string; detail: string }[] | undefined;
       // Ajv reports in schema order; compare as a set, then the whole body in that order.
-      assert.deepEqual([...(actual ?? [])].sort((a, b) => a.pointer.localeCompare(b.pointer)), sorted);
+      assert.deepEqual(
+        [...(actual ?? [])].sort((a, b) => a.pointer.localeCompare(b.pointer)),
+        sorted,
+      );
       expectProblem(res, 400, 'REQUEST_BODY_INVALID', '/v1/orders', (actual ?? []).map((e) => e.detail).join('; '), { errors: actual });
       assert.deepEqual(await ordersOf(user.id), []);
       assert.equal(await itemCount(), items);
@@ -180,7 +213,13 @@ describe('POST /orders: refused → nothing written', () => {
     const product = await createProduct(t.db);
     const items = await itemCount();
     const res = await post(await createServiceToken(t, ['orders:read', 'orders:write']), '/v1/orders', { productId: product.id, qty: 1 });
-    expectProblem(res, 403, 'ORDER_CUSTOMER_REQUIRED', '/v1/orders', 'Orders are placed by a signed-in user; this token belongs to a service client.');
+    expectProblem(
+      res,
+      403,
+      'ORDER_CUSTOMER_REQUIRED',
+      '/v1/orders',
+      'Orders are placed by a signed-in user; this token belongs to a service client.',
+    );
     assert.equal(await itemCount(), items);
   });
 
@@ -197,7 +236,10 @@ describe('POST /orders: refused → nothing written', () => {
   test('without orders:write → 403 insufficient_scope naming it', async () => {
     const { user } = await createCustomer(t);
     const product = await createProduct(t.db);
-    const res = await post(await t.token({ userId: user.id, scopes: ['orders:read', 'products:write'] }), '/v1/orders', { productId: product.id, qty: 1 });
+    const res = await post(await t.token({ userId: user.id, scopes: ['orders:read', 'products:write'] }), '/v1/orders', {
+      productId: product.id,
+      qty: 1,
+    });
     expectProblem(res, 403, 'AUTH_INSUFFICIENT_SCOPE', '/v1/orders', 'This operation requires the scope "orders:write".');
     assert.equal(res.headers['www-authenticate'], 'Bearer realm="orderpay", error="insufficient_scope", scope="orders:write"');
     assert.deepEqual(await ordersOf(user.id), []);

@@ -15,14 +15,21 @@ const del = (token: string | undefined, id: number | string, headers: Record<str
   t.request(token, { method: 'DELETE', url: `/orders/${id}`, headers });
 
 interface Row {
-  status: string; version: number; deletedAt: string | null; updatedAt: string; deletedWithUpdate: boolean | null; items: number;
+  status: string;
+  version: number;
+  deletedAt: string | null;
+  updatedAt: string;
+  deletedWithUpdate: boolean | null;
+  items: number;
 }
 
 async function row(id: number): Promise<Row> {
   const { rows } = await t.db.query<Row>(
     `SELECT status, version, deleted_at AS "deletedAt", updated_at AS "updatedAt", deleted_at = updated_at AS "deletedWithUpdate",
             (SELECT count(*) FROM order_items WHERE order_id = o.id) AS items
-       FROM orders o WHERE id = $1`, [id]);
+       FROM orders o WHERE id = $1`,
+    [id],
+  );
   return rows[0]!;
 }
 
@@ -46,7 +53,13 @@ describe('DELETE /orders/{orderId}: deletable orders', () => {
       expectNoContent(await del(token, order.id));
       const after = await row(order.id);
       assert.notEqual(after.deletedAt, null);
-      assert.deepEqual(after, { ...before, version: before.version + 1, deletedAt: after.deletedAt, updatedAt: after.updatedAt, deletedWithUpdate: true });
+      assert.deepEqual(after, {
+        ...before,
+        version: before.version + 1,
+        deletedAt: after.deletedAt,
+        updatedAt: after.updatedAt,
+        deletedWithUpdate: true,
+      });
       assert.equal(after.items, 1);
 
       const read = await t.request(token, { method: 'GET', url: `/orders/${order.id}` });
@@ -78,7 +91,7 @@ describe('DELETE /orders/{orderId}: deletable orders', () => {
     expectNoContent(await del(token, order.id));
   });
 
-  test('staff may delete a customer\'s pending order; a service client too', async () => {
+  test("staff may delete a customer's pending order; a service client too", async () => {
     const a = await createCustomer(t);
     const first = await createOrder(t.db, a.user.id);
     const second = await createOrder(t.db, a.user.id, { status: 'cancelled' });
@@ -96,8 +109,14 @@ describe('DELETE /orders/{orderId}: orders that took money stay', () => {
       const order = await createOrder(t.db, user.id, { status });
       const before = await row(order.id);
       for (const caller of [token, await createStaffToken(t)]) {
-        expectProblem(await del(caller, order.id), 409, 'ORDER_NOT_DELETABLE', `/orders/${order.id}`,
-          `The order is ${status}; only pending or cancelled orders can be deleted.`, { currentStatus: status });
+        expectProblem(
+          await del(caller, order.id),
+          409,
+          'ORDER_NOT_DELETABLE',
+          `/orders/${order.id}`,
+          `The order is ${status}; only pending or cancelled orders can be deleted.`,
+          { currentStatus: status },
+        );
       }
       assert.deepEqual(await row(order.id), before);
       assert.equal((await t.request(token, { method: 'GET', url: `/orders/${order.id}` })).statusCode, 200);
@@ -124,8 +143,14 @@ describe('DELETE /orders/{orderId}: If-Match', () => {
     const order = await createOrder(t.db, user.id, { status: 'cancelled' });
     const before = await row(order.id);
     for (const tag of [`"o${order.id}.1.v1"`, `W/"o${order.id}.2.v1"`]) {
-      expectProblem(await del(token, order.id, { 'if-match': tag }), 412, 'REQUEST_PRECONDITION_FAILED', `/orders/${order.id}`,
-        'If-Match does not match the current entity tag; read the resource again.', { currentEtag: `"o${order.id}.2.v1"` });
+      expectProblem(
+        await del(token, order.id, { 'if-match': tag }),
+        412,
+        'REQUEST_PRECONDITION_FAILED',
+        `/orders/${order.id}`,
+        'If-Match does not match the current entity tag; read the resource again.',
+        { currentEtag: `"o${order.id}.2.v1"` },
+      );
     }
     assert.deepEqual(await row(order.id), before);
   });
@@ -137,8 +162,13 @@ describe('DELETE /orders/{orderId}: If-Match', () => {
     expectNoContent(await del(token, order.id, { 'if-match': etag }));
     const afterFirst = await row(order.id);
     for (const tag of [etag, `"o${order.id}.2.v1"`, '*']) {
-      expectProblem(await del(token, order.id, { 'if-match': tag }), 412, 'REQUEST_PRECONDITION_FAILED', `/orders/${order.id}`,
-        'If-Match does not match the current entity tag; read the resource again.');
+      expectProblem(
+        await del(token, order.id, { 'if-match': tag }),
+        412,
+        'REQUEST_PRECONDITION_FAILED',
+        `/orders/${order.id}`,
+        'If-Match does not match the current entity tag; read the resource again.',
+      );
     }
     assert.deepEqual(await row(order.id), afterFirst);
   });
@@ -155,22 +185,34 @@ describe('DELETE /orders/{orderId}: If-Match', () => {
   test('a malformed If-Match → 400', async () => {
     const { user, token } = await createCustomer(t);
     const order = await createOrder(t.db, user.id);
-    expectProblem(await del(token, order.id, { 'if-match': 'not-a-tag' }), 400, 'REQUEST_HEADER_INVALID', `/orders/${order.id}`,
-      'If-Match must be "*" or a list of entity tags.', {
+    expectProblem(
+      await del(token, order.id, { 'if-match': 'not-a-tag' }),
+      400,
+      'REQUEST_HEADER_INVALID',
+      `/orders/${order.id}`,
+      'If-Match must be "*" or a list of entity tags.',
+      {
         errors: [{ parameter: 'If-Match', detail: 'If-Match must be "*" or a comma-separated list of quoted entity tags' }],
-      });
+      },
+    );
     assert.equal((await row(order.id)).deletedAt, null);
   });
 });
 
 describe('DELETE /orders/{orderId}: not found and forbidden', () => {
-  test('another customer\'s order → 404 like a missing one; nothing changes', async () => {
+  test("another customer's order → 404 like a missing one; nothing changes", async () => {
     const owner = await createCustomer(t);
     const other = await createCustomer(t);
     const order = await createOrder(t.db, owner.user.id);
     const before = await row(order.id);
     for (const headers of [{}, { 'if-match': '*' }] as Record<string, string>[]) {
-      expectProblem(await del(other.token, order.id, headers), 404, 'ORDER_NOT_FOUND', `/orders/${order.id}`, `Order ${order.id} does not exist.`);
+      expectProblem(
+        await del(other.token, order.id, headers),
+        404,
+        'ORDER_NOT_FOUND',
+        `/orders/${order.id}`,
+        `Order ${order.id} does not exist.`,
+      );
     }
     assert.deepEqual(await row(order.id), before);
     // Once the owner deleted it, the other customer still gets the same 404, not a 204.
@@ -186,7 +228,9 @@ describe('DELETE /orders/{orderId}: not found and forbidden', () => {
   test('a malformed id → 400 naming the parameter', async () => {
     const { token } = await createCustomer(t);
     const detail = 'path parameter "orderId" must be >= 1';
-    expectProblem(await del(token, 0), 400, 'REQUEST_PARAMETER_INVALID', '/orders/0', detail, { errors: [{ parameter: 'orderId', detail }] });
+    expectProblem(await del(token, 0), 400, 'REQUEST_PARAMETER_INVALID', '/orders/0', detail, {
+      errors: [{ parameter: 'orderId', detail }],
+    });
   });
 
   test('without orders:write → 403 insufficient_scope; without a token → 401', async () => {
@@ -195,7 +239,13 @@ describe('DELETE /orders/{orderId}: not found and forbidden', () => {
     const res = await del(await t.token({ userId: user.id, scopes: ['orders:read'] }), order.id);
     expectProblem(res, 403, 'AUTH_INSUFFICIENT_SCOPE', `/orders/${order.id}`, 'This operation requires the scope "orders:write".');
     assert.equal(res.headers['www-authenticate'], 'Bearer realm="orderpay", error="insufficient_scope", scope="orders:write"');
-    expectProblem(await del(undefined, order.id), 401, 'AUTH_TOKEN_MISSING', `/orders/${order.id}`, 'This endpoint requires an access token: Authorization: Bearer <token>.');
+    expectProblem(
+      await del(undefined, order.id),
+      401,
+      'AUTH_TOKEN_MISSING',
+      `/orders/${order.id}`,
+      'This endpoint requires an access token: Authorization: Bearer <token>.',
+    );
     assert.equal((await row(order.id)).deletedAt, null);
   });
 });

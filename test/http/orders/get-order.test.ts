@@ -40,7 +40,13 @@ describe('GET /orders/{orderId}: 200', () => {
     const order = await createOrder(t.db, user.id, { price: 4321, qty: 3, currency: 'USD' });
     const res = await get(t, token, `/orders/${order.id}`);
     expectOrder(res, `"o${order.id}.1.v1"`, {
-      id: order.id, status: 'pending', customerId: user.id, total: 12963, currency: 'USD', createdAt: order.createdAt, updatedAt: order.updatedAt,
+      id: order.id,
+      status: 'pending',
+      customerId: user.id,
+      total: 12963,
+      currency: 'USD',
+      createdAt: order.createdAt,
+      updatedAt: order.updatedAt,
     });
     assert.deepEqual(res.json(), await readStoredOrder(t.db, order.id));
     assert.doesNotMatch(String(res.headers.etag), /^W\//);
@@ -59,7 +65,7 @@ describe('GET /orders/{orderId}: 200', () => {
     }
   });
 
-  test('staff and service clients read any customer\'s order, with the same ETag', async () => {
+  test("staff and service clients read any customer's order, with the same ETag", async () => {
     const { user } = await createCustomer(t);
     const order = await createOrder(t.db, user.id);
     for (const token of [await createStaffToken(t), await createServiceToken(t, ['orders:read'])]) {
@@ -145,13 +151,20 @@ describe('GET /orders/{orderId}: If-None-Match', () => {
     const staff = await createStaffToken(t);
     const shipped = await createOrder(t.db, user.id, { status: 'paid' });
     assert.equal((await t.request(staff, { method: 'PUT', url: `/orders/${shipped.id}`, payload: { status: 'shipped' } })).statusCode, 200);
-    assert.equal((await t.request(staff, { method: 'PUT', url: `/orders/${shipped.id}`, payload: { status: 'delivered' } })).statusCode, 200);
-    expectOrder(await get(t, token, `/orders/${shipped.id}`, { 'if-none-match': `"o${shipped.id}.3.v1"` }), `"o${shipped.id}.4.v1"`, await readStoredOrder(t.db, shipped.id));
+    assert.equal(
+      (await t.request(staff, { method: 'PUT', url: `/orders/${shipped.id}`, payload: { status: 'delivered' } })).statusCode,
+      200,
+    );
+    expectOrder(
+      await get(t, token, `/orders/${shipped.id}`, { 'if-none-match': `"o${shipped.id}.3.v1"` }),
+      `"o${shipped.id}.4.v1"`,
+      await readStoredOrder(t.db, shipped.id),
+    );
   });
 });
 
 describe('GET /orders/{orderId}: not found', () => {
-  test('another customer\'s order → 404 exactly like a missing one', async () => {
+  test("another customer's order → 404 exactly like a missing one", async () => {
     const owner = await createCustomer(t);
     const other = await createCustomer(t);
     const order = await createOrder(t.db, owner.user.id);
@@ -175,12 +188,24 @@ describe('GET /orders/{orderId}: not found', () => {
     assert.deepEqual(Object.keys(missing.json()), Object.keys(foreign.json()));
   });
 
-  test('an If-None-Match: * does not reveal another customer\'s order', async () => {
+  test("an If-None-Match: * does not reveal another customer's order", async () => {
     const owner = await createCustomer(t);
     const other = await createCustomer(t);
     const order = await createOrder(t.db, owner.user.id);
-    expectProblem(await get(t, other.token, `/orders/${order.id}`, { 'if-none-match': '*' }), 404, 'ORDER_NOT_FOUND', `/orders/${order.id}`, `Order ${order.id} does not exist.`);
-    expectProblem(await get(t, other.token, `/orders/${order.id}`, { 'if-none-match': `"o${order.id}.1.v1"` }), 404, 'ORDER_NOT_FOUND', `/orders/${order.id}`, `Order ${order.id} does not exist.`);
+    expectProblem(
+      await get(t, other.token, `/orders/${order.id}`, { 'if-none-match': '*' }),
+      404,
+      'ORDER_NOT_FOUND',
+      `/orders/${order.id}`,
+      `Order ${order.id} does not exist.`,
+    );
+    expectProblem(
+      await get(t, other.token, `/orders/${order.id}`, { 'if-none-match': `"o${order.id}.1.v1"` }),
+      404,
+      'ORDER_NOT_FOUND',
+      `/orders/${order.id}`,
+      `Order ${order.id} does not exist.`,
+    );
   });
 
   test('a deleted order → 404, for its owner and for staff; the row is kept', async () => {
@@ -188,17 +213,43 @@ describe('GET /orders/{orderId}: not found', () => {
     const order = await createOrder(t.db, user.id);
     assert.equal((await t.request(token, { method: 'DELETE', url: `/orders/${order.id}` })).statusCode, 204);
     for (const reader of [token, await createStaffToken(t)]) {
-      expectProblem(await get(t, reader, `/orders/${order.id}`), 404, 'ORDER_NOT_FOUND', `/orders/${order.id}`, `Order ${order.id} does not exist.`);
+      expectProblem(
+        await get(t, reader, `/orders/${order.id}`),
+        404,
+        'ORDER_NOT_FOUND',
+        `/orders/${order.id}`,
+        `Order ${order.id} does not exist.`,
+      );
     }
-    expectProblem(await get(t, token, `/orders/${order.id}`, { 'if-none-match': '*' }), 404, 'ORDER_NOT_FOUND', `/orders/${order.id}`, `Order ${order.id} does not exist.`);
-    const { rows } = await t.db.query<{ deleted: boolean }>('SELECT deleted_at IS NOT NULL AS deleted FROM orders WHERE id = $1', [order.id]);
+    expectProblem(
+      await get(t, token, `/orders/${order.id}`, { 'if-none-match': '*' }),
+      404,
+      'ORDER_NOT_FOUND',
+      `/orders/${order.id}`,
+      `Order ${order.id} does not exist.`,
+    );
+    const { rows } = await t.db.query<{ deleted: boolean }>('SELECT deleted_at IS NOT NULL AS deleted FROM orders WHERE id = $1', [
+      order.id,
+    ]);
     assert.deepEqual(rows, [{ deleted: true }]);
   });
 
   test('an id that never existed → 404, also for staff', async () => {
     const staff = await createStaffToken(t);
-    expectProblem(await get(t, staff, `/orders/${MISSING_ID}`), 404, 'ORDER_NOT_FOUND', `/orders/${MISSING_ID}`, `Order ${MISSING_ID} does not exist.`);
-    expectProblem(await get(t, staff, `/v1/orders/${MISSING_ID}`), 404, 'ORDER_NOT_FOUND', `/v1/orders/${MISSING_ID}`, `Order ${MISSING_ID} does not exist.`);
+    expectProblem(
+      await get(t, staff, `/orders/${MISSING_ID}`),
+      404,
+      'ORDER_NOT_FOUND',
+      `/orders/${MISSING_ID}`,
+      `Order ${MISSING_ID} does not exist.`,
+    );
+    expectProblem(
+      await get(t, staff, `/v1/orders/${MISSING_ID}`),
+      404,
+      'ORDER_NOT_FOUND',
+      `/v1/orders/${MISSING_ID}`,
+      `Order ${MISSING_ID} does not exist.`,
+    );
   });
 });
 
@@ -217,7 +268,9 @@ describe('GET /orders/{orderId}: malformed id → 400 naming the parameter', () 
     test(`/orders/${id} → 400`, async () => {
       const { token } = await createCustomer(t);
       const detail = `path parameter "orderId" ${message}`;
-      expectProblem(await get(t, token, `/orders/${id}`), 400, 'REQUEST_PARAMETER_INVALID', `/orders/${id}`, detail, { errors: [{ parameter: 'orderId', detail }] });
+      expectProblem(await get(t, token, `/orders/${id}`), 400, 'REQUEST_PARAMETER_INVALID', `/orders/${id}`, detail, {
+        errors: [{ parameter: 'orderId', detail }],
+      });
     });
   }
 
@@ -231,7 +284,13 @@ describe('GET /orders/{orderId}: malformed id → 400 naming the parameter', () 
 describe('GET /orders/{orderId}: authentication', () => {
   test('without a token → 401', async () => {
     const res = await get(t, undefined, `/orders/${MISSING_ID}`);
-    expectProblem(res, 401, 'AUTH_TOKEN_MISSING', `/orders/${MISSING_ID}`, 'This endpoint requires an access token: Authorization: Bearer <token>.');
+    expectProblem(
+      res,
+      401,
+      'AUTH_TOKEN_MISSING',
+      `/orders/${MISSING_ID}`,
+      'This endpoint requires an access token: Authorization: Bearer <token>.',
+    );
     assert.equal(res.headers['www-authenticate'], 'Bearer realm="orderpay"');
   });
 

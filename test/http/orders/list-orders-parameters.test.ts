@@ -28,7 +28,11 @@ describe('GET /orders: paging bounds', () => {
 });
 
 describe('GET /orders: malformed parameters → 400 naming the parameter', () => {
-  const invalid = (parameter: string, detail: string) => ({ code: 'REQUEST_PARAMETER_INVALID' as const, parameter, detail: `query parameter "${parameter}" ${detail}` });
+  const invalid = (parameter: string, detail: string) => ({
+    code: 'REQUEST_PARAMETER_INVALID' as const,
+    parameter,
+    detail: `query parameter "${parameter}" ${detail}`,
+  });
   const cases: [query: string, expected: { code: ErrorCode; parameter: string; detail: string }][] = [
     ['status=unknown', invalid('status', 'must be equal to one of the allowed values')],
     ['status=PENDING', invalid('status', 'must be equal to one of the allowed values')],
@@ -54,18 +58,44 @@ describe('GET /orders: malformed parameters → 400 naming the parameter', () =>
     ['pageSize=2.5', invalid('pageSize', 'must be integer')],
     ['sort=', { code: 'REQUEST_PARAMETER_INVALID', parameter: 'sort', detail: 'sort has an empty key' }],
     ['sort=status,', { code: 'REQUEST_PARAMETER_INVALID', parameter: 'sort', detail: 'sort has an empty key' }],
-    ['sort=customerId', { code: 'QUERY_UNKNOWN_SORT_KEY', parameter: 'sort', detail: '"customerId" is not a sort key of this collection; use createdAt, status, total, id' }],
-    ['sort=-updatedAt', { code: 'QUERY_UNKNOWN_SORT_KEY', parameter: 'sort', detail: '"updatedAt" is not a sort key of this collection; use createdAt, status, total, id' }],
+    [
+      'sort=customerId',
+      {
+        code: 'QUERY_UNKNOWN_SORT_KEY',
+        parameter: 'sort',
+        detail: '"customerId" is not a sort key of this collection; use createdAt, status, total, id',
+      },
+    ],
+    [
+      'sort=-updatedAt',
+      {
+        code: 'QUERY_UNKNOWN_SORT_KEY',
+        parameter: 'sort',
+        detail: '"updatedAt" is not a sort key of this collection; use createdAt, status, total, id',
+      },
+    ],
     ['sort=status,-status', { code: 'QUERY_DUPLICATE_SORT_KEY', parameter: 'sort', detail: '"status" appears more than once in sort' }],
     ['sort=id,createdAt,id', { code: 'QUERY_DUPLICATE_SORT_KEY', parameter: 'sort', detail: '"id" appears more than once in sort' }],
     ['status=pending&status=paid', invalid('status', 'may appear only once')],
     ['customerId=1&customerId=1', invalid('customerId', 'may appear only once')],
     ['page=1&page=1', invalid('page', 'may appear only once')],
     ['sort=id&sort=total', invalid('sort', 'may appear only once')],
-    ['total=100', { code: 'QUERY_UNKNOWN_PARAMETER', parameter: 'total', detail: 'query parameter "total" is not supported by this collection' }],
-    ['maxTotal=100', { code: 'QUERY_UNKNOWN_PARAMETER', parameter: 'maxTotal', detail: 'query parameter "maxTotal" is not supported by this collection' }],
-    ['Status=pending', { code: 'QUERY_UNKNOWN_PARAMETER', parameter: 'Status', detail: 'query parameter "Status" is not supported by this collection' }],
-    ['offset=20', { code: 'QUERY_UNKNOWN_PARAMETER', parameter: 'offset', detail: 'query parameter "offset" is not supported by this collection' }],
+    [
+      'total=100',
+      { code: 'QUERY_UNKNOWN_PARAMETER', parameter: 'total', detail: 'query parameter "total" is not supported by this collection' },
+    ],
+    [
+      'maxTotal=100',
+      { code: 'QUERY_UNKNOWN_PARAMETER', parameter: 'maxTotal', detail: 'query parameter "maxTotal" is not supported by this collection' },
+    ],
+    [
+      'Status=pending',
+      { code: 'QUERY_UNKNOWN_PARAMETER', parameter: 'Status', detail: 'query parameter "Status" is not supported by this collection' },
+    ],
+    [
+      'offset=20',
+      { code: 'QUERY_UNKNOWN_PARAMETER', parameter: 'offset', detail: 'query parameter "offset" is not supported by this collection' },
+    ],
   ];
   for (const [query, expected] of cases) {
     test(`${query} → 400 ${expected.code} (${expected.parameter})`, async () => {

@@ -43,7 +43,7 @@ describe('GET /orders: who sees what', () => {
     expectProblem(res, 403, 'AUTH_FORBIDDEN', '/orders', 'Customers can list only their own orders.');
   });
 
-  test('staff and service clients see every customer\'s orders', async () => {
+  test("staff and service clients see every customer's orders", async () => {
     const a = await createCustomer(t);
     const b = await createCustomer(t);
     const a1 = await createOrderRow(t.db, a.user.id, { status: 'delivered', total: 77_777_001 });
@@ -52,7 +52,10 @@ describe('GET /orders: who sees what', () => {
       const res = await get(t, token, '/orders?minTotal=77777001&sort=total');
       assert.equal(res.statusCode, 200);
       assert.deepEqual(idsOf(res), [a1, b1]);
-      assert.deepEqual(res.json().data.map((o: { customerId: number }) => o.customerId), [a.user.id, b.user.id]);
+      assert.deepEqual(
+        res.json().data.map((o: { customerId: number }) => o.customerId),
+        [a.user.id, b.user.id],
+      );
     }
   });
 
@@ -89,7 +92,15 @@ describe('GET /orders: meta.total is exact', () => {
     assert.equal(await total(token, '?status=cancelled'), 1);
     assert.equal(await total(staff, `?customerId=${user.id}&status=cancelled`), 1);
 
-    const created2 = await t.request(token, { method: 'POST', url: '/orders', payload: { productId: (await t.db.query<{ product_id: number }>('SELECT product_id FROM order_items WHERE order_id = $1', [created[1]])).rows[0]!.product_id, qty: 2 } });
+    const created2 = await t.request(token, {
+      method: 'POST',
+      url: '/orders',
+      payload: {
+        productId: (await t.db.query<{ product_id: number }>('SELECT product_id FROM order_items WHERE order_id = $1', [created[1]]))
+          .rows[0]!.product_id,
+        qty: 2,
+      },
+    });
     assert.equal(created2.statusCode, 201);
     assert.equal(await total(token), 5);
     assert.equal(await total(token, '?status=pending'), 4);
@@ -121,7 +132,8 @@ describe('GET /orders: meta.total is exact', () => {
     const a = await createCustomer(t);
     const b = await createCustomer(t);
     const made: number[] = [];
-    for (let i = 0; i < 20; i++) made.push(await createOrderRow(t.db, i % 2 ? a.user.id : b.user.id, { status: i % 5 === 0 ? 'paid' : 'pending' }));
+    for (let i = 0; i < 20; i++)
+      made.push(await createOrderRow(t.db, i % 2 ? a.user.id : b.user.id, { status: i % 5 === 0 ? 'paid' : 'pending' }));
     assert.equal(await total(staff), allBefore + 20);
     assert.equal(await total(staff, '?status=paid'), before.get('paid')! + 4);
     assert.equal(await total(staff, '?status=pending'), before.get('pending')! + 16);

@@ -34,8 +34,13 @@ describe('GET /orders: envelope and headers', () => {
       meta: { total: 2, page: 1, pageSize: 20, totalPages: 1 },
     });
     assert.deepEqual(body.data[0], {
-      id: first, status: 'pending', customerId: user.id, total: 500, currency: 'EUR',
-      createdAt: '2026-01-01T10:00:00Z', updatedAt: body.data[0]!.updatedAt,
+      id: first,
+      status: 'pending',
+      customerId: user.id,
+      total: 500,
+      currency: 'EUR',
+      createdAt: '2026-01-01T10:00:00Z',
+      updatedAt: body.data[0]!.updatedAt,
     });
     assert.match(body.data[0]!.updatedAt, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{1,6})?Z$/);
     for (const item of body.data) {
@@ -62,9 +67,14 @@ describe('GET /orders: envelope and headers', () => {
     assert.equal(versioned.headers['content-type'], JSON_TYPE);
     assert.equal(versioned.headers['cache-control'], 'private, no-cache');
     assert.equal(versioned.headers.vary, 'Accept');
-    assert.equal(versioned.headers.link, [
-      link('/v1/orders', 'pageSize=1&page=1', 'first'), link('/v1/orders', 'pageSize=1&page=2', 'next'), link('/v1/orders', 'pageSize=1&page=2', 'last'),
-    ].join(', '));
+    assert.equal(
+      versioned.headers.link,
+      [
+        link('/v1/orders', 'pageSize=1&page=1', 'first'),
+        link('/v1/orders', 'pageSize=1&page=2', 'next'),
+        link('/v1/orders', 'pageSize=1&page=2', 'last'),
+      ].join(', '),
+    );
   });
 
   test('the vendor media type in Accept is answered in kind', async () => {
@@ -85,24 +95,54 @@ describe('GET /orders: envelope and headers', () => {
     const middle = await get(t, token, `/orders?status=pending&sort=-total,createdAt&pageSize=2&page=2`);
     assert.equal(middle.statusCode, 200);
     assert.deepEqual(middle.json().meta, { total: 5, page: 2, pageSize: 2, totalPages: 3 });
-    assert.deepEqual(middle.json().data.map((o: { total: number }) => o.total), [300, 200]);
-    assert.equal(middle.headers.link, [link('/orders', q(1), 'first'), link('/orders', q(1), 'prev'), link('/orders', q(3), 'next'), link('/orders', q(3), 'last')].join(', '));
+    assert.deepEqual(
+      middle.json().data.map((o: { total: number }) => o.total),
+      [300, 200],
+    );
+    assert.equal(
+      middle.headers.link,
+      [link('/orders', q(1), 'first'), link('/orders', q(1), 'prev'), link('/orders', q(3), 'next'), link('/orders', q(3), 'last')].join(
+        ', ',
+      ),
+    );
 
     const first = await get(t, token, `/orders?status=pending&sort=-total,createdAt&pageSize=2&page=1`);
-    assert.equal(first.headers.link, [link('/orders', q(1), 'first'), link('/orders', q(2), 'next'), link('/orders', q(3), 'last')].join(', '));
-    assert.deepEqual(first.json().data.map((o: { total: number }) => o.total), [500, 400]);
+    assert.equal(
+      first.headers.link,
+      [link('/orders', q(1), 'first'), link('/orders', q(2), 'next'), link('/orders', q(3), 'last')].join(', '),
+    );
+    assert.deepEqual(
+      first.json().data.map((o: { total: number }) => o.total),
+      [500, 400],
+    );
 
     const last = await get(t, token, `/orders?status=pending&sort=-total,createdAt&pageSize=2&page=3`);
-    assert.equal(last.headers.link, [link('/orders', q(1), 'first'), link('/orders', q(2), 'prev'), link('/orders', q(3), 'last')].join(', '));
-    assert.deepEqual(last.json().data.map((o: { total: number }) => o.total), [100]);
+    assert.equal(
+      last.headers.link,
+      [link('/orders', q(1), 'first'), link('/orders', q(2), 'prev'), link('/orders', q(3), 'last')].join(', '),
+    );
+    assert.deepEqual(
+      last.json().data.map((o: { total: number }) => o.total),
+      [100],
+    );
 
     const beyond = await get(t, token, `/orders?status=pending&sort=-total,createdAt&pageSize=2&page=9`);
     assert.equal(beyond.statusCode, 200);
     assert.deepEqual(beyond.json(), { data: [], meta: { total: 5, page: 9, pageSize: 2, totalPages: 3 } });
-    assert.equal(beyond.headers.link, [link('/orders', q(1), 'first'), link('/orders', q(3), 'prev'), link('/orders', q(3), 'last')].join(', '));
+    assert.equal(
+      beyond.headers.link,
+      [link('/orders', q(1), 'first'), link('/orders', q(3), 'prev'), link('/orders', q(3), 'last')].join(', '),
+    );
 
     const noPage = await get(t, token, '/orders?pageSize=2');
-    assert.equal(noPage.headers.link, [link('/orders', 'pageSize=2&page=1', 'first'), link('/orders', 'pageSize=2&page=2', 'next'), link('/orders', 'pageSize=2&page=3', 'last')].join(', '));
+    assert.equal(
+      noPage.headers.link,
+      [
+        link('/orders', 'pageSize=2&page=1', 'first'),
+        link('/orders', 'pageSize=2&page=2', 'next'),
+        link('/orders', 'pageSize=2&page=3', 'last'),
+      ].join(', '),
+    );
   });
 });
 
@@ -110,7 +150,8 @@ describe('GET /orders: filters', () => {
   test('status alone, for every status', async () => {
     const { user, token } = await createCustomer(t);
     const byStatus = new Map<OrderStatus, number>();
-    for (const status of ['pending', 'paid', 'shipped', 'delivered', 'cancelled'] as const) byStatus.set(status, await createOrderRow(t.db, user.id, { status }));
+    for (const status of ['pending', 'paid', 'shipped', 'delivered', 'cancelled'] as const)
+      byStatus.set(status, await createOrderRow(t.db, user.id, { status }));
     for (const [status, id] of byStatus) {
       const res = await get(t, token, `/orders?status=${status}`);
       assert.equal(res.statusCode, 200);
@@ -118,7 +159,7 @@ describe('GET /orders: filters', () => {
     }
   });
 
-  test('customerId alone (staff): only that customer\'s orders', async () => {
+  test("customerId alone (staff): only that customer's orders", async () => {
     const a = await createCustomer(t);
     const b = await createCustomer(t);
     const a1 = await createOrderRow(t.db, a.user.id);
@@ -126,7 +167,10 @@ describe('GET /orders: filters', () => {
     await createOrderRow(t.db, b.user.id);
     const res = await get(t, await createStaffToken(t), `/orders?customerId=${a.user.id}`);
     assert.equal(res.statusCode, 200);
-    assert.deepEqual(res.json(), { data: [await readStoredOrder(t.db, a1), await readStoredOrder(t.db, a2)], meta: { total: 2, page: 1, pageSize: 20, totalPages: 1 } });
+    assert.deepEqual(res.json(), {
+      data: [await readStoredOrder(t.db, a1), await readStoredOrder(t.db, a2)],
+      meta: { total: 2, page: 1, pageSize: 20, totalPages: 1 },
+    });
   });
 
   test('customerId of a customer without orders (or no such user): empty, not an error', async () => {
@@ -146,7 +190,10 @@ describe('GET /orders: filters', () => {
     const above = await createOrderRow(t.db, user.id, { total: 1001 });
     const res = await get(t, token, '/orders?minTotal=1000');
     assert.equal(res.statusCode, 200);
-    assert.deepEqual(res.json(), { data: [await readStoredOrder(t.db, exact), await readStoredOrder(t.db, above)], meta: { total: 2, page: 1, pageSize: 20, totalPages: 1 } });
+    assert.deepEqual(res.json(), {
+      data: [await readStoredOrder(t.db, exact), await readStoredOrder(t.db, above)],
+      meta: { total: 2, page: 1, pageSize: 20, totalPages: 1 },
+    });
     assert.deepEqual(idsOf(await get(t, token, '/orders?minTotal=0')).length, 3);
     assert.deepEqual(idsOf(await get(t, token, '/orders?minTotal=1002')), []);
   });
@@ -199,7 +246,7 @@ describe('GET /orders: sort', () => {
     assert.deepEqual(idsOf(await get(t, token, '/orders?sort=createdAt,-status')), [b, d, c, a]);
   });
 
-  test('total ties are broken by id in the first key\'s direction', async () => {
+  test("total ties are broken by id in the first key's direction", async () => {
     const { token, a, b, c, d } = await sortFixture();
     assert.deepEqual(idsOf(await get(t, token, '/orders?sort=total')), [d, a, b, c]);
     assert.deepEqual(idsOf(await get(t, token, '/orders?sort=-total')), [c, b, a, d]);

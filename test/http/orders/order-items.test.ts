@@ -18,7 +18,9 @@ const link = (query: string, rel: string) => `<${PUBLIC_URL}/order-items?${query
 async function itemsInDb(orderId: number) {
   const { rows } = await t.db.query<Record<string, unknown>>(
     `SELECT i.id, i.order_id AS "orderId", i.product_id AS "productId", i.qty, i.unit_price AS "unitPrice", i.line_total AS "lineTotal", o.currency
-       FROM order_items i JOIN orders o ON o.id = i.order_id WHERE i.order_id = $1 ORDER BY i.id`, [orderId]);
+       FROM order_items i JOIN orders o ON o.id = i.order_id WHERE i.order_id = $1 ORDER BY i.id`,
+    [orderId],
+  );
   return rows;
 }
 
@@ -78,7 +80,14 @@ describe('GET /order-items?orderId=: 200', () => {
     // Past the last page the total is still exact.
     const beyond = await get(t, token, `/order-items?orderId=${order.id}&pageSize=2&page=7`);
     assert.deepEqual(beyond.json(), { data: [], meta: { total: 5, page: 7, pageSize: 2, totalPages: 3 } });
-    assert.equal(beyond.headers.link, [link(`orderId=${order.id}&pageSize=2&page=1`, 'first'), link(`orderId=${order.id}&pageSize=2&page=3`, 'prev'), link(`orderId=${order.id}&pageSize=2&page=3`, 'last')].join(', '));
+    assert.equal(
+      beyond.headers.link,
+      [
+        link(`orderId=${order.id}&pageSize=2&page=1`, 'first'),
+        link(`orderId=${order.id}&pageSize=2&page=3`, 'prev'),
+        link(`orderId=${order.id}&pageSize=2&page=3`, 'last'),
+      ].join(', '),
+    );
   });
 
   test('an order without items: an empty collection', async () => {
@@ -91,7 +100,7 @@ describe('GET /order-items?orderId=: 200', () => {
     }
   });
 
-  test('staff and service clients read any order\'s items; /v1 answers the same', async () => {
+  test("staff and service clients read any order's items; /v1 answers the same", async () => {
     const { user, token } = await createCustomer(t);
     const order = await createOrder(t.db, user.id);
     const expected = { data: await itemsInDb(order.id), meta: { total: 1, page: 1, pageSize: 20, totalPages: 1 } };
@@ -114,12 +123,24 @@ describe('GET /order-items?orderId=: 200', () => {
 });
 
 describe('GET /order-items: not found', () => {
-  test('another customer\'s order → 404 like a missing one', async () => {
+  test("another customer's order → 404 like a missing one", async () => {
     const owner = await createCustomer(t);
     const other = await createCustomer(t);
     const order = await createOrder(t.db, owner.user.id);
-    expectProblem(await get(t, other.token, `/order-items?orderId=${order.id}`), 404, 'ORDER_NOT_FOUND', '/order-items', `Order ${order.id} does not exist.`);
-    expectProblem(await get(t, other.token, '/order-items?orderId=2000000000'), 404, 'ORDER_NOT_FOUND', '/order-items', 'Order 2000000000 does not exist.');
+    expectProblem(
+      await get(t, other.token, `/order-items?orderId=${order.id}`),
+      404,
+      'ORDER_NOT_FOUND',
+      '/order-items',
+      `Order ${order.id} does not exist.`,
+    );
+    expectProblem(
+      await get(t, other.token, '/order-items?orderId=2000000000'),
+      404,
+      'ORDER_NOT_FOUND',
+      '/order-items',
+      'Order 2000000000 does not exist.',
+    );
   });
 
   test('a deleted order → 404, also for staff', async () => {
@@ -127,7 +148,13 @@ describe('GET /order-items: not found', () => {
     const order = await createOrder(t.db, user.id);
     assert.equal((await t.request(token, { method: 'DELETE', url: `/orders/${order.id}` })).statusCode, 204);
     for (const reader of [token, await createStaffToken(t)]) {
-      expectProblem(await get(t, reader, `/order-items?orderId=${order.id}`), 404, 'ORDER_NOT_FOUND', '/order-items', `Order ${order.id} does not exist.`);
+      expectProblem(
+        await get(t, reader, `/order-items?orderId=${order.id}`),
+        404,
+        'ORDER_NOT_FOUND',
+        '/order-items',
+        `Order ${order.id} does not exist.`,
+      );
     }
     assert.equal((await itemsInDb(order.id)).length, 1);
   });
@@ -168,8 +195,13 @@ describe('GET /order-items: parameters', () => {
   test('without a token → 401; without orders:read → 403', async () => {
     const { user } = await createCustomer(t);
     const order = await createOrder(t.db, user.id);
-    expectProblem(await get(t, undefined, `/order-items?orderId=${order.id}`), 401, 'AUTH_TOKEN_MISSING', '/order-items',
-      'This endpoint requires an access token: Authorization: Bearer <token>.');
+    expectProblem(
+      await get(t, undefined, `/order-items?orderId=${order.id}`),
+      401,
+      'AUTH_TOKEN_MISSING',
+      '/order-items',
+      'This endpoint requires an access token: Authorization: Bearer <token>.',
+    );
     const res = await get(t, await t.token({ userId: user.id, scopes: ['orders:write'] }), `/order-items?orderId=${order.id}`);
     expectProblem(res, 403, 'AUTH_INSUFFICIENT_SCOPE', '/order-items', 'This operation requires the scope "orders:read".');
     assert.equal(res.headers['www-authenticate'], 'Bearer realm="orderpay", error="insufficient_scope", scope="orders:read"');

@@ -17,13 +17,22 @@ const put = (token: string | undefined, id: number | string, payload: unknown, h
   t.request(token, { method: 'PUT', url: `/orders/${id}`, payload: payload as string, headers });
 
 interface StoredOrder {
-  id: number; status: string; customerId: number; total: number; currency: string; createdAt: string; updatedAt: string; version: number;
+  id: number;
+  status: string;
+  customerId: number;
+  total: number;
+  currency: string;
+  createdAt: string;
+  updatedAt: string;
+  version: number;
 }
 
 async function stored(id: number): Promise<StoredOrder> {
   const { rows } = await t.db.query<StoredOrder>(
     `SELECT id, status, customer_id AS "customerId", total, currency, created_at AS "createdAt", updated_at AS "updatedAt", version
-       FROM orders WHERE id = $1`, [id]);
+       FROM orders WHERE id = $1`,
+    [id],
+  );
   return rows[0]!;
 }
 
@@ -49,8 +58,16 @@ async function expectReplaced(res: LightMyRequestResponse, id: number): Promise<
 // The state machine as the issue states it; payments (pending → paid) are not an HTTP actor here.
 const ALLOWED: Record<'owner' | 'staff' | 'service', [OrderStatus, OrderStatus][]> = {
   owner: [['pending', 'cancelled']],
-  staff: [['pending', 'cancelled'], ['paid', 'shipped'], ['paid', 'cancelled'], ['shipped', 'delivered']],
-  service: [['paid', 'shipped'], ['shipped', 'delivered']],
+  staff: [
+    ['pending', 'cancelled'],
+    ['paid', 'shipped'],
+    ['paid', 'cancelled'],
+    ['shipped', 'delivered'],
+  ],
+  service: [
+    ['paid', 'shipped'],
+    ['shipped', 'delivered'],
+  ],
 };
 
 describe('PUT /orders/{orderId}: the state machine per actor', () => {
@@ -62,7 +79,8 @@ describe('PUT /orders/{orderId}: the state machine per actor', () => {
         const allowedFromHere = ORDER_STATUSES.filter((s) => ALLOWED[actor].some(([f, tt]) => f === from && tt === s));
         test(`${actor}: ${from} → ${to} → ${allowed ? 200 : 409}`, async () => {
           const owner = await createCustomer(t);
-          const token = actor === 'owner' ? owner.token : actor === 'staff' ? await createStaffToken(t) : await createServiceToken(t, ['orders:write']);
+          const token =
+            actor === 'owner' ? owner.token : actor === 'staff' ? await createStaffToken(t) : await createServiceToken(t, ['orders:write']);
           const order = await createOrder(t.db, owner.user.id, { status: from });
           const before = await stored(order.id);
           const res = await put(token, order.id, { status: to });
@@ -73,10 +91,20 @@ describe('PUT /orders/{orderId}: the state machine per actor', () => {
             assert.ok(await isLater(after.updatedAt, before.updatedAt), `${after.updatedAt} > ${before.updatedAt}`);
             assert.deepEqual({ ...after, status: before.status, version: before.version, updatedAt: before.updatedAt }, before);
           } else {
-            const options = allowedFromHere.length ? `allowed: ${allowedFromHere.join(', ')}` : 'no change of status is allowed to you from here';
-            expectProblem(res, 409, 'ORDER_TRANSITION_NOT_ALLOWED', `/orders/${order.id}`, `The order is ${from}; it cannot become ${to} (${options}).`, {
-              currentStatus: from, allowedStatuses: allowedFromHere,
-            });
+            const options = allowedFromHere.length
+              ? `allowed: ${allowedFromHere.join(', ')}`
+              : 'no change of status is allowed to you from here';
+            expectProblem(
+              res,
+              409,
+              'ORDER_TRANSITION_NOT_ALLOWED',
+              `/orders/${order.id}`,
+              `The order is ${from}; it cannot become ${to} (${options}).`,
+              {
+                currentStatus: from,
+                allowedStatuses: allowedFromHere,
+              },
+            );
             assert.deepEqual(await stored(order.id), before);
           }
         });
@@ -91,8 +119,14 @@ describe('PUT /orders/{orderId}: the state machine per actor', () => {
     const order = await createOrder(t.db, owner.user.id, { status: 'paid' });
     assert.equal((await expectReplaced(await put(staff, order.id, { status: 'shipped' }), order.id)).version, 3);
     assert.equal((await expectReplaced(await put(service, order.id, { status: 'delivered' }), order.id)).version, 4);
-    expectProblem(await put(owner.token, order.id, { status: 'cancelled' }), 409, 'ORDER_TRANSITION_NOT_ALLOWED', `/orders/${order.id}`,
-      'The order is delivered; it cannot become cancelled (no change of status is allowed to you from here).', { currentStatus: 'delivered', allowedStatuses: [] });
+    expectProblem(
+      await put(owner.token, order.id, { status: 'cancelled' }),
+      409,
+      'ORDER_TRANSITION_NOT_ALLOWED',
+      `/orders/${order.id}`,
+      'The order is delivered; it cannot become cancelled (no change of status is allowed to you from here).',
+      { currentStatus: 'delivered', allowedStatuses: [] },
+    );
   });
 });
 
@@ -144,7 +178,10 @@ describe('PUT /orders/{orderId}: If-Match', () => {
 
   test('a list holding the current tag, or * → 200', async () => {
     const a = await pending();
-    assert.equal((await expectReplaced(await put(a.token, a.id, { status: 'cancelled' }, { 'if-match': `"nope", ${a.etag}` }), a.id)).version, 2);
+    assert.equal(
+      (await expectReplaced(await put(a.token, a.id, { status: 'cancelled' }, { 'if-match': `"nope", ${a.etag}` }), a.id)).version,
+      2,
+    );
     const b = await pending();
     assert.equal((await expectReplaced(await put(b.token, b.id, { status: 'cancelled' }, { 'if-match': '*' }), b.id)).version, 2);
   });
@@ -155,9 +192,16 @@ describe('PUT /orders/{orderId}: If-Match', () => {
     const before = await stored(id);
     // The same PUT again with the tag read before the first: the precondition is checked first.
     const res = await put(token, id, { status: 'cancelled' }, { 'if-match': etag });
-    expectProblem(res, 412, 'REQUEST_PRECONDITION_FAILED', `/orders/${id}`, 'If-Match does not match the current entity tag; read the resource again.', {
-      currentEtag: `"o${id}.2.v1"`,
-    });
+    expectProblem(
+      res,
+      412,
+      'REQUEST_PRECONDITION_FAILED',
+      `/orders/${id}`,
+      'If-Match does not match the current entity tag; read the resource again.',
+      {
+        currentEtag: `"o${id}.2.v1"`,
+      },
+    );
     assert.deepEqual(await stored(id), before);
   });
 
@@ -165,9 +209,16 @@ describe('PUT /orders/{orderId}: If-Match', () => {
     const { token, id, etag } = await pending();
     const before = await stored(id);
     const res = await put(token, id, { status: 'cancelled' }, { 'if-match': `W/${etag}` });
-    expectProblem(res, 412, 'REQUEST_PRECONDITION_FAILED', `/orders/${id}`, 'If-Match does not match the current entity tag; read the resource again.', {
-      currentEtag: etag,
-    });
+    expectProblem(
+      res,
+      412,
+      'REQUEST_PRECONDITION_FAILED',
+      `/orders/${id}`,
+      'If-Match does not match the current entity tag; read the resource again.',
+      {
+        currentEtag: etag,
+      },
+    );
     assert.deepEqual(await stored(id), before);
   });
 
@@ -202,7 +253,12 @@ describe('PUT /orders/{orderId}: the body', () => {
     const { user, token } = await createCustomer(t);
     const order = await createOrder(t.db, user.id);
     const read = await t.request(token, { method: 'GET', url: `/orders/${order.id}` });
-    const res = await put(token, order.id, { ...read.json<Record<string, unknown>>(), status: 'cancelled' }, { 'if-match': read.headers.etag as string });
+    const res = await put(
+      token,
+      order.id,
+      { ...read.json<Record<string, unknown>>(), status: 'cancelled' },
+      { 'if-match': read.headers.etag as string },
+    );
     const after = await expectReplaced(res, order.id);
     assert.equal(after.status, 'cancelled');
   });
@@ -251,9 +307,17 @@ describe('PUT /orders/{orderId}: the body', () => {
     ['missing status', {}, [{ pointer: '/status', detail: '/status is required' }]],
     ['missing status beside read-only fields', { total: 1250 }, [{ pointer: '/status', detail: '/status is required' }]],
     ['an unknown status', { status: 'refunded' }, [{ pointer: '/status', detail: '/status must be equal to one of the allowed values' }]],
-    ['status in another case', { status: 'Cancelled' }, [{ pointer: '/status', detail: '/status must be equal to one of the allowed values' }]],
+    [
+      'status in another case',
+      { status: 'Cancelled' },
+      [{ pointer: '/status', detail: '/status must be equal to one of the allowed values' }],
+    ],
     ['an unknown field', { status: 'cancelled', note: 'x' }, [{ pointer: '/note', detail: '/note is not a known field' }]],
-    ['a read-only field of the wrong type', { status: 'cancelled', total: '1250' }, [{ pointer: '/total', detail: '/total must be integer' }]],
+    [
+      'a read-only field of the wrong type',
+      { status: 'cancelled', total: '1250' },
+      [{ pointer: '/total', detail: '/total must be integer' }],
+    ],
   ];
   for (const [name, body, errors] of bad) {
     test(`${name} → 400 REQUEST_BODY_INVALID`, async () => {
@@ -269,16 +333,26 @@ describe('PUT /orders/{orderId}: the body', () => {
   test('wrong content type → 415, malformed JSON → 400', async () => {
     const { user, token } = await createCustomer(t);
     const order = await createOrder(t.db, user.id);
-    expectProblem(await put(token, order.id, 'status=cancelled', { 'content-type': 'application/x-www-form-urlencoded' }),
-      415, 'REQUEST_UNSUPPORTED_MEDIA_TYPE', `/orders/${order.id}`, 'Send the body as application/json.');
-    expectProblem(await put(token, order.id, '{"status":', { 'content-type': 'application/json' }),
-      400, 'REQUEST_BODY_MALFORMED', `/orders/${order.id}`, 'The body is not valid JSON.');
+    expectProblem(
+      await put(token, order.id, 'status=cancelled', { 'content-type': 'application/x-www-form-urlencoded' }),
+      415,
+      'REQUEST_UNSUPPORTED_MEDIA_TYPE',
+      `/orders/${order.id}`,
+      'Send the body as application/json.',
+    );
+    expectProblem(
+      await put(token, order.id, '{"status":', { 'content-type': 'application/json' }),
+      400,
+      'REQUEST_BODY_MALFORMED',
+      `/orders/${order.id}`,
+      'The body is not valid JSON.',
+    );
     assert.equal((await stored(order.id)).version, 1);
   });
 });
 
 describe('PUT /orders/{orderId}: not found and forbidden', () => {
-  test('another customer\'s order → 404 like a missing one; nothing changes', async () => {
+  test("another customer's order → 404 like a missing one; nothing changes", async () => {
     const owner = await createCustomer(t);
     const other = await createCustomer(t);
     const order = await createOrder(t.db, owner.user.id);
@@ -295,16 +369,36 @@ describe('PUT /orders/{orderId}: not found and forbidden', () => {
     const order = await createOrder(t.db, user.id);
     assert.equal((await t.request(token, { method: 'DELETE', url: `/orders/${order.id}` })).statusCode, 204);
     const before = await stored(order.id);
-    expectProblem(await put(token, order.id, { status: 'cancelled' }), 404, 'ORDER_NOT_FOUND', `/orders/${order.id}`, `Order ${order.id} does not exist.`);
-    expectProblem(await put(await createStaffToken(t), order.id, { status: 'cancelled' }), 404, 'ORDER_NOT_FOUND', `/orders/${order.id}`, `Order ${order.id} does not exist.`);
+    expectProblem(
+      await put(token, order.id, { status: 'cancelled' }),
+      404,
+      'ORDER_NOT_FOUND',
+      `/orders/${order.id}`,
+      `Order ${order.id} does not exist.`,
+    );
+    expectProblem(
+      await put(await createStaffToken(t), order.id, { status: 'cancelled' }),
+      404,
+      'ORDER_NOT_FOUND',
+      `/orders/${order.id}`,
+      `Order ${order.id} does not exist.`,
+    );
     assert.deepEqual(await stored(order.id), before);
-    expectProblem(await put(token, 2_000_000_000, { status: 'cancelled' }), 404, 'ORDER_NOT_FOUND', '/orders/2000000000', 'Order 2000000000 does not exist.');
+    expectProblem(
+      await put(token, 2_000_000_000, { status: 'cancelled' }),
+      404,
+      'ORDER_NOT_FOUND',
+      '/orders/2000000000',
+      'Order 2000000000 does not exist.',
+    );
   });
 
   test('a malformed id → 400 naming the parameter', async () => {
     const { token } = await createCustomer(t);
     const detail = 'path parameter "orderId" must be integer';
-    expectProblem(await put(token, 'abc', { status: 'cancelled' }), 400, 'REQUEST_PARAMETER_INVALID', '/orders/abc', detail, { errors: [{ parameter: 'orderId', detail }] });
+    expectProblem(await put(token, 'abc', { status: 'cancelled' }), 400, 'REQUEST_PARAMETER_INVALID', '/orders/abc', detail, {
+      errors: [{ parameter: 'orderId', detail }],
+    });
   });
 
   test('without orders:write → 403 insufficient_scope; without a token → 401', async () => {
@@ -313,8 +407,13 @@ describe('PUT /orders/{orderId}: not found and forbidden', () => {
     const res = await put(await t.token({ userId: user.id, scopes: ['orders:read'] }), order.id, { status: 'cancelled' });
     expectProblem(res, 403, 'AUTH_INSUFFICIENT_SCOPE', `/orders/${order.id}`, 'This operation requires the scope "orders:write".');
     assert.equal(res.headers['www-authenticate'], 'Bearer realm="orderpay", error="insufficient_scope", scope="orders:write"');
-    expectProblem(await put(undefined, order.id, { status: 'cancelled' }), 401, 'AUTH_TOKEN_MISSING', `/orders/${order.id}`,
-      'This endpoint requires an access token: Authorization: Bearer <token>.');
+    expectProblem(
+      await put(undefined, order.id, { status: 'cancelled' }),
+      401,
+      'AUTH_TOKEN_MISSING',
+      `/orders/${order.id}`,
+      'This endpoint requires an access token: Authorization: Bearer <token>.',
+    );
     assert.equal((await stored(order.id)).version, 1);
   });
 });

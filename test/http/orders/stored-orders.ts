@@ -7,11 +7,21 @@ import type { OrderStatus } from '../../../src/orders/orders.rules.ts';
 import { createOrder } from '../../helpers/factories.ts';
 
 export interface StoredOrder {
-  id: number; status: string; customerId: number; total: number; currency: string; createdAt: string; updatedAt: string;
+  id: number;
+  status: string;
+  customerId: number;
+  total: number;
+  currency: string;
+  createdAt: string;
+  updatedAt: string;
 }
 
 /** An order of this customer with a chosen status, total and creation time; returns its id. */
-export async function createOrderRow(db: Db, customerId: number, fields: { status?: OrderStatus; total?: number; createdAt?: string } = {}): Promise<number> {
+export async function createOrderRow(
+  db: Db,
+  customerId: number,
+  fields: { status?: OrderStatus; total?: number; createdAt?: string } = {},
+): Promise<number> {
   const row = await createOrder(db, customerId, { status: fields.status, price: fields.total ?? 1000 });
   if (fields.createdAt) await db.query('UPDATE orders SET created_at = $2 WHERE id = $1', [row.id, fields.createdAt]);
   return row.id;
@@ -21,7 +31,9 @@ export async function createOrderRow(db: Db, customerId: number, fields: { statu
 export async function readStoredOrder(db: Db, id: number): Promise<StoredOrder> {
   const { rows } = await db.query<StoredOrder>(
     `SELECT id, status, customer_id AS "customerId", total, currency, created_at AS "createdAt", updated_at AS "updatedAt"
-       FROM orders WHERE id = $1`, [id]);
+       FROM orders WHERE id = $1`,
+    [id],
+  );
   return rows[0]!;
 }
 

@@ -34,7 +34,7 @@ describe('GET /users/{userId}/orders: who may list', () => {
     });
   });
 
-  test('a customer asking for another user\'s orders → 403', async () => {
+  test("a customer asking for another user's orders → 403", async () => {
     const me = await createCustomer(t);
     const other = await createCustomer(t);
     await createOrderRow(t.db, other.user.id);
@@ -45,11 +45,14 @@ describe('GET /users/{userId}/orders: who may list', () => {
     expectProblem(await get(t, me.token, missing), 403, 'AUTH_FORBIDDEN', missing, 'Customers can list only their own orders.');
   });
 
-  test('staff and service clients list any user\'s orders', async () => {
+  test("staff and service clients list any user's orders", async () => {
     const someone = await createCustomer(t);
     const a = await createOrderRow(t.db, someone.user.id, { createdAt: '2026-02-01T00:00:00Z' });
     const b = await createOrderRow(t.db, someone.user.id, { status: 'shipped', createdAt: '2026-02-03T00:00:00Z' });
-    const expected = { data: [await readStoredOrder(t.db, a), await readStoredOrder(t.db, b)], meta: { total: 2, page: 1, pageSize: 20, totalPages: 1 } };
+    const expected = {
+      data: [await readStoredOrder(t.db, a), await readStoredOrder(t.db, b)],
+      meta: { total: 2, page: 1, pageSize: 20, totalPages: 1 },
+    };
     for (const token of [await createStaffToken(t), await createServiceToken(t, ['orders:read'])]) {
       const res = await get(t, token, `/users/${someone.user.id}/orders`);
       assert.equal(res.statusCode, 200);
@@ -84,7 +87,13 @@ describe('GET /users/{userId}/orders: who may list', () => {
   test('without a token → 401; without orders:read → 403 insufficient_scope', async () => {
     const me = await createCustomer(t);
     const path = `/users/${me.user.id}/orders`;
-    expectProblem(await get(t, undefined, path), 401, 'AUTH_TOKEN_MISSING', path, 'This endpoint requires an access token: Authorization: Bearer <token>.');
+    expectProblem(
+      await get(t, undefined, path),
+      401,
+      'AUTH_TOKEN_MISSING',
+      path,
+      'This endpoint requires an access token: Authorization: Bearer <token>.',
+    );
     const res = await get(t, await t.token({ userId: me.user.id, scopes: ['orders:write'] }), path);
     expectProblem(res, 403, 'AUTH_INSUFFICIENT_SCOPE', path, 'This operation requires the scope "orders:read".');
     assert.equal(res.headers['www-authenticate'], 'Bearer realm="orderpay", error="insufficient_scope", scope="orders:read"');
@@ -128,9 +137,14 @@ describe('GET /users/{userId}/orders: filters, sort, paging', () => {
     assert.equal(res.statusCode, 200);
     assert.deepEqual(res.json(), { data: [await readStoredOrder(t.db, a)], meta: { total: 4, page: 2, pageSize: 3, totalPages: 2 } });
     const q = (page: number) => `sort=-id&pageSize=3&page=${page}`;
-    assert.equal(res.headers.link, [
-      `<${PUBLIC_URL}${path}?${q(1)}>; rel="first"`, `<${PUBLIC_URL}${path}?${q(1)}>; rel="prev"`, `<${PUBLIC_URL}${path}?${q(2)}>; rel="last"`,
-    ].join(', '));
+    assert.equal(
+      res.headers.link,
+      [
+        `<${PUBLIC_URL}${path}?${q(1)}>; rel="first"`,
+        `<${PUBLIC_URL}${path}?${q(1)}>; rel="prev"`,
+        `<${PUBLIC_URL}${path}?${q(2)}>; rel="last"`,
+      ].join(', '),
+    );
     assert.deepEqual(idsOf(await get(t, token, `${path}?sort=-id&pageSize=3`)), [d, c, b]);
   });
 
@@ -174,7 +188,10 @@ describe('GET /users/{userId}/orders: malformed parameters → 400 naming the pa
     ['page=0', param('page', 'must be >= 1')],
     ['pageSize=101', param('pageSize', 'must be <= 100')],
     ['status=paid&status=paid', param('status', 'may appear only once')],
-    ['sort=customerId', sortProblem('QUERY_UNKNOWN_SORT_KEY', '"customerId" is not a sort key of this collection; use createdAt, status, total, id')],
+    [
+      'sort=customerId',
+      sortProblem('QUERY_UNKNOWN_SORT_KEY', '"customerId" is not a sort key of this collection; use createdAt, status, total, id'),
+    ],
     ['sort=total,-total', sortProblem('QUERY_DUPLICATE_SORT_KEY', '"total" appears more than once in sort')],
   ];
   for (const [query, expected] of cases) {
@@ -189,7 +206,9 @@ describe('GET /users/{userId}/orders: malformed parameters → 400 naming the pa
     const me = await createCustomer(t);
     const path = `/users/${me.user.id}/orders`;
     const detail = 'query parameter "customerId" is not supported by this collection';
-    expectProblem(await get(t, me.token, `${path}?customerId=${me.user.id}`), 400, 'QUERY_UNKNOWN_PARAMETER', path, detail, { errors: [{ detail, parameter: 'customerId' }] });
+    expectProblem(await get(t, me.token, `${path}?customerId=${me.user.id}`), 400, 'QUERY_UNKNOWN_PARAMETER', path, detail, {
+      errors: [{ detail, parameter: 'customerId' }],
+    });
   });
 
   test('sort with an empty key → 400', async () => {
@@ -200,12 +219,18 @@ describe('GET /users/{userId}/orders: malformed parameters → 400 naming the pa
     });
   });
 
-  for (const [userId, message] of [['abc', 'must be integer'], ['0', 'must be >= 1'], ['1e2', 'must be integer']] as const) {
+  for (const [userId, message] of [
+    ['abc', 'must be integer'],
+    ['0', 'must be >= 1'],
+    ['1e2', 'must be integer'],
+  ] as const) {
     test(`a malformed userId ${userId} → 400 naming the path parameter`, async () => {
       const me = await createCustomer(t);
       const path = `/users/${userId}/orders`;
       const detail = `path parameter "userId" ${message}`;
-      expectProblem(await get(t, me.token, path), 400, 'REQUEST_PARAMETER_INVALID', path, detail, { errors: [{ detail, parameter: 'userId' }] });
+      expectProblem(await get(t, me.token, path), 400, 'REQUEST_PARAMETER_INVALID', path, detail, {
+        errors: [{ detail, parameter: 'userId' }],
+      });
     });
   }
 });

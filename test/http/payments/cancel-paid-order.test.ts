@@ -10,13 +10,23 @@ import { createOrder } from '../../helpers/factories.ts';
 import { expectProblem } from '../../helpers/problems.ts';
 import { readStoredOrder } from '../orders/stored-orders.ts';
 import {
-  expectPayment, JSON_TYPE, makePayment, makeRefund, paymentTag, postRefund, readOrderRow, readPaymentRow, readStoredRefunds, refundRepresentation,
+  expectPayment,
+  JSON_TYPE,
+  makePayment,
+  makeRefund,
+  paymentTag,
+  postRefund,
+  readOrderRow,
+  readPaymentRow,
+  readStoredRefunds,
+  refundRepresentation,
 } from './payments.ts';
 
 const t = setUpTestApp();
 
 const postRefundOf = (token: string, paymentId: number, amount: number) => postRefund(t, token, paymentId, { amount });
-const cancel = (token: string, orderId: number) => t.request(token, { method: 'PUT', url: `/orders/${orderId}`, payload: { status: 'cancelled' } });
+const cancel = (token: string, orderId: number) =>
+  t.request(token, { method: 'PUT', url: `/orders/${orderId}`, payload: { status: 'cancelled' } });
 
 /** A customer's order of `total` EUR, paid through the API. */
 async function paidOrder(total: number) {
@@ -38,7 +48,10 @@ async function expectCancelled(res: LightMyRequestResponse, orderId: number): Pr
 }
 
 /** The payment row and its refunds, to compare before and after. */
-const snapshot = async (paymentId: number) => ({ payment: await readPaymentRow(t.db, paymentId), refunds: await readStoredRefunds(t.db, paymentId) });
+const snapshot = async (paymentId: number) => ({
+  payment: await readPaymentRow(t.db, paymentId),
+  refunds: await readStoredRefunds(t.db, paymentId),
+});
 
 describe('PUT /orders/{orderId} cancelled, by staff: the payment is refunded', () => {
   test('a paid order: 200 cancelled, its whole payment refunded in one refund', async () => {
@@ -49,7 +62,13 @@ describe('PUT /orders/{orderId} cancelled, by staff: the payment is refunded', (
     const [refund, ...more] = await readStoredRefunds(t.db, payment.id);
     assert.deepEqual(more, []);
     assert.match(refund!.processorReference, /^sim_re_[A-Za-z0-9_-]{24}$/);
-    assert.deepEqual(refundRepresentation(refund!), { id: refund!.id, paymentId: payment.id, amount: 2599, currency: 'EUR', createdAt: refund!.createdAt });
+    assert.deepEqual(refundRepresentation(refund!), {
+      id: refund!.id,
+      paymentId: payment.id,
+      amount: 2599,
+      currency: 'EUR',
+      createdAt: refund!.createdAt,
+    });
 
     const read = await get(t, customer.token, `/payments/${payment.id}`);
     const after = await expectPayment(t.db, read, 200);
@@ -66,7 +85,13 @@ describe('PUT /orders/{orderId} cancelled, by staff: the payment is refunded', (
     const partial = await makeRefund(t, staff, payment.id, { amount: 300 });
     await expectCancelled(await cancel(staff, order.id), order.id);
     const refunds = await readStoredRefunds(t.db, payment.id);
-    assert.deepEqual(refunds.map((r) => [r.id === partial.id, r.amount]), [[true, 300], [false, 700]]);
+    assert.deepEqual(
+      refunds.map((r) => [r.id === partial.id, r.amount]),
+      [
+        [true, 300],
+        [false, 700],
+      ],
+    );
     const row = await readPaymentRow(t.db, payment.id);
     assert.deepEqual([row.status, row.amountRefunded, row.version], ['refunded', 1000, 3]);
   });
@@ -75,15 +100,18 @@ describe('PUT /orders/{orderId} cancelled, by staff: the payment is refunded', (
     const { order, payment, staff } = await paidOrder(1500);
     const first = await cancel(staff, order.id);
     await expectCancelled(first, order.id);
-    const before = { order: await readOrderRow(t.db, order.id), ...await snapshot(payment.id) };
+    const before = { order: await readOrderRow(t.db, order.id), ...(await snapshot(payment.id)) };
     for (const token of [staff, await createStaffToken(t)]) {
       const again = await cancel(token, order.id);
       await expectCancelled(again, order.id);
       assert.equal(again.headers.etag, first.headers.etag);
       assert.deepEqual(again.json(), first.json());
     }
-    assert.deepEqual({ order: await readOrderRow(t.db, order.id), ...await snapshot(payment.id) }, before);
-    assert.deepEqual(before.refunds.map((r) => r.amount), [1500]);
+    assert.deepEqual({ order: await readOrderRow(t.db, order.id), ...(await snapshot(payment.id)) }, before);
+    assert.deepEqual(
+      before.refunds.map((r) => r.amount),
+      [1500],
+    );
   });
 
   test('a paid order whose payment was already refunded in full: cancelled, nothing more refunded', async () => {
@@ -92,7 +120,10 @@ describe('PUT /orders/{orderId} cancelled, by staff: the payment is refunded', (
     const before = await snapshot(payment.id);
     await expectCancelled(await cancel(staff, order.id), order.id);
     assert.deepEqual(await snapshot(payment.id), before);
-    assert.deepEqual(before.refunds.map((r) => r.amount), [800]);
+    assert.deepEqual(
+      before.refunds.map((r) => r.amount),
+      [800],
+    );
   });
 
   test('a pending order with a declined payment: cancelled, the declined payment untouched', async () => {
@@ -122,7 +153,10 @@ describe('PUT /orders/{orderId} cancelled while refunds of its payment run', () 
     }
     const { payment: row, refunds: stored } = await snapshot(payment.id);
     assert.deepEqual([row.status, row.amountRefunded], ['refunded', 1000]);
-    assert.equal(stored.reduce((sum, r) => sum + r.amount, 0), 1000);
+    assert.equal(
+      stored.reduce((sum, r) => sum + r.amount, 0),
+      1000,
+    );
     const byApi = refunds.filter((r) => r.statusCode === 201).map((r) => r.json().amount as number);
     assert.ok(byApi.length <= 3, `at most three refunds of 300 fit: ${byApi}`);
     // The refunds the API made, plus the one the cancellation made for the rest (if any was left).
@@ -136,8 +170,14 @@ describe('PUT /orders/{orderId} cancelled on a paid order, by someone who may no
     const orderBefore = await readOrderRow(t.db, order.id);
     const before = await snapshot(payment.id);
     const res = await cancel(customer.token, order.id);
-    expectProblem(res, 409, 'ORDER_TRANSITION_NOT_ALLOWED', `/orders/${order.id}`,
-      'The order is paid; it cannot become cancelled (no change of status is allowed to you from here).', { currentStatus: 'paid', allowedStatuses: [] });
+    expectProblem(
+      res,
+      409,
+      'ORDER_TRANSITION_NOT_ALLOWED',
+      `/orders/${order.id}`,
+      'The order is paid; it cannot become cancelled (no change of status is allowed to you from here).',
+      { currentStatus: 'paid', allowedStatuses: [] },
+    );
     assert.deepEqual(await readOrderRow(t.db, order.id), orderBefore);
     assert.deepEqual(await snapshot(payment.id), before);
     assert.deepEqual(before.refunds, []);
@@ -148,8 +188,14 @@ describe('PUT /orders/{orderId} cancelled on a paid order, by someone who may no
     const { order, payment } = await paidOrder(1200);
     const before = await snapshot(payment.id);
     const res = await cancel(await createServiceToken(t, ['orders:write']), order.id);
-    expectProblem(res, 409, 'ORDER_TRANSITION_NOT_ALLOWED', `/orders/${order.id}`,
-      'The order is paid; it cannot become cancelled (allowed: shipped).', { currentStatus: 'paid', allowedStatuses: ['shipped'] });
+    expectProblem(
+      res,
+      409,
+      'ORDER_TRANSITION_NOT_ALLOWED',
+      `/orders/${order.id}`,
+      'The order is paid; it cannot become cancelled (allowed: shipped).',
+      { currentStatus: 'paid', allowedStatuses: ['shipped'] },
+    );
     assert.equal((await readOrderRow(t.db, order.id)).status, 'paid');
     assert.deepEqual(await snapshot(payment.id), before);
   });

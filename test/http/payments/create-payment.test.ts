@@ -11,7 +11,16 @@ import { PUBLIC_URL, setUpTestApp, startTestApp } from '../../helpers/app.ts';
 import { createOrder, createUser } from '../../helpers/factories.ts';
 import { expectProblem } from '../../helpers/problems.ts';
 import {
-  expectPayment, JSON_TYPE, keyRows, MISSING_ID, paymentsOfCustomer, paymentsOfOrder, paymentTag, postPayment, readOrderRow, VENDOR_TYPE,
+  expectPayment,
+  JSON_TYPE,
+  keyRows,
+  MISSING_ID,
+  paymentsOfCustomer,
+  paymentsOfOrder,
+  paymentTag,
+  postPayment,
+  readOrderRow,
+  VENDOR_TYPE,
 } from './payments.ts';
 
 const t = setUpTestApp();
@@ -28,13 +37,27 @@ describe('POST /payments: 201 without an order', () => {
       assert.equal(res.headers.location, `${PUBLIC_URL}${prefix}/payments/${body.id}`);
       assert.equal(res.headers.etag, paymentTag(body.id, 1));
       assert.deepEqual(body, {
-        id: body.id, status: 'succeeded', amount: 1999, currency: 'EUR', amountRefunded: 0, orderId: null, customerId: user.id,
-        declineCode: null, createdAt: body.createdAt, updatedAt: body.createdAt,
+        id: body.id,
+        status: 'succeeded',
+        amount: 1999,
+        currency: 'EUR',
+        amountRefunded: 0,
+        orderId: null,
+        customerId: user.id,
+        declineCode: null,
+        createdAt: body.createdAt,
+        updatedAt: body.createdAt,
       });
       const [row, ...others] = await paymentsOfCustomer(t.db, user.id);
       assert.deepEqual(others, []);
       assert.match(row!.processorReference, CHARGE_REFERENCE);
-      assert.deepEqual(row, { ...body, clientId: 'test-client', processor: 'simulator', processorReference: row!.processorReference, version: 1 });
+      assert.deepEqual(row, {
+        ...body,
+        clientId: 'test-client',
+        processor: 'simulator',
+        processorReference: row!.processorReference,
+        version: 1,
+      });
       assert.deepEqual(await keyRows(t.db, key), [{ method: 'POST', path: `${prefix}/payments`, state: 'completed', responseStatus: 201 }]);
 
       // The Location answers with the same representation and tag.
@@ -51,10 +74,21 @@ describe('POST /payments: 201 without an order', () => {
     const res = await postPayment(t, token, { amount: 500, currency: 'GBP' });
     const body = await expectPayment(t.db, res, 201);
     assert.deepEqual(body, {
-      id: body.id, status: 'succeeded', amount: 500, currency: 'GBP', amountRefunded: 0, orderId: null, customerId: staff.id,
-      declineCode: null, createdAt: body.createdAt, updatedAt: body.createdAt,
+      id: body.id,
+      status: 'succeeded',
+      amount: 500,
+      currency: 'GBP',
+      amountRefunded: 0,
+      orderId: null,
+      customerId: staff.id,
+      declineCode: null,
+      createdAt: body.createdAt,
+      updatedAt: body.createdAt,
     });
-    assert.deepEqual((await paymentsOfCustomer(t.db, staff.id)).map((p) => p.id), [body.id]);
+    assert.deepEqual(
+      (await paymentsOfCustomer(t.db, staff.id)).map((p) => p.id),
+      [body.id],
+    );
   });
 
   test('a service client pays: customerId null, the client recorded', async () => {
@@ -64,10 +98,21 @@ describe('POST /payments: 201 without an order', () => {
     const body = await expectPayment(t.db, res, 201);
     assert.equal(res.headers.location, `${PUBLIC_URL}/payments/${body.id}`);
     assert.deepEqual(body, {
-      id: body.id, status: 'succeeded', amount: 7300, currency: 'USD', amountRefunded: 0, orderId: null, customerId: null,
-      declineCode: null, createdAt: body.createdAt, updatedAt: body.createdAt,
+      id: body.id,
+      status: 'succeeded',
+      amount: 7300,
+      currency: 'USD',
+      amountRefunded: 0,
+      orderId: null,
+      customerId: null,
+      declineCode: null,
+      createdAt: body.createdAt,
+      updatedAt: body.createdAt,
     });
-    const { rows } = await t.db.query<{ id: number; customer_id: number | null }>('SELECT id, customer_id FROM payments WHERE client_id = $1', [clientId]);
+    const { rows } = await t.db.query<{ id: number; customer_id: number | null }>(
+      'SELECT id, customer_id FROM payments WHERE client_id = $1',
+      [clientId],
+    );
     assert.deepEqual(rows, [{ id: body.id, customer_id: null }]);
   });
 
@@ -81,13 +126,21 @@ describe('POST /payments: 201 without an order', () => {
         made.push([amount, currency]);
       }
     }
-    assert.deepEqual((await paymentsOfCustomer(t.db, user.id)).map((p) => [p.amount, p.currency]), made);
+    assert.deepEqual(
+      (await paymentsOfCustomer(t.db, user.id)).map((p) => [p.amount, p.currency]),
+      made,
+    );
   });
 
   test('the vendor media type in Accept is answered in kind, on both paths', async () => {
     const { token } = await createCustomer(t);
     for (const prefix of ['', '/v1']) {
-      const res = await postPayment(t, token, { amount: 250, currency: 'EUR' }, { url: `${prefix}/payments`, headers: { accept: VENDOR_TYPE } });
+      const res = await postPayment(
+        t,
+        token,
+        { amount: 250, currency: 'EUR' },
+        { url: `${prefix}/payments`, headers: { accept: VENDOR_TYPE } },
+      );
       const body = await expectPayment(t.db, res, 201, `${VENDOR_TYPE}; charset=utf-8`);
       assert.equal(res.headers.location, `${PUBLIC_URL}${prefix}/payments/${body.id}`);
     }
@@ -102,10 +155,21 @@ describe('POST /payments: 201 paying an order', () => {
     const body = await expectPayment(t.db, res, 201);
     assert.equal(res.headers.location, `${PUBLIC_URL}/v1/payments/${body.id}`);
     assert.deepEqual(body, {
-      id: body.id, status: 'succeeded', amount: 2500, currency: 'EUR', amountRefunded: 0, orderId: order.id, customerId: user.id,
-      declineCode: null, createdAt: body.createdAt, updatedAt: body.createdAt,
+      id: body.id,
+      status: 'succeeded',
+      amount: 2500,
+      currency: 'EUR',
+      amountRefunded: 0,
+      orderId: order.id,
+      customerId: user.id,
+      declineCode: null,
+      createdAt: body.createdAt,
+      updatedAt: body.createdAt,
     });
-    assert.deepEqual((await paymentsOfOrder(t.db, order.id)).map((p) => [p.id, p.status]), [[body.id, 'succeeded']]);
+    assert.deepEqual(
+      (await paymentsOfOrder(t.db, order.id)).map((p) => [p.id, p.status]),
+      [[body.id, 'succeeded']],
+    );
 
     const stored = await readOrderRow(t.db, order.id);
     assert.deepEqual([stored.status, stored.version], ['paid', 2]);
@@ -113,7 +177,13 @@ describe('POST /payments: 201 paying an order', () => {
     assert.equal(read.statusCode, 200);
     assert.equal(read.headers.etag, `"o${order.id}.2.v1"`);
     assert.deepEqual(read.json(), {
-      id: order.id, status: 'paid', customerId: user.id, total: 2500, currency: 'EUR', createdAt: order.createdAt, updatedAt: stored.updatedAt,
+      id: order.id,
+      status: 'paid',
+      customerId: user.id,
+      total: 2500,
+      currency: 'EUR',
+      createdAt: order.createdAt,
+      updatedAt: stored.updatedAt,
     });
   });
 
@@ -124,7 +194,10 @@ describe('POST /payments: 201 paying an order', () => {
       const token = actor === 'staff' ? await createStaffToken(t) : await createServiceToken(t, ['payments:write']);
       const body = await expectPayment(t.db, await postPayment(t, token, { amount: 999, currency: 'SEK', orderId: order.id }), 201);
       assert.deepEqual([body.orderId, body.customerId, body.status], [order.id, user.id, 'succeeded']);
-      assert.deepEqual((await paymentsOfCustomer(t.db, user.id)).map((p) => p.id), [body.id]);
+      assert.deepEqual(
+        (await paymentsOfCustomer(t.db, user.id)).map((p) => p.id),
+        [body.id],
+      );
       assert.equal((await readOrderRow(t.db, order.id)).status, 'paid');
     });
   }
@@ -149,12 +222,22 @@ describe('POST /payments: invalid requests → 400 or 415, nothing written, no k
     ['customerId in the body', () => ({ amount: 100, currency: 'EUR', customerId: 1 }), [invalid('/customerId', 'is not a known field')]],
     ['status in the body', () => ({ amount: 100, currency: 'EUR', status: 'succeeded' }), [invalid('/status', 'is not a known field')]],
     ['orderId 0', () => ({ amount: 100, currency: 'EUR', orderId: 0 }), [invalid('/orderId', 'must be >= 1')]],
-    ['orderId 2^53 (beyond the id range)', () => ({ amount: 100, currency: 'EUR', orderId: 2 ** 53 }), [invalid('/orderId', 'must be <= 9007199254740991')]],
-    ['orderId as a string', (orderId) => ({ amount: 100, currency: 'EUR', orderId: String(orderId) }), [invalid('/orderId', 'must be integer')]],
+    [
+      'orderId 2^53 (beyond the id range)',
+      () => ({ amount: 100, currency: 'EUR', orderId: 2 ** 53 }),
+      [invalid('/orderId', 'must be <= 9007199254740991')],
+    ],
+    [
+      'orderId as a string',
+      (orderId) => ({ amount: 100, currency: 'EUR', orderId: String(orderId) }),
+      [invalid('/orderId', 'must be integer')],
+    ],
     ['orderId null', () => ({ amount: 100, currency: 'EUR', orderId: null }), [invalid('/orderId', 'must be integer')]],
-    ['several problems at once', () => ({ amount: 0, currency: 'eur', x: 1 }), [
-      invalid('/amount', 'must be >= 1'), invalid('/currency', 'must match pattern "^[A-Z]{3}$"'), invalid('/x', 'is not a known field'),
-    ]],
+    [
+      'several problems at once',
+      () => ({ amount: 0, currency: 'eur', x: 1 }),
+      [invalid('/amount', 'must be >= 1'), invalid('/currency', 'must match pattern "^[A-Z]{3}$"'), invalid('/x', 'is not a known field')],
+    ],
     ['an array body', () => [], [{ pointer: '', detail: 'body must be object' }]],
   ];
   for (const [name, body, errors] of cases) {
@@ -205,7 +288,10 @@ describe('POST /payments: invalid requests → 400 or 415, nothing written, no k
     test(`Content-Type ${contentType} → 415`, async () => {
       const { user, token } = await createCustomer(t);
       const key = randomUUID();
-      const res = await postPayment(t, token, JSON.stringify({ amount: 100, currency: 'EUR' }), { key, headers: { 'content-type': contentType } });
+      const res = await postPayment(t, token, JSON.stringify({ amount: 100, currency: 'EUR' }), {
+        key,
+        headers: { 'content-type': contentType },
+      });
       expectProblem(res, 415, 'REQUEST_UNSUPPORTED_MEDIA_TYPE', '/payments', 'Send the body as application/json.');
       assert.deepEqual(await paymentsOfCustomer(t.db, user.id), []);
       assert.deepEqual(await keyRows(t.db, key), []);
@@ -214,7 +300,7 @@ describe('POST /payments: invalid requests → 400 or 415, nothing written, no k
 });
 
 describe('POST /payments: an order that cannot be paid → nothing charged, the order unchanged', () => {
-  test('another customer\'s order → 404 PAYMENT_ORDER_NOT_FOUND, like a missing one', async () => {
+  test("another customer's order → 404 PAYMENT_ORDER_NOT_FOUND, like a missing one", async () => {
     const owner = await createCustomer(t);
     const other = await createCustomer(t);
     const order = await createOrder(t.db, owner.user.id, { price: 800 });
@@ -253,7 +339,9 @@ describe('POST /payments: an order that cannot be paid → nothing charged, the 
       const order = await createOrder(t.db, user.id, { price: 800, status });
       const before = await readOrderRow(t.db, order.id);
       const res = await postPayment(t, token, { amount: 800, currency: 'EUR', orderId: order.id });
-      expectProblem(res, 409, 'PAYMENT_ORDER_NOT_PAYABLE', '/payments', `The order is ${status}; only a pending order can be paid.`, { currentStatus: status });
+      expectProblem(res, 409, 'PAYMENT_ORDER_NOT_PAYABLE', '/payments', `The order is ${status}; only a pending order can be paid.`, {
+        currentStatus: status,
+      });
       assert.deepEqual(await readOrderRow(t.db, order.id), before);
       assert.deepEqual(await paymentsOfCustomer(t.db, user.id), []);
     });
@@ -264,21 +352,33 @@ describe('POST /payments: an order that cannot be paid → nothing charged, the 
     const order = await createOrder(t.db, user.id, { price: 800 });
     const first = await expectPayment(t.db, await postPayment(t, token, { amount: 800, currency: 'EUR', orderId: order.id }), 201);
     const res = await postPayment(t, token, { amount: 800, currency: 'EUR', orderId: order.id });
-    expectProblem(res, 409, 'PAYMENT_ORDER_NOT_PAYABLE', '/payments', 'The order is paid; only a pending order can be paid.', { currentStatus: 'paid' });
-    assert.deepEqual((await paymentsOfOrder(t.db, order.id)).map((p) => p.id), [first.id]);
+    expectProblem(res, 409, 'PAYMENT_ORDER_NOT_PAYABLE', '/payments', 'The order is paid; only a pending order can be paid.', {
+      currentStatus: 'paid',
+    });
+    assert.deepEqual(
+      (await paymentsOfOrder(t.db, order.id)).map((p) => p.id),
+      [first.id],
+    );
   });
 
   test('10 concurrent payments of one order (distinct keys): one pays it, 9 → 409, one payment row', async () => {
     const { user, token } = await createCustomer(t);
     const order = await createOrder(t.db, user.id, { price: 640 });
-    const responses = await Promise.all(Array.from({ length: 10 }, () => postPayment(t, token, { amount: 640, currency: 'EUR', orderId: order.id })));
+    const responses = await Promise.all(
+      Array.from({ length: 10 }, () => postPayment(t, token, { amount: 640, currency: 'EUR', orderId: order.id })),
+    );
     const paid = responses.filter((r) => r.statusCode === 201);
     assert.equal(paid.length, 1, responses.map((r) => r.statusCode).join(','));
     const payment = await expectPayment(t.db, paid[0]!, 201);
     for (const res of responses.filter((r) => r.statusCode !== 201)) {
-      expectProblem(res, 409, 'PAYMENT_ORDER_NOT_PAYABLE', '/payments', 'The order is paid; only a pending order can be paid.', { currentStatus: 'paid' });
+      expectProblem(res, 409, 'PAYMENT_ORDER_NOT_PAYABLE', '/payments', 'The order is paid; only a pending order can be paid.', {
+        currentStatus: 'paid',
+      });
     }
-    assert.deepEqual((await paymentsOfOrder(t.db, order.id)).map((p) => [p.id, p.status]), [[payment.id, 'succeeded']]);
+    assert.deepEqual(
+      (await paymentsOfOrder(t.db, order.id)).map((p) => [p.id, p.status]),
+      [[payment.id, 'succeeded']],
+    );
     const stored = await readOrderRow(t.db, order.id);
     assert.deepEqual([stored.status, stored.version], ['paid', 2]);
   });
@@ -286,9 +386,14 @@ describe('POST /payments: an order that cannot be paid → nothing charged, the 
   const mismatches: [name: string, body: { amount: number; currency: string }, errors: { pointer: string; detail: string }[]][] = [
     ['the amount differs', { amount: 1999, currency: 'EUR' }, [{ pointer: '/amount', detail: 'must equal the order total 2000' }]],
     ['the currency differs', { amount: 2000, currency: 'USD' }, [{ pointer: '/currency', detail: 'must equal the order currency EUR' }]],
-    ['both differ', { amount: 1, currency: 'JPY' }, [
-      { pointer: '/amount', detail: 'must equal the order total 2000' }, { pointer: '/currency', detail: 'must equal the order currency EUR' },
-    ]],
+    [
+      'both differ',
+      { amount: 1, currency: 'JPY' },
+      [
+        { pointer: '/amount', detail: 'must equal the order total 2000' },
+        { pointer: '/currency', detail: 'must equal the order currency EUR' },
+      ],
+    ],
   ];
   for (const [name, body, errors] of mismatches) {
     test(`${name} → 422 PAYMENT_AMOUNT_MISMATCH with expectedAmount and expectedCurrency`, async () => {
@@ -296,24 +401,45 @@ describe('POST /payments: an order that cannot be paid → nothing charged, the 
       const order = await createOrder(t.db, user.id, { price: 1000, qty: 2, currency: 'EUR' });
       const before = await readOrderRow(t.db, order.id);
       const res = await postPayment(t, token, { ...body, orderId: order.id });
-      expectProblem(res, 422, 'PAYMENT_AMOUNT_MISMATCH', '/payments', "The order's total is 2000 EUR; a payment of it must be for exactly that.", {
-        expectedAmount: 2000, expectedCurrency: 'EUR', errors,
-      });
+      expectProblem(
+        res,
+        422,
+        'PAYMENT_AMOUNT_MISMATCH',
+        '/payments',
+        "The order's total is 2000 EUR; a payment of it must be for exactly that.",
+        {
+          expectedAmount: 2000,
+          expectedCurrency: 'EUR',
+          errors,
+        },
+      );
       assert.deepEqual(await readOrderRow(t.db, order.id), before);
       assert.deepEqual(await paymentsOfCustomer(t.db, user.id), []);
     });
   }
 });
 
-describe('POST /payments: the simulator\'s test amounts', () => {
-  const declines: [amount: number, code: DeclineCode][] = [[40002, 'card_declined'], [40051, 'insufficient_funds'], [40054, 'expired_card']];
+describe("POST /payments: the simulator's test amounts", () => {
+  const declines: [amount: number, code: DeclineCode][] = [
+    [40002, 'card_declined'],
+    [40051, 'insufficient_funds'],
+    [40054, 'expired_card'],
+  ];
   for (const [amount, declineCode] of declines) {
     test(`${amount} → 201 declined ${declineCode}: stored, the order still pending and payable`, async () => {
       const { user, token } = await createCustomer(t);
       const alone = await expectPayment(t.db, await postPayment(t, token, { amount, currency: 'EUR' }), 201);
       assert.deepEqual(alone, {
-        id: alone.id, status: 'declined', amount, currency: 'EUR', amountRefunded: 0, orderId: null, customerId: user.id,
-        declineCode, createdAt: alone.createdAt, updatedAt: alone.createdAt,
+        id: alone.id,
+        status: 'declined',
+        amount,
+        currency: 'EUR',
+        amountRefunded: 0,
+        orderId: null,
+        customerId: user.id,
+        declineCode,
+        createdAt: alone.createdAt,
+        updatedAt: alone.createdAt,
       });
 
       const order = await createOrder(t.db, user.id, { price: amount, currency: 'EUR' });
@@ -324,9 +450,13 @@ describe('POST /payments: the simulator\'s test amounts', () => {
       // A declined charge does not settle the order: it can be tried again (and, same card, declined again).
       const second = await expectPayment(t.db, await postPayment(t, token, { amount, currency: 'EUR', orderId: order.id }), 201);
       assert.deepEqual([second.status, second.declineCode], ['declined', declineCode]);
-      assert.deepEqual((await paymentsOfOrder(t.db, order.id)).map((p) => [p.id, p.status, p.declineCode]), [
-        [first.id, 'declined', declineCode], [second.id, 'declined', declineCode],
-      ]);
+      assert.deepEqual(
+        (await paymentsOfOrder(t.db, order.id)).map((p) => [p.id, p.status, p.declineCode]),
+        [
+          [first.id, 'declined', declineCode],
+          [second.id, 'declined', declineCode],
+        ],
+      );
       assert.deepEqual(await readOrderRow(t.db, order.id), before);
     });
   }
@@ -335,13 +465,25 @@ describe('POST /payments: the simulator\'s test amounts', () => {
     const { user, token } = await createCustomer(t);
     const order = await createOrder(t.db, user.id, { price: 40091, currency: 'EUR' });
     const before = await readOrderRow(t.db, order.id);
-    for (const body of [{ amount: 40091, currency: 'EUR' }, { amount: 40091, currency: 'EUR', orderId: order.id }]) {
+    for (const body of [
+      { amount: 40091, currency: 'EUR' },
+      { amount: 40091, currency: 'EUR', orderId: order.id },
+    ]) {
       const key = randomUUID();
       const res = await postPayment(t, token, body, { key });
-      expectProblem(res, 503, 'PAYMENT_PROCESSOR_UNAVAILABLE', '/payments', 'The payment processor did not complete the operation; nothing was recorded. Retry the request (with the same Idempotency-Key, if it had one).');
+      expectProblem(
+        res,
+        503,
+        'PAYMENT_PROCESSOR_UNAVAILABLE',
+        '/payments',
+        'The payment processor did not complete the operation; nothing was recorded. Retry the request (with the same Idempotency-Key, if it had one).',
+      );
       assert.equal(res.headers['retry-after'], '1');
       assert.deepEqual(await keyRows(t.db, key), [{ method: 'POST', path: '/payments', state: 'in_flight', responseStatus: null }]);
-      const { rows } = await t.db.query<{ lapsed: boolean }>('SELECT locked_until <= now() AS lapsed FROM idempotency_keys WHERE key = $1', [key]);
+      const { rows } = await t.db.query<{ lapsed: boolean }>(
+        'SELECT locked_until <= now() AS lapsed FROM idempotency_keys WHERE key = $1',
+        [key],
+      );
       assert.deepEqual(rows, [{ lapsed: true }]);
     }
     assert.deepEqual(await paymentsOfCustomer(t.db, user.id), []);
@@ -377,14 +519,26 @@ describe('POST /payments: a declined card, then another that is accepted', () =>
 
       const accepted = await expectPayment(api.db, await pay(), 201);
       assert.deepEqual(accepted, {
-        id: accepted.id, status: 'succeeded', amount: 4500, currency: 'CHF', amountRefunded: 0, orderId: order.id, customerId: user.id,
-        declineCode: null, createdAt: accepted.createdAt, updatedAt: accepted.createdAt,
+        id: accepted.id,
+        status: 'succeeded',
+        amount: 4500,
+        currency: 'CHF',
+        amountRefunded: 0,
+        orderId: order.id,
+        customerId: user.id,
+        declineCode: null,
+        createdAt: accepted.createdAt,
+        updatedAt: accepted.createdAt,
       });
       const stored = await readOrderRow(api.db, order.id);
       assert.deepEqual([stored.status, stored.version], ['paid', 2]);
-      assert.deepEqual((await paymentsOfOrder(api.db, order.id)).map((p) => [p.id, p.status, p.declineCode]), [
-        [declined.id, 'declined', 'insufficient_funds'], [accepted.id, 'succeeded', null],
-      ]);
+      assert.deepEqual(
+        (await paymentsOfOrder(api.db, order.id)).map((p) => [p.id, p.status, p.declineCode]),
+        [
+          [declined.id, 'declined', 'insufficient_funds'],
+          [accepted.id, 'succeeded', null],
+        ],
+      );
       assert.deepEqual((await get(api, token, `/payments/${declined.id}`)).json(), declined);
     } finally {
       await api.close();
@@ -397,9 +551,16 @@ describe('POST /payments: who may pay', () => {
     const { user } = await createCustomer(t);
     const order = await createOrder(t.db, user.id, { price: 800 });
     const key = randomUUID();
-    const res = await postPayment(t, await t.token({ userId: user.id, scopes: ['payments:read', 'orders:read', 'orders:write'] }), {
-      amount: 800, currency: 'EUR', orderId: order.id,
-    }, { key });
+    const res = await postPayment(
+      t,
+      await t.token({ userId: user.id, scopes: ['payments:read', 'orders:read', 'orders:write'] }),
+      {
+        amount: 800,
+        currency: 'EUR',
+        orderId: order.id,
+      },
+      { key },
+    );
     expectProblem(res, 403, 'AUTH_INSUFFICIENT_SCOPE', '/payments', 'This operation requires the scope "payments:write".');
     assert.equal(res.headers['www-authenticate'], 'Bearer realm="orderpay", error="insufficient_scope", scope="payments:write"');
     assert.deepEqual(await paymentsOfCustomer(t.db, user.id), []);

@@ -37,8 +37,16 @@ describe('GET /payments/{paymentId}: 200', () => {
     assert.equal(res.headers.etag, etag);
     assert.doesNotMatch(etag, /^W\//);
     assert.deepEqual(body, {
-      id: payment.id, status: 'succeeded', amount: 1500, currency: 'EUR', amountRefunded: 0, orderId: null, customerId: user.id,
-      declineCode: null, createdAt: payment.createdAt, updatedAt: payment.createdAt,
+      id: payment.id,
+      status: 'succeeded',
+      amount: 1500,
+      currency: 'EUR',
+      amountRefunded: 0,
+      orderId: null,
+      customerId: user.id,
+      declineCode: null,
+      createdAt: payment.createdAt,
+      updatedAt: payment.createdAt,
     });
     assert.deepEqual(body, payment);
   });
@@ -56,7 +64,7 @@ describe('GET /payments/{paymentId}: 200', () => {
     assert.deepEqual([ofOrder.orderId, ofOrder.customerId], [order.id, user.id]);
   });
 
-  test('staff and service clients read any customer\'s payment, with the same ETag', async () => {
+  test("staff and service clients read any customer's payment, with the same ETag", async () => {
     const { payment, etag } = await customerWithPayment();
     for (const token of [await createStaffToken(t), await createServiceToken(t, ['payments:read'])]) {
       const res = await get(t, token, `/payments/${payment.id}`);
@@ -113,13 +121,19 @@ describe('GET /payments/{paymentId}: If-None-Match', () => {
   test('a malformed If-None-Match → 400 naming the header', async () => {
     const { token, payment } = await customerWithPayment();
     const detail = 'If-None-Match must be "*" or a comma-separated list of quoted entity tags';
-    expectProblem(await get(t, token, `/payments/${payment.id}`, { 'if-none-match': `p${payment.id}.1.v1` }), 400, 'REQUEST_HEADER_INVALID',
-      `/payments/${payment.id}`, 'If-None-Match must be "*" or a list of entity tags.', { errors: [{ parameter: 'If-None-Match', detail }] });
+    expectProblem(
+      await get(t, token, `/payments/${payment.id}`, { 'if-none-match': `p${payment.id}.1.v1` }),
+      400,
+      'REQUEST_HEADER_INVALID',
+      `/payments/${payment.id}`,
+      'If-None-Match must be "*" or a list of entity tags.',
+      { errors: [{ parameter: 'If-None-Match', detail }] },
+    );
   });
 });
 
 describe('GET /payments/{paymentId}: not found and forbidden', () => {
-  test('another customer\'s payment → 404 exactly like a missing id, with or without If-None-Match', async () => {
+  test("another customer's payment → 404 exactly like a missing id, with or without If-None-Match", async () => {
     const { payment, etag } = await customerWithPayment();
     const other = await createCustomer(t);
     for (const headers of [{}, { 'if-none-match': etag }, { 'if-none-match': '*' }] as Record<string, string>[]) {
@@ -138,15 +152,27 @@ describe('GET /payments/{paymentId}: not found and forbidden', () => {
     const service = await createServiceToken(t, ['payments:write', 'payments:read']);
     const payment = await makePayment(t, service, { amount: 100, currency: 'EUR' });
     const { token } = await createCustomer(t);
-    expectProblem(await get(t, token, `/payments/${payment.id}`), 404, 'PAYMENT_NOT_FOUND', `/payments/${payment.id}`, `Payment ${payment.id} does not exist.`);
+    expectProblem(
+      await get(t, token, `/payments/${payment.id}`),
+      404,
+      'PAYMENT_NOT_FOUND',
+      `/payments/${payment.id}`,
+      `Payment ${payment.id} does not exist.`,
+    );
     assert.deepEqual(await expectPayment(t.db, await get(t, service, `/payments/${payment.id}`), 200), payment);
   });
 
   test('a malformed id → 400 naming the parameter', async () => {
     const { token } = await createCustomer(t);
-    for (const [id, message] of [['abc', 'must be integer'], ['0', 'must be >= 1'], ['9007199254740992', 'must be <= 9007199254740991']]) {
+    for (const [id, message] of [
+      ['abc', 'must be integer'],
+      ['0', 'must be >= 1'],
+      ['9007199254740992', 'must be <= 9007199254740991'],
+    ]) {
       const detail = `path parameter "paymentId" ${message}`;
-      expectProblem(await get(t, token, `/payments/${id}`), 400, 'REQUEST_PARAMETER_INVALID', `/payments/${id}`, detail, { errors: [{ parameter: 'paymentId', detail }] });
+      expectProblem(await get(t, token, `/payments/${id}`), 400, 'REQUEST_PARAMETER_INVALID', `/payments/${id}`, detail, {
+        errors: [{ parameter: 'paymentId', detail }],
+      });
     }
   });
 
@@ -156,7 +182,13 @@ describe('GET /payments/{paymentId}: not found and forbidden', () => {
     expectProblem(res, 403, 'AUTH_INSUFFICIENT_SCOPE', `/payments/${payment.id}`, 'This operation requires the scope "payments:read".');
     assert.equal(res.headers['www-authenticate'], 'Bearer realm="orderpay", error="insufficient_scope", scope="payments:read"');
     const anonymous = await get(t, undefined, `/payments/${payment.id}`);
-    expectProblem(anonymous, 401, 'AUTH_TOKEN_MISSING', `/payments/${payment.id}`, 'This endpoint requires an access token: Authorization: Bearer <token>.');
+    expectProblem(
+      anonymous,
+      401,
+      'AUTH_TOKEN_MISSING',
+      `/payments/${payment.id}`,
+      'This endpoint requires an access token: Authorization: Bearer <token>.',
+    );
     assert.equal(anonymous.headers['www-authenticate'], 'Bearer realm="orderpay"');
   });
 });

@@ -44,8 +44,16 @@ describe('GET /payments: envelope and headers', () => {
     await expectPage(res, [first, second], onePage(2));
     assert.deepEqual(Object.keys(res.json()), ['data', 'meta']);
     assert.deepEqual(res.json().data[0], {
-      id: first, status: 'succeeded', amount: 500, currency: 'EUR', amountRefunded: 0, orderId: null, customerId: user.id,
-      declineCode: null, createdAt: '2001-01-01T10:00:00Z', updatedAt: res.json().data[0].updatedAt,
+      id: first,
+      status: 'succeeded',
+      amount: 500,
+      currency: 'EUR',
+      amountRefunded: 0,
+      orderId: null,
+      customerId: user.id,
+      declineCode: null,
+      createdAt: '2001-01-01T10:00:00Z',
+      updatedAt: res.json().data[0].updatedAt,
     });
     assert.equal(res.headers.link, `${link('/payments', 'page=1', 'first')}, ${link('/payments', 'page=1', 'last')}`);
     for (const payment of res.json().data) assert.deepEqual((await get(t, token, `/payments/${payment.id}`)).json(), payment);
@@ -64,9 +72,14 @@ describe('GET /payments: envelope and headers', () => {
     const b = await paymentOf(token);
     const versioned = await get(t, token, '/v1/payments?pageSize=1');
     await expectPage(versioned, [a], { total: 2, page: 1, pageSize: 1, totalPages: 2 });
-    assert.equal(versioned.headers.link, [
-      link('/v1/payments', 'pageSize=1&page=1', 'first'), link('/v1/payments', 'pageSize=1&page=2', 'next'), link('/v1/payments', 'pageSize=1&page=2', 'last'),
-    ].join(', '));
+    assert.equal(
+      versioned.headers.link,
+      [
+        link('/v1/payments', 'pageSize=1&page=1', 'first'),
+        link('/v1/payments', 'pageSize=1&page=2', 'next'),
+        link('/v1/payments', 'pageSize=1&page=2', 'last'),
+      ].join(', '),
+    );
     await expectPage(await get(t, token, '/payments', { accept: VENDOR_TYPE }), [a, b], onePage(2), `${VENDOR_TYPE}; charset=utf-8`);
   });
 });
@@ -89,7 +102,7 @@ describe('GET /payments: who sees what', () => {
     await expectPage(await get(t, a.token, `/payments?orderId=${aOrder.id}`), [aByStaff], onePage(1));
   });
 
-  test('staff and service clients see every customer\'s payments', async () => {
+  test("staff and service clients see every customer's payments", async () => {
     const a = await createCustomer(t);
     const b = await createCustomer(t);
     const aOrder = await createOrder(t.db, a.user.id, { price: 300 });
@@ -113,7 +126,13 @@ describe('GET /payments: who sees what', () => {
     expectProblem(res, 403, 'AUTH_INSUFFICIENT_SCOPE', '/payments', 'This operation requires the scope "payments:read".');
     assert.equal(res.headers['www-authenticate'], 'Bearer realm="orderpay", error="insufficient_scope", scope="payments:read"');
     const anonymous = await get(t, undefined, '/payments');
-    expectProblem(anonymous, 401, 'AUTH_TOKEN_MISSING', '/payments', 'This endpoint requires an access token: Authorization: Bearer <token>.');
+    expectProblem(
+      anonymous,
+      401,
+      'AUTH_TOKEN_MISSING',
+      '/payments',
+      'This endpoint requires an access token: Authorization: Bearer <token>.',
+    );
   });
 });
 
@@ -133,7 +152,8 @@ describe('GET /payments: filters', () => {
 
   test('status alone, for every status', async () => {
     const { token, byStatus } = await everyStatus();
-    for (const [status, id] of Object.entries(byStatus)) await expectPage(await get(t, token, `/payments?status=${status}`), [id], onePage(1));
+    for (const [status, id] of Object.entries(byStatus))
+      await expectPage(await get(t, token, `/payments?status=${status}`), [id], onePage(1));
   });
 
   test('status and orderId combine', async () => {
@@ -197,29 +217,65 @@ describe('GET /payments: paging', () => {
 
     const middle = await get(t, token, `/payments?${q(2)}`);
     await expectPage(middle, newest.slice(2, 4), { total: 5, page: 2, pageSize: 2, totalPages: 3 });
-    assert.equal(middle.headers.link, [link('/payments', q(1), 'first'), link('/payments', q(1), 'prev'), link('/payments', q(3), 'next'), link('/payments', q(3), 'last')].join(', '));
+    assert.equal(
+      middle.headers.link,
+      [
+        link('/payments', q(1), 'first'),
+        link('/payments', q(1), 'prev'),
+        link('/payments', q(3), 'next'),
+        link('/payments', q(3), 'last'),
+      ].join(', '),
+    );
 
     const first = await get(t, token, `/payments?${q(1)}`);
     await expectPage(first, newest.slice(0, 2), { total: 5, page: 1, pageSize: 2, totalPages: 3 });
-    assert.equal(first.headers.link, [link('/payments', q(1), 'first'), link('/payments', q(2), 'next'), link('/payments', q(3), 'last')].join(', '));
+    assert.equal(
+      first.headers.link,
+      [link('/payments', q(1), 'first'), link('/payments', q(2), 'next'), link('/payments', q(3), 'last')].join(', '),
+    );
 
     const last = await get(t, token, `/payments?${q(3)}`);
     await expectPage(last, newest.slice(4), { total: 5, page: 3, pageSize: 2, totalPages: 3 });
-    assert.equal(last.headers.link, [link('/payments', q(1), 'first'), link('/payments', q(2), 'prev'), link('/payments', q(3), 'last')].join(', '));
+    assert.equal(
+      last.headers.link,
+      [link('/payments', q(1), 'first'), link('/payments', q(2), 'prev'), link('/payments', q(3), 'last')].join(', '),
+    );
 
     const beyond = await get(t, token, `/payments?${q(9)}`);
     await expectPage(beyond, [], { total: 5, page: 9, pageSize: 2, totalPages: 3 });
-    assert.equal(beyond.headers.link, [link('/payments', q(1), 'first'), link('/payments', q(3), 'prev'), link('/payments', q(3), 'last')].join(', '));
+    assert.equal(
+      beyond.headers.link,
+      [link('/payments', q(1), 'first'), link('/payments', q(3), 'prev'), link('/payments', q(3), 'last')].join(', '),
+    );
 
     await expectPage(await get(t, token, '/payments?pageSize=100'), made, { total: 5, page: 1, pageSize: 100, totalPages: 1 });
   });
 });
 
 describe('GET /payments: invalid parameters → 400 naming the parameter', () => {
-  const invalid = (parameter: string, message: string) => ({ code: 'REQUEST_PARAMETER_INVALID' as const, parameter, detail: `query parameter "${parameter}" ${message}` });
-  const unknown = (parameter: string) => ({ code: 'QUERY_UNKNOWN_PARAMETER' as const, parameter, detail: `query parameter "${parameter}" is not supported by this collection` });
-  const sortKey = (key: string) => ({ code: 'QUERY_UNKNOWN_SORT_KEY' as const, parameter: 'sort', detail: `"${key}" is not a sort key of this collection; use createdAt, id` });
-  const cases: [query: string, expected: { code: 'REQUEST_PARAMETER_INVALID' | 'QUERY_UNKNOWN_PARAMETER' | 'QUERY_UNKNOWN_SORT_KEY' | 'QUERY_DUPLICATE_SORT_KEY'; parameter: string; detail: string }][] = [
+  const invalid = (parameter: string, message: string) => ({
+    code: 'REQUEST_PARAMETER_INVALID' as const,
+    parameter,
+    detail: `query parameter "${parameter}" ${message}`,
+  });
+  const unknown = (parameter: string) => ({
+    code: 'QUERY_UNKNOWN_PARAMETER' as const,
+    parameter,
+    detail: `query parameter "${parameter}" is not supported by this collection`,
+  });
+  const sortKey = (key: string) => ({
+    code: 'QUERY_UNKNOWN_SORT_KEY' as const,
+    parameter: 'sort',
+    detail: `"${key}" is not a sort key of this collection; use createdAt, id`,
+  });
+  const cases: [
+    query: string,
+    expected: {
+      code: 'REQUEST_PARAMETER_INVALID' | 'QUERY_UNKNOWN_PARAMETER' | 'QUERY_UNKNOWN_SORT_KEY' | 'QUERY_DUPLICATE_SORT_KEY';
+      parameter: string;
+      detail: string;
+    },
+  ][] = [
     ['customerId=1', unknown('customerId')],
     ['amount=100', unknown('amount')],
     ['Status=succeeded', unknown('Status')],
@@ -227,7 +283,10 @@ describe('GET /payments: invalid parameters → 400 naming the parameter', () =>
     ['sort=amount', sortKey('amount')],
     ['sort=-status', sortKey('status')],
     ['sort=updatedAt', sortKey('updatedAt')],
-    ['sort=createdAt,-createdAt', { code: 'QUERY_DUPLICATE_SORT_KEY', parameter: 'sort', detail: '"createdAt" appears more than once in sort' }],
+    [
+      'sort=createdAt,-createdAt',
+      { code: 'QUERY_DUPLICATE_SORT_KEY', parameter: 'sort', detail: '"createdAt" appears more than once in sort' },
+    ],
     ['status=paid', invalid('status', 'must be equal to one of the allowed values')],
     ['orderId=0', invalid('orderId', 'must be >= 1')],
     ['orderId=abc', invalid('orderId', 'must be integer')],
@@ -238,7 +297,9 @@ describe('GET /payments: invalid parameters → 400 naming the parameter', () =>
     test(`${query} → 400 ${expected.code}`, async () => {
       const { token } = await createCustomer(t);
       const res = await get(t, token, `/payments?${query}`);
-      expectProblem(res, 400, expected.code, '/payments', expected.detail, { errors: [{ detail: expected.detail, parameter: expected.parameter }] });
+      expectProblem(res, 400, expected.code, '/payments', expected.detail, {
+        errors: [{ detail: expected.detail, parameter: expected.parameter }],
+      });
     });
   }
 });

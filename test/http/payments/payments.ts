@@ -21,20 +21,37 @@ interface WriteOptions {
 }
 
 /** POST /payments (or options.url) with a fresh Idempotency-Key. */
-export function postPayment(t: TestApp, token: string | undefined, body: unknown, options: WriteOptions = {}): Promise<LightMyRequestResponse> {
+export function postPayment(
+  t: TestApp,
+  token: string | undefined,
+  body: unknown,
+  options: WriteOptions = {},
+): Promise<LightMyRequestResponse> {
   return t.request(token, {
-    method: 'POST', url: options.url ?? '/payments', payload: body as string,
+    method: 'POST',
+    url: options.url ?? '/payments',
+    payload: body as string,
     headers: { 'idempotency-key': options.key ?? randomUUID(), ...options.headers },
   });
 }
 
 /** POST /payments/{id}/refunds with a fresh Idempotency-Key. */
-export function postRefund(t: TestApp, token: string | undefined, paymentId: number, body: unknown, options: Omit<WriteOptions, 'url'> & { prefix?: string } = {}) {
+export function postRefund(
+  t: TestApp,
+  token: string | undefined,
+  paymentId: number,
+  body: unknown,
+  options: Omit<WriteOptions, 'url'> & { prefix?: string } = {},
+) {
   return postPayment(t, token, body, { ...options, url: `${options.prefix ?? ''}/payments/${paymentId}/refunds` });
 }
 
 /** A payment the test needs as a precondition: 201 is asserted, the representation returned. */
-export async function makePayment(t: TestApp, token: string, body: { amount: number; currency: string; orderId?: number }): Promise<Payment> {
+export async function makePayment(
+  t: TestApp,
+  token: string,
+  body: { amount: number; currency: string; orderId?: number },
+): Promise<Payment> {
   const res = await postPayment(t, token, body);
   assert.equal(res.statusCode, 201, res.body);
   return res.json();
@@ -66,7 +83,9 @@ export interface PaymentRow extends Payment {
 /** The whole row, with what the representation leaves out. */
 export async function readPaymentRow(db: Db, id: number): Promise<PaymentRow> {
   const { rows } = await db.query<PaymentRow>(
-    `SELECT ${PAYMENT_COLUMNS}, client_id AS "clientId", processor, processor_reference AS "processorReference", version FROM payments WHERE id = $1`, [id]);
+    `SELECT ${PAYMENT_COLUMNS}, client_id AS "clientId", processor, processor_reference AS "processorReference", version FROM payments WHERE id = $1`,
+    [id],
+  );
   return rows[0]!;
 }
 
@@ -90,7 +109,9 @@ export interface RefundRow extends Refund {
 export async function readStoredRefunds(db: Db, paymentId: number): Promise<RefundRow[]> {
   const { rows } = await db.query<RefundRow>(
     `SELECT r.id, r.payment_id AS "paymentId", r.amount, p.currency, r.created_at AS "createdAt", r.processor_reference AS "processorReference"
-       FROM refunds r JOIN payments p ON p.id = r.payment_id WHERE r.payment_id = $1 ORDER BY r.id`, [paymentId]);
+       FROM refunds r JOIN payments p ON p.id = r.payment_id WHERE r.payment_id = $1 ORDER BY r.id`,
+    [paymentId],
+  );
   return rows;
 }
 
@@ -98,9 +119,14 @@ export async function readStoredRefunds(db: Db, paymentId: number): Promise<Refu
 export const refundRepresentation = ({ processorReference: _ref, ...refund }: RefundRow): Refund => refund;
 
 /** The idempotency key rows holding this key (keys are random UUIDs, so any caller's). */
-export async function keyRows(db: Db, key: string): Promise<{ method: string; path: string; state: string; responseStatus: number | null }[]> {
+export async function keyRows(
+  db: Db,
+  key: string,
+): Promise<{ method: string; path: string; state: string; responseStatus: number | null }[]> {
   const { rows } = await db.query<{ method: string; path: string; state: string; responseStatus: number | null }>(
-    'SELECT method, path, state, response_status AS "responseStatus" FROM idempotency_keys WHERE key = $1', [key]);
+    'SELECT method, path, state, response_status AS "responseStatus" FROM idempotency_keys WHERE key = $1',
+    [key],
+  );
   return rows;
 }
 
@@ -124,12 +150,20 @@ export async function expectPayment(db: Db, res: LightMyRequestResponse, status:
 }
 
 export interface OrderRow {
-  id: number; status: string; customerId: number; total: number; currency: string; version: number; updatedAt: string;
+  id: number;
+  status: string;
+  customerId: number;
+  total: number;
+  currency: string;
+  version: number;
+  updatedAt: string;
 }
 
 /** The order row as stored, with its version. */
 export async function readOrderRow(db: Db, id: number): Promise<OrderRow> {
   const { rows } = await db.query<OrderRow>(
-    'SELECT id, status, customer_id AS "customerId", total, currency, version, updated_at AS "updatedAt" FROM orders WHERE id = $1', [id]);
+    'SELECT id, status, customer_id AS "customerId", total, currency, version, updated_at AS "updatedAt" FROM orders WHERE id = $1',
+    [id],
+  );
   return rows[0]!;
 }

@@ -15,7 +15,8 @@ import { DB_OPTIONS } from '../../helpers/db.ts';
 import { expectProblem } from '../../helpers/problems.ts';
 import { keyRows, paymentsOfCustomer, postPayment } from './payments.ts';
 
-const UNAVAILABLE = 'The payment processor did not complete the operation; nothing was recorded. Retry the request (with the same Idempotency-Key, if it had one).';
+const UNAVAILABLE =
+  'The payment processor did not complete the operation; nothing was recorded. Retry the request (with the same Idempotency-Key, if it had one).';
 
 /** The simulator, answering each charge only after `delayMs` (forever when undefined), recording references. */
 function slowProcessor(delayMs: number | undefined) {
@@ -84,7 +85,9 @@ describe('the database drops the connection while the processor is asked', () =>
     const key = randomUUID();
     const target = app ?? t.app;
     const res = await target.inject({
-      method: 'POST', url: '/payments', payload: { amount: 1600, currency: 'EUR' },
+      method: 'POST',
+      url: '/payments',
+      payload: { amount: 1600, currency: 'EUR' },
       headers: { authorization: `Bearer ${token}`, 'idempotency-key': key },
     });
     if (t.db.kind !== 'postgres') {

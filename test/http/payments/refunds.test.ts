@@ -8,8 +8,18 @@ import { PUBLIC_URL, setUpTestApp } from '../../helpers/app.ts';
 import { createOrder } from '../../helpers/factories.ts';
 import { expectProblem } from '../../helpers/problems.ts';
 import {
-  expectPayment, JSON_TYPE, makePayment, makeRefund, MISSING_ID, paymentTag, postRefund, readPaymentRow, readStoredPayment,
-  readStoredRefunds, refundRepresentation, TIMESTAMP,
+  expectPayment,
+  JSON_TYPE,
+  makePayment,
+  makeRefund,
+  MISSING_ID,
+  paymentTag,
+  postRefund,
+  readPaymentRow,
+  readStoredPayment,
+  readStoredRefunds,
+  refundRepresentation,
+  TIMESTAMP,
 } from './payments.ts';
 
 const t = setUpTestApp();
@@ -71,9 +81,13 @@ describe('POST /payments/{id}/refunds: 201', () => {
     for (const token of [customer.token, staff]) {
       const list = await get(t, token, `/payments/${payment.id}/refunds`);
       expectRefundPage(list, [first, rest], { total: 2, page: 1, pageSize: 20, totalPages: 1 });
-      assert.equal(list.headers.link, [
-        `<${PUBLIC_URL}/payments/${payment.id}/refunds?page=1>; rel="first"`, `<${PUBLIC_URL}/payments/${payment.id}/refunds?page=1>; rel="last"`,
-      ].join(', '));
+      assert.equal(
+        list.headers.link,
+        [
+          `<${PUBLIC_URL}/payments/${payment.id}/refunds?page=1>; rel="first"`,
+          `<${PUBLIC_URL}/payments/${payment.id}/refunds?page=1>; rel="last"`,
+        ].join(', '),
+      );
       for (const refund of [first, rest]) {
         const one = await get(t, token, `/payments/${payment.id}/refunds/${refund.id}`);
         assert.equal(one.statusCode, 200);
@@ -87,12 +101,18 @@ describe('POST /payments/{id}/refunds: 201', () => {
   test('on /v1 the Location is under /v1; the refunds list pages with Link', async () => {
     const { payment, staff } = await paidPayment(900);
     const refunds = [];
-    for (let i = 0; i < 3; i++) refunds.push(await expectRefund(await postRefund(t, staff, payment.id, { amount: 100 }, { prefix: '/v1' }), payment.id, '/v1'));
+    for (let i = 0; i < 3; i++)
+      refunds.push(await expectRefund(await postRefund(t, staff, payment.id, { amount: 100 }, { prefix: '/v1' }), payment.id, '/v1'));
     const page = await get(t, staff, `/v1/payments/${payment.id}/refunds?pageSize=2&page=2`);
     expectRefundPage(page, [refunds[2]], { total: 3, page: 2, pageSize: 2, totalPages: 2 });
     const link = (n: number, rel: string) => `<${PUBLIC_URL}/v1/payments/${payment.id}/refunds?pageSize=2&page=${n}>; rel="${rel}"`;
     assert.equal(page.headers.link, [link(1, 'first'), link(1, 'prev'), link(2, 'last')].join(', '));
-    expectRefundPage(await get(t, staff, `/payments/${payment.id}/refunds?pageSize=2`), refunds.slice(0, 2), { total: 3, page: 1, pageSize: 2, totalPages: 2 });
+    expectRefundPage(await get(t, staff, `/payments/${payment.id}/refunds?pageSize=2`), refunds.slice(0, 2), {
+      total: 3,
+      page: 1,
+      pageSize: 2,
+      totalPages: 2,
+    });
   });
 
   test('amount omitted: all that is left, on a fresh and on a partially refunded payment', async () => {
@@ -100,7 +120,10 @@ describe('POST /payments/{id}/refunds: 201', () => {
     const all = await expectRefund(await postRefund(t, fresh.staff, fresh.payment.id, {}), fresh.payment.id);
     assert.deepEqual(all, { id: all.id, paymentId: fresh.payment.id, amount: 1234, currency: 'JPY', createdAt: all.createdAt });
     assert.deepEqual(await readStoredPayment(t.db, fresh.payment.id), {
-      ...fresh.payment, status: 'refunded', amountRefunded: 1234, updatedAt: (await readStoredPayment(t.db, fresh.payment.id)).updatedAt,
+      ...fresh.payment,
+      status: 'refunded',
+      amountRefunded: 1234,
+      updatedAt: (await readStoredPayment(t.db, fresh.payment.id)).updatedAt,
     });
 
     const partial = await paidPayment(1000);
@@ -109,7 +132,10 @@ describe('POST /payments/{id}/refunds: 201', () => {
     assert.equal(rest.amount, 750);
     const stored = await readStoredPayment(t.db, partial.payment.id);
     assert.deepEqual([stored.status, stored.amountRefunded], ['refunded', 1000]);
-    assert.deepEqual((await readStoredRefunds(t.db, partial.payment.id)).map((r) => r.amount), [250, 750]);
+    assert.deepEqual(
+      (await readStoredRefunds(t.db, partial.payment.id)).map((r) => r.amount),
+      [250, 750],
+    );
   });
 
   test('a service client refunds; a payment of an order is refunded like any other', async () => {
@@ -126,20 +152,39 @@ describe('POST /payments/{id}/refunds: 201', () => {
 
 describe('POST /payments/{id}/refunds: refused, nothing changes', () => {
   /** The payment row and its refunds, to compare before and after a refusal. */
-  const snapshot = async (paymentId: number) => ({ payment: await readPaymentRow(t.db, paymentId), refunds: await readStoredRefunds(t.db, paymentId) });
+  const snapshot = async (paymentId: number) => ({
+    payment: await readPaymentRow(t.db, paymentId),
+    refunds: await readStoredRefunds(t.db, paymentId),
+  });
 
   test('more than is left → 422 PAYMENT_REFUND_EXCEEDS_BALANCE with refundableAmount', async () => {
     const { payment, staff } = await paidPayment(1000);
     const tooMuch = await postRefund(t, staff, payment.id, { amount: 1001 });
-    expectProblem(tooMuch, 422, 'PAYMENT_REFUND_EXCEEDS_BALANCE', `/payments/${payment.id}/refunds`, "Only 1000 of the payment's 1000 can still be refunded.", {
-      refundableAmount: 1000, errors: [{ pointer: '/amount', detail: 'must be at most 1000' }],
-    });
+    expectProblem(
+      tooMuch,
+      422,
+      'PAYMENT_REFUND_EXCEEDS_BALANCE',
+      `/payments/${payment.id}/refunds`,
+      "Only 1000 of the payment's 1000 can still be refunded.",
+      {
+        refundableAmount: 1000,
+        errors: [{ pointer: '/amount', detail: 'must be at most 1000' }],
+      },
+    );
     await makeRefund(t, staff, payment.id, { amount: 600 });
     const before = await snapshot(payment.id);
     const res = await postRefund(t, staff, payment.id, { amount: 401 });
-    expectProblem(res, 422, 'PAYMENT_REFUND_EXCEEDS_BALANCE', `/payments/${payment.id}/refunds`, "Only 400 of the payment's 1000 can still be refunded.", {
-      refundableAmount: 400, errors: [{ pointer: '/amount', detail: 'must be at most 400' }],
-    });
+    expectProblem(
+      res,
+      422,
+      'PAYMENT_REFUND_EXCEEDS_BALANCE',
+      `/payments/${payment.id}/refunds`,
+      "Only 400 of the payment's 1000 can still be refunded.",
+      {
+        refundableAmount: 400,
+        errors: [{ pointer: '/amount', detail: 'must be at most 400' }],
+      },
+    );
     assert.deepEqual(await snapshot(payment.id), before);
     // Exactly what is left is fine.
     assert.equal((await expectRefund(await postRefund(t, staff, payment.id, { amount: 400 }), payment.id)).amount, 400);
@@ -152,8 +197,14 @@ describe('POST /payments/{id}/refunds: refused, nothing changes', () => {
     const before = await snapshot(payment.id);
     for (const body of [{}, { amount: 1 }]) {
       const res = await postRefund(t, staff, payment.id, body);
-      expectProblem(res, 409, 'PAYMENT_NOT_REFUNDABLE', `/payments/${payment.id}/refunds`,
-        'The payment is declined; only succeeded or partially refunded payments can be refunded.', { currentStatus: 'declined' });
+      expectProblem(
+        res,
+        409,
+        'PAYMENT_NOT_REFUNDABLE',
+        `/payments/${payment.id}/refunds`,
+        'The payment is declined; only succeeded or partially refunded payments can be refunded.',
+        { currentStatus: 'declined' },
+      );
     }
     assert.deepEqual(await snapshot(payment.id), before);
     assert.deepEqual(before.refunds, []);
@@ -165,19 +216,30 @@ describe('POST /payments/{id}/refunds: refused, nothing changes', () => {
     const before = await snapshot(payment.id);
     for (const body of [{}, { amount: 1 }]) {
       const res = await postRefund(t, staff, payment.id, body);
-      expectProblem(res, 409, 'PAYMENT_NOT_REFUNDABLE', `/payments/${payment.id}/refunds`,
-        'The payment is refunded; only succeeded or partially refunded payments can be refunded.', { currentStatus: 'refunded' });
+      expectProblem(
+        res,
+        409,
+        'PAYMENT_NOT_REFUNDABLE',
+        `/payments/${payment.id}/refunds`,
+        'The payment is refunded; only succeeded or partially refunded payments can be refunded.',
+        { currentStatus: 'refunded' },
+      );
     }
     assert.deepEqual(await snapshot(payment.id), before);
   });
 
-  test('a customer, even the payment\'s owner → 403 AUTH_FORBIDDEN', async () => {
+  test("a customer, even the payment's owner → 403 AUTH_FORBIDDEN", async () => {
     const { customer, payment } = await paidPayment(500);
     const other = await createCustomer(t);
     const before = await snapshot(payment.id);
     for (const token of [customer.token, other.token]) {
-      expectProblem(await postRefund(t, token, payment.id, { amount: 100 }), 403, 'AUTH_FORBIDDEN', `/payments/${payment.id}/refunds`,
-        'Refunds are made by staff or service clients.');
+      expectProblem(
+        await postRefund(t, token, payment.id, { amount: 100 }),
+        403,
+        'AUTH_FORBIDDEN',
+        `/payments/${payment.id}/refunds`,
+        'Refunds are made by staff or service clients.',
+      );
     }
     assert.deepEqual(await snapshot(payment.id), before);
   });
@@ -186,16 +248,33 @@ describe('POST /payments/{id}/refunds: refused, nothing changes', () => {
     const { payment } = await paidPayment(500);
     const before = await snapshot(payment.id);
     const res = await postRefund(t, await createStaffToken(t, ['payments:read', 'orders:write']), payment.id, { amount: 100 });
-    expectProblem(res, 403, 'AUTH_INSUFFICIENT_SCOPE', `/payments/${payment.id}/refunds`, 'This operation requires the scope "payments:write".');
+    expectProblem(
+      res,
+      403,
+      'AUTH_INSUFFICIENT_SCOPE',
+      `/payments/${payment.id}/refunds`,
+      'This operation requires the scope "payments:write".',
+    );
     assert.equal(res.headers['www-authenticate'], 'Bearer realm="orderpay", error="insufficient_scope", scope="payments:write"');
-    expectProblem(await postRefund(t, undefined, payment.id, { amount: 100 }), 401, 'AUTH_TOKEN_MISSING', `/payments/${payment.id}/refunds`,
-      'This endpoint requires an access token: Authorization: Bearer <token>.');
+    expectProblem(
+      await postRefund(t, undefined, payment.id, { amount: 100 }),
+      401,
+      'AUTH_TOKEN_MISSING',
+      `/payments/${payment.id}/refunds`,
+      'This endpoint requires an access token: Authorization: Bearer <token>.',
+    );
     assert.deepEqual(await snapshot(payment.id), before);
   });
 
   test('an unknown payment → 404 PAYMENT_NOT_FOUND', async () => {
     const staff = await createStaffToken(t);
-    expectProblem(await postRefund(t, staff, MISSING_ID, { amount: 100 }), 404, 'PAYMENT_NOT_FOUND', `/payments/${MISSING_ID}/refunds`, `Payment ${MISSING_ID} does not exist.`);
+    expectProblem(
+      await postRefund(t, staff, MISSING_ID, { amount: 100 }),
+      404,
+      'PAYMENT_NOT_FOUND',
+      `/payments/${MISSING_ID}/refunds`,
+      `Payment ${MISSING_ID} does not exist.`,
+    );
     const { rows } = await t.db.query('SELECT id FROM refunds WHERE payment_id = $1', [MISSING_ID]);
     assert.deepEqual(rows, []);
   });
@@ -213,7 +292,9 @@ describe('POST /payments/{id}/refunds: refused, nothing changes', () => {
       const { payment, staff } = await paidPayment(500);
       const before = await snapshot(payment.id);
       const res = await postRefund(t, staff, payment.id, body);
-      expectProblem(res, 400, 'REQUEST_BODY_INVALID', `/payments/${payment.id}/refunds`, errors.map((e) => e.detail).join('; '), { errors });
+      expectProblem(res, 400, 'REQUEST_BODY_INVALID', `/payments/${payment.id}/refunds`, errors.map((e) => e.detail).join('; '), {
+        errors,
+      });
       assert.deepEqual(await snapshot(payment.id), before);
     });
   }
@@ -225,27 +306,53 @@ describe('GET /payments/{id}/refunds and /refunds/{refundId}: not found', () => 
     const b = await paidPayment(500);
     const refund = await makeRefund(t, a.staff, a.payment.id, { amount: 100 });
     for (const token of [a.staff, b.customer.token]) {
-      expectProblem(await get(t, token, `/payments/${b.payment.id}/refunds/${refund.id}`), 404, 'PAYMENT_REFUND_NOT_FOUND',
-        `/payments/${b.payment.id}/refunds/${refund.id}`, `Payment ${b.payment.id} has no refund ${refund.id}.`);
+      expectProblem(
+        await get(t, token, `/payments/${b.payment.id}/refunds/${refund.id}`),
+        404,
+        'PAYMENT_REFUND_NOT_FOUND',
+        `/payments/${b.payment.id}/refunds/${refund.id}`,
+        `Payment ${b.payment.id} has no refund ${refund.id}.`,
+      );
     }
-    expectProblem(await get(t, a.staff, `/payments/${a.payment.id}/refunds/${MISSING_ID}`), 404, 'PAYMENT_REFUND_NOT_FOUND',
-      `/payments/${a.payment.id}/refunds/${MISSING_ID}`, `Payment ${a.payment.id} has no refund ${MISSING_ID}.`);
+    expectProblem(
+      await get(t, a.staff, `/payments/${a.payment.id}/refunds/${MISSING_ID}`),
+      404,
+      'PAYMENT_REFUND_NOT_FOUND',
+      `/payments/${a.payment.id}/refunds/${MISSING_ID}`,
+      `Payment ${a.payment.id} has no refund ${MISSING_ID}.`,
+    );
   });
 
-  test('another customer\'s payment: its refunds are 404 PAYMENT_NOT_FOUND, like a missing payment', async () => {
+  test("another customer's payment: its refunds are 404 PAYMENT_NOT_FOUND, like a missing payment", async () => {
     const { payment, staff } = await paidPayment(500);
     const refund = await makeRefund(t, staff, payment.id, { amount: 100 });
     const other = await createCustomer(t);
     for (const id of [payment.id, MISSING_ID]) {
-      expectProblem(await get(t, other.token, `/payments/${id}/refunds`), 404, 'PAYMENT_NOT_FOUND', `/payments/${id}/refunds`, `Payment ${id} does not exist.`);
-      expectProblem(await get(t, other.token, `/payments/${id}/refunds/${refund.id}`), 404, 'PAYMENT_NOT_FOUND',
-        `/payments/${id}/refunds/${refund.id}`, `Payment ${id} does not exist.`);
+      expectProblem(
+        await get(t, other.token, `/payments/${id}/refunds`),
+        404,
+        'PAYMENT_NOT_FOUND',
+        `/payments/${id}/refunds`,
+        `Payment ${id} does not exist.`,
+      );
+      expectProblem(
+        await get(t, other.token, `/payments/${id}/refunds/${refund.id}`),
+        404,
+        'PAYMENT_NOT_FOUND',
+        `/payments/${id}/refunds/${refund.id}`,
+        `Payment ${id} does not exist.`,
+      );
     }
   });
 
   test('a payment without refunds: an empty page', async () => {
     const { customer, payment } = await paidPayment(500);
-    expectRefundPage(await get(t, customer.token, `/payments/${payment.id}/refunds`), [], { total: 0, page: 1, pageSize: 20, totalPages: 0 });
+    expectRefundPage(await get(t, customer.token, `/payments/${payment.id}/refunds`), [], {
+      total: 0,
+      page: 1,
+      pageSize: 20,
+      totalPages: 0,
+    });
   });
 });
 
@@ -255,7 +362,14 @@ describe('POST /payments/{id}/refunds: concurrent refunds never exceed the payme
     const responses = await Promise.all(Array.from({ length: 20 }, () => postRefund(t, staff, payment.id, { amount: 150 })));
 
     const statuses = responses.map((r) => r.statusCode);
-    assert.deepEqual(statuses.filter((s) => s >= 500), [], responses.filter((r) => r.statusCode >= 500).map((r) => r.body).join('\n'));
+    assert.deepEqual(
+      statuses.filter((s) => s >= 500),
+      [],
+      responses
+        .filter((r) => r.statusCode >= 500)
+        .map((r) => r.body)
+        .join('\n'),
+    );
     const succeeded = responses.filter((r) => r.statusCode === 201);
     const refused = responses.filter((r) => r.statusCode !== 201);
     assert.equal(succeeded.length, 6, statuses.join(','));
@@ -263,17 +377,29 @@ describe('POST /payments/{id}/refunds: concurrent refunds never exceed the payme
     for (const res of succeeded) await expectRefund(res, payment.id);
     // Every refusal came after the sixth refund, with 100 left.
     for (const res of refused) {
-      expectProblem(res, 422, 'PAYMENT_REFUND_EXCEEDS_BALANCE', `/payments/${payment.id}/refunds`, "Only 100 of the payment's 1000 can still be refunded.", {
-        refundableAmount: 100, errors: [{ pointer: '/amount', detail: 'must be at most 100' }],
-      });
+      expectProblem(
+        res,
+        422,
+        'PAYMENT_REFUND_EXCEEDS_BALANCE',
+        `/payments/${payment.id}/refunds`,
+        "Only 100 of the payment's 1000 can still be refunded.",
+        {
+          refundableAmount: 100,
+          errors: [{ pointer: '/amount', detail: 'must be at most 100' }],
+        },
+      );
     }
 
     const { rows } = await t.db.query<{ refunded: number; amount_refunded: number; amount: number; status: string; version: number }>(
       `SELECT (SELECT coalesce(sum(amount), 0)::bigint FROM refunds WHERE payment_id = p.id) AS refunded, amount_refunded, amount, status, version
-         FROM payments p WHERE id = $1`, [payment.id]);
+         FROM payments p WHERE id = $1`,
+      [payment.id],
+    );
     assert.deepEqual(rows, [{ refunded: 900, amount_refunded: 900, amount: 1000, status: 'partially_refunded', version: 7 }]);
-    assert.deepEqual((await readStoredRefunds(t.db, payment.id)).map((r) => r.id).sort((a, b) => a - b),
-      succeeded.map((r) => r.json().id as number).sort((a, b) => a - b));
+    assert.deepEqual(
+      (await readStoredRefunds(t.db, payment.id)).map((r) => r.id).sort((a, b) => a - b),
+      succeeded.map((r) => r.json().id as number).sort((a, b) => a - b),
+    );
     const read = await expectPayment(t.db, await get(t, customer.token, `/payments/${payment.id}`), 200);
     assert.equal(read.amountRefunded, 900);
     assert.equal((await get(t, customer.token, `/payments/${payment.id}`)).headers.etag, paymentTag(payment.id, 7));
