@@ -12,8 +12,8 @@ import { authenticatePlugin } from './http/authenticate.ts';
 import { createGrantRevocations } from './http/grant-revocations.ts';
 import type { Failpoint } from './http/idempotency/failpoints.ts';
 import { idempotencyPlugin } from './http/idempotency/idempotency.ts';
-import { registerMetrics } from './http/metrics.ts';
-import { registerOpenApi } from './http/openapi.ts';
+import { metricsPlugin } from './http/metrics.ts';
+import { openApiPlugin } from './http/openapi.ts';
 import { registerOperationalRoutes } from './http/operational.routes.ts';
 import { problemsPlugin, sendFrameworkError } from './http/problems.ts';
 import { generateRequestId } from './http/request-id.ts';
@@ -103,8 +103,8 @@ export async function buildApp(config: Config, db: Db, options: AppOptions = {})
   await app.register(idempotencyPlugin, { failpoint: options.failpoint });
 
   for (const schema of [Problem, Order, OrderItem, Product, Payment, Refund]) app.addSchema(schema);
-  await registerOpenApi(app, config);
-  registerMetrics(app);
+  await app.register(openApiPlugin, { config });
+  await app.register(metricsPlugin);
   registerOperationalRoutes(app);
 
   if (config.servers.resource) {

@@ -1,8 +1,9 @@
 // Prometheus metrics (prom-client): process defaults plus request counts and latencies per route.
 import type { FastifyInstance } from 'fastify';
+import fp from 'fastify-plugin';
 import { collectDefaultMetrics, Histogram, Registry } from 'prom-client';
 
-export function registerMetrics(app: FastifyInstance): void {
+async function metrics(app: FastifyInstance): Promise<void> {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'orderpay_' });
   const duration = new Histogram({
@@ -25,3 +26,5 @@ export function registerMetrics(app: FastifyInstance): void {
     return registry.metrics();
   });
 }
+
+export const metricsPlugin = fp(metrics, { name: 'orderpay-metrics', fastify: '5.x' });

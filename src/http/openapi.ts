@@ -1,5 +1,6 @@
 // The OpenAPI 3.1 document, generated from the route schemas, at /openapi.json and /docs.
 import type { FastifyInstance } from 'fastify';
+import fp from 'fastify-plugin';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { Config } from '../config.ts';
@@ -10,7 +11,7 @@ const serverProblem = (description: string) => ({
   content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } },
 });
 
-export async function registerOpenApi(app: FastifyInstance, config: Config): Promise<void> {
+async function openApi(app: FastifyInstance, { config }: { config: Config }): Promise<void> {
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
@@ -71,3 +72,6 @@ export async function registerOpenApi(app: FastifyInstance, config: Config): Pro
     return app.swagger();
   });
 }
+
+/** Registered before the routes: @fastify/swagger collects them as they are added. */
+export const openApiPlugin = fp(openApi, { name: 'orderpay-openapi', fastify: '5.x' });

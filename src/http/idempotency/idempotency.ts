@@ -111,7 +111,11 @@ async function idempotency(app: FastifyInstance, options: { failpoint?: Failpoin
   app.addHook('onRoute', declareKeyHeader);
 }
 
-export const idempotencyPlugin = fp(idempotency, { name: 'orderpay-idempotency', fastify: '5.x', dependencies: ['orderpay-problems'] });
+export const idempotencyPlugin = fp(idempotency, {
+  name: 'orderpay-idempotency',
+  fastify: '5.x',
+  dependencies: ['orderpay-problems', 'orderpay-versioning', 'orderpay-authenticate'],
+});
 
 /**
  * Answers the request through the idempotency layer: with a key, claimed, performed once and
