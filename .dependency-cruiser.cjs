@@ -80,6 +80,15 @@ module.exports = {
       to: { path: FASTIFY },
     },
 
+    // ── config ─────────────────────────────────────────────────────────────────────────────────
+    {
+      name: 'config-only-core',
+      severity: 'error',
+      comment: 'config.ts and its schema sit under db/, http/, auth/ and jobs/, which import it: it may use core/, nothing above.',
+      from: { path: '^src/config(\\.schema)?\\.ts$' },
+      to: { path: '^src/', pathNot: ['^src/core/', '^src/config(\\.schema)?\\.ts$'] },
+    },
+
     // ── db/ ────────────────────────────────────────────────────────────────────────────────────
     {
       name: 'db-only-core-and-config',

@@ -1,10 +1,17 @@
-// Configuration: read once from the environment, validated, frozen. See README "Configuration".
+// Configuration: the environment read once against one schema (config.schema.ts), validated, frozen.
+// See README "Configuration".
 import path from 'node:path';
+import type { Static, TSchema } from 'typebox';
+import { Value } from 'typebox/value';
+import type { TLocalizedValidationError } from 'typebox/error';
+import { EnvironmentSchema } from './config.schema.ts';
 
-export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+type Environment = Static<typeof EnvironmentSchema>;
+
+export type LogLevel = Environment['LOG_LEVEL'];
 
 export interface Config {
-  readonly env: 'development' | 'production' | 'test';
+  readonly env: Environment['NODE_ENV'];
   readonly host: string;
   readonly port: number;
   /** Public base URL of this service, without a trailing slash. */
@@ -47,89 +54,120 @@ export class ConfigError extends Error {}
 
 type Env = Record<string, string | undefined>;
 
-const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
-
-function readInt(env: Env, name: string, fallback: number, min: number, max: number): number {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  if (!/^\d+$/.test(raw)) throw new ConfigError(`${name} must be a whole number, got "${raw}"`);
-  const value = Number(raw);
-  if (value < min || value > max) throw new ConfigError(`${name} must be between ${min} and ${max}, got ${value}`);
-  return value;
+/** What the schema says of one variable, as far as reading and refusing it goes. */
+interface VariableSchema {
+  type?: string;
+  minimum?: number;
+  maximum?: number;
+  enum?: readonly string[];
+  items?: { enum?: readonly string[] };
 }
 
-function readUrl(env: Env, name: string, fallback: string | undefined): string | undefined {
-  const raw = env[name] || fallback;
-  if (raw === undefined) return undefined;
-  try {
-    return new URL(raw).toString().replace(/\/$/, '');
-  } catch {
-    throw new ConfigError(`${name} must be an absolute URL, got "${raw}"`);
+const variableSchema = (name: string) => EnvironmentSchema.properties[name as keyof Environment] as TSchema & VariableSchema;
+
+const BOOLEANS: Record<string, boolean> = { true: true, 1: true, false: false, 0: false };
+
+/** A variable's string as the schema's type; a string that is not one is kept, for validation to refuse. */
+function readVariable(schema: VariableSchema, raw: string): unknown {
+  switch (schema.type) {
+    case 'integer':
+      return /^\d+$/.test(raw) ? Number(raw) : raw;
+    case 'boolean':
+      return BOOLEANS[raw] ?? raw;
+    case 'array':
+      return raw
+        .split(',')
+        .map((item) => item.trim())
+        .filter(Boolean);
+    default:
+      return raw;
   }
 }
 
-function readBool(env: Env, name: string, fallback: boolean): boolean {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  if (raw === 'true' || raw === '1') return true;
-  if (raw === 'false' || raw === '0') return false;
-  throw new ConfigError(`${name} must be true or false, got "${raw}"`);
+const mustBeUrl = (name: string, raw: string) => `${name} must be an absolute URL, got "${raw}"`;
+
+/** One line naming the variable and what is wrong with it. */
+function describeRefusal(name: string, raw: string | undefined, value: unknown, error: TLocalizedValidationError): string {
+  const schema = variableSchema(name);
+  switch (error.keyword) {
+    case 'type':
+      return schema.type === 'integer' ? `${name} must be a whole number, got "${raw}"` : `${name} must be true or false, got "${raw}"`;
+    case 'minimum':
+    case 'maximum':
+      return `${name} must be between ${schema.minimum} and ${schema.maximum}, got ${value}`;
+    case 'enum':
+    case 'minItems':
+      if (schema.items?.enum) return `${name} must list ${schema.items.enum.join(' and/or ')}, got "${raw}"`;
+      return `${name} must be one of ${schema.enum?.join(', ')}, got "${raw}"`;
+    case 'format':
+      return mustBeUrl(name, raw ?? '');
+    default:
+      return `${name} ${error.message}`;
+  }
 }
 
-// "true" would trust every hop, letting any client choose its IP with X-Forwarded-For.
-function readTrustProxy(env: Env): Config['trustProxy'] {
-  const raw = env.ORDERPAY_TRUST_PROXY?.trim();
-  if (!raw || raw === 'false') return false;
-  if (/^\d+$/.test(raw)) return Number(raw);
-  if (raw === 'true')
-    throw new ConfigError(
-      'ORDERPAY_TRUST_PROXY must be a hop count (e.g. 1) or the proxies\' addresses/CIDRs, not "true": trusting every hop lets clients choose their IP',
-    );
-  return raw;
+/** The environment validated in one step; every bad variable is named in the one ConfigError. */
+function parseEnvironment(env: Env): Environment {
+  const values: Record<string, unknown> = {};
+  for (const name of Object.keys(EnvironmentSchema.properties)) {
+    const raw = env[name];
+    if (raw !== undefined && raw !== '') values[name] = readVariable(variableSchema(name), raw);
+  }
+  const environment = Value.Default(EnvironmentSchema, values);
+  if (Value.Check(EnvironmentSchema, environment)) return environment;
+  // Diagnosed variable by variable: TypeBox buffers at most a few errors per Errors call.
+  const refusals = Object.entries(values).flatMap(([name, value]) => {
+    const [error] = Value.Errors(variableSchema(name), value);
+    return error ? [describeRefusal(name, env[name], value, error)] : [];
+  });
+  throw new ConfigError(refusals.join('; '));
 }
 
-function readServers(env: Env): Config['servers'] {
-  const raw = (env.ORDERPAY_SERVERS || 'resource,authorization')
-    .split(',')
-    .map((s) => s.trim())
-    .filter(Boolean);
-  const unknown = raw.filter((s) => s !== 'resource' && s !== 'authorization');
-  if (unknown.length || raw.length === 0)
-    throw new ConfigError(`ORDERPAY_SERVERS must list resource and/or authorization, got "${env.ORDERPAY_SERVERS}"`);
-  return { resource: raw.includes('resource'), authorization: raw.includes('authorization') };
+/** Absolute, without the trailing slash. Validated values pass; a default derived from a bad HOST does not. */
+function normaliseUrl(name: string, url: string): string {
+  if (!URL.canParse(url)) throw new ConfigError(mustBeUrl(name, url));
+  return new URL(url).toString().replace(/\/$/, '');
+}
+
+function readTrustProxy(value: string): Config['trustProxy'] {
+  const trimmed = value.trim();
+  if (!trimmed || trimmed === 'false') return false;
+  return /^\d+$/.test(trimmed) ? Number(trimmed) : trimmed;
+}
+
+/** Frozen with its parts (db, servers, idempotency), so that no one can change the configuration under another. */
+function freezeConfig(config: Config): Config {
+  for (const part of Object.values(config)) if (part && typeof part === 'object') Object.freeze(part);
+  return Object.freeze(config);
 }
 
 export function loadConfig(env: Env = process.env, overrides: Partial<Config> = {}): Config {
-  const nodeEnv = env.NODE_ENV === 'production' || env.NODE_ENV === 'test' ? env.NODE_ENV : 'development';
-  const host = env.HOST || '127.0.0.1';
-  const port = readInt(env, 'PORT', 3000, 0, 65535);
-  const publicUrl = readUrl(env, 'PUBLIC_URL', `http://${host.includes(':') ? `[${host}]` : host}:${port}`)!;
-  const logLevel = (env.LOG_LEVEL || 'info') as LogLevel;
-  if (!LOG_LEVELS.includes(logLevel)) throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`);
-  const dataDir = env.DATA_DIR || './data';
+  const vars = parseEnvironment(env);
+  const listenUrl = `http://${vars.HOST.includes(':') ? `[${vars.HOST}]` : vars.HOST}:${vars.PORT}`;
+  const publicUrl = normaliseUrl('PUBLIC_URL', vars.PUBLIC_URL ?? listenUrl);
   const config: Config = {
-    env: nodeEnv,
-    host,
-    port,
+    env: vars.NODE_ENV,
+    host: vars.HOST,
+    port: vars.PORT,
     publicUrl,
-    databaseUrl: env.DATABASE_URL || undefined,
-    dataDir: dataDir.startsWith('memory://') ? dataDir : path.resolve(dataDir),
-    logLevel,
-    issuer: readUrl(env, 'ORDERPAY_ISSUER', `${publicUrl}/oauth`)!,
-    audience: readUrl(env, 'ORDERPAY_AUDIENCE', publicUrl)!,
-    jwksUrl: readUrl(env, 'ORDERPAY_JWKS_URL', undefined),
+    databaseUrl: vars.DATABASE_URL,
+    dataDir: vars.DATA_DIR.startsWith('memory://') ? vars.DATA_DIR : path.resolve(vars.DATA_DIR),
+    logLevel: vars.LOG_LEVEL,
+    issuer: normaliseUrl('ORDERPAY_ISSUER', vars.ORDERPAY_ISSUER ?? `${publicUrl}/oauth`),
+    audience: normaliseUrl('ORDERPAY_AUDIENCE', vars.ORDERPAY_AUDIENCE ?? publicUrl),
+    jwksUrl: vars.ORDERPAY_JWKS_URL === undefined ? undefined : normaliseUrl('ORDERPAY_JWKS_URL', vars.ORDERPAY_JWKS_URL),
     db: {
-      poolMax: readInt(env, 'ORDERPAY_DB_POOL_MAX', 10, 1, 1000),
-      connectTimeoutMs: readInt(env, 'ORDERPAY_DB_CONNECT_TIMEOUT_MS', 5000, 1, 600_000),
-      statementTimeoutMs: readInt(env, 'ORDERPAY_DB_STATEMENT_TIMEOUT_MS', 15_000, 1, 3_600_000),
-      idleInTransactionTimeoutMs: readInt(env, 'ORDERPAY_DB_IDLE_IN_TRANSACTION_TIMEOUT_MS', 30_000, 1, 3_600_000),
+      poolMax: vars.ORDERPAY_DB_POOL_MAX,
+      connectTimeoutMs: vars.ORDERPAY_DB_CONNECT_TIMEOUT_MS,
+      statementTimeoutMs: vars.ORDERPAY_DB_STATEMENT_TIMEOUT_MS,
+      idleInTransactionTimeoutMs: vars.ORDERPAY_DB_IDLE_IN_TRANSACTION_TIMEOUT_MS,
     },
-    servers: readServers(env),
-    trustProxy: readTrustProxy(env),
-    seedOnEmpty: nodeEnv !== 'production' && readBool(env, 'ORDERPAY_SEED_ON_EMPTY', !env.DATABASE_URL),
+    servers: { resource: vars.ORDERPAY_SERVERS.includes('resource'), authorization: vars.ORDERPAY_SERVERS.includes('authorization') },
+    trustProxy: readTrustProxy(vars.ORDERPAY_TRUST_PROXY),
+    seedOnEmpty: vars.NODE_ENV !== 'production' && (vars.ORDERPAY_SEED_ON_EMPTY ?? vars.DATABASE_URL === undefined),
     idempotency: {
-      retentionSeconds: readInt(env, 'ORDERPAY_IDEMPOTENCY_RETENTION_SECONDS', 24 * 3600, 60, 30 * 24 * 3600),
-      lockSeconds: readInt(env, 'ORDERPAY_IDEMPOTENCY_LOCK_SECONDS', 30, 1, 3600),
+      retentionSeconds: vars.ORDERPAY_IDEMPOTENCY_RETENTION_SECONDS,
+      lockSeconds: vars.ORDERPAY_IDEMPOTENCY_LOCK_SECONDS,
     },
     ...overrides,
   };
@@ -137,5 +175,5 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
   if (config.idempotency.lockSeconds * 2 > config.idempotency.retentionSeconds) {
     throw new ConfigError('ORDERPAY_IDEMPOTENCY_LOCK_SECONDS must be at most half of ORDERPAY_IDEMPOTENCY_RETENTION_SECONDS');
   }
-  return Object.freeze(config);
+  return freezeConfig(config);
 }

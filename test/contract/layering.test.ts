@@ -41,6 +41,7 @@ describe('layering rules', { concurrency: true }, () => {
     assert.deepEqual(
       violations(output),
       [
+        'config-only-core: src/config.ts → src/http/collection.ts',
         'core-only-core: src/core/errors.ts → src/db/db.ts',
         'db-only-core-and-config: src/db/paging.ts → src/http/collection.ts',
         'domain-logic-not-to-http: src/orders/orders.service.ts → src/http/problem.ts',

@@ -1,7 +1,10 @@
-// Configuration parsing: defaults, and refusals with a message naming the variable.
+// Configuration parsing: defaults, refusals with a message naming each bad variable, and the README kept in step with the schema.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { ConfigError, loadConfig } from '../../src/config.ts';
+import { listConfigurationVariables } from '../../src/config.schema.ts';
 
 describe('loadConfig', () => {
   test('defaults: both servers, no trusted proxy, port 3000 on 127.0.0.1', () => {
@@ -41,5 +44,95 @@ describe('loadConfig', () => {
     );
     assert.throws(() => loadConfig({ ORDERPAY_IDEMPOTENCY_LOCK_SECONDS: '0' }), ConfigError);
     assert.throws(() => loadConfig({ ORDERPAY_IDEMPOTENCY_RETENTION_SECONDS: '59' }), ConfigError);
+  });
+});
+
+describe('loadConfig: the one schema of the environment', () => {
+  const refusal = (env: Record<string, string>) => {
+    try {
+      loadConfig(env);
+    } catch (error) {
+      assert.ok(error instanceof ConfigError);
+      return error.message;
+    }
+    assert.fail(`accepted ${JSON.stringify(env)}`);
+  };
+
+  test('NODE_ENV: unset means development; anything but development, test or production is refused', () => {
+    assert.equal(loadConfig({}).env, 'development');
+    assert.equal(loadConfig({ NODE_ENV: '' }).env, 'development');
+    for (const env of ['development', 'test', 'production'] as const) assert.equal(loadConfig({ NODE_ENV: env }).env, env);
+    for (const typo of ['prod', 'staging', 'Production', 'dev']) {
+      assert.equal(refusal({ NODE_ENV: typo }), `NODE_ENV must be one of development, test, production, got "${typo}"`);
+    }
+  });
+
+  test('several bad variables are reported together, in one message naming each', () => {
+    assert.equal(
+      refusal({ PORT: 'abc', LOG_LEVEL: 'loud', NODE_ENV: 'prod', ORDERPAY_SERVERS: 'payments', ORDERPAY_DB_POOL_MAX: '0' }),
+      [
+        'PORT must be a whole number, got "abc"',
+        'LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent, got "loud"',
+        'NODE_ENV must be one of development, test, production, got "prod"',
+        'ORDERPAY_SERVERS must list resource and/or authorization, got "payments"',
+        'ORDERPAY_DB_POOL_MAX must be between 1 and 1000, got 0',
+      ].join('; '),
+    );
+  });
+
+  test('whole numbers are decimal digits only; an empty variable counts as unset', () => {
+    assert.equal(loadConfig({ PORT: '8080' }).port, 8080);
+    assert.equal(loadConfig({ PORT: '' }).port, 3000);
+    for (const raw of ['1e3', '0x10', ' 7', '7 ', '-1', '1.5', '+7', '١']) {
+      assert.equal(refusal({ ORDERPAY_DB_POOL_MAX: raw }), `ORDERPAY_DB_POOL_MAX must be a whole number, got "${raw}"`);
+    }
+    assert.equal(refusal({ PORT: '65536' }), 'PORT must be between 0 and 65535, got 65536');
+  });
+
+  test('booleans are true, false, 1 or 0; demo data is never seeded in production', () => {
+    assert.equal(loadConfig({}).seedOnEmpty, true);
+    assert.equal(loadConfig({ DATABASE_URL: 'postgres://db/orderpay' }).seedOnEmpty, false);
+    assert.equal(loadConfig({ DATABASE_URL: 'postgres://db/orderpay', ORDERPAY_SEED_ON_EMPTY: '1' }).seedOnEmpty, true);
+    assert.equal(loadConfig({ ORDERPAY_SEED_ON_EMPTY: 'false' }).seedOnEmpty, false);
+    assert.equal(loadConfig({ NODE_ENV: 'production', ORDERPAY_SEED_ON_EMPTY: 'true' }).seedOnEmpty, false);
+    assert.equal(refusal({ ORDERPAY_SEED_ON_EMPTY: 'yes' }), 'ORDERPAY_SEED_ON_EMPTY must be true or false, got "yes"');
+  });
+
+  test('URLs are absolute and lose their trailing slash; the issuer and audience default from PUBLIC_URL', () => {
+    const config = loadConfig({ PUBLIC_URL: 'https://API.example.com/', ORDERPAY_JWKS_URL: 'https://idp.example/jwks/' });
+    assert.equal(config.publicUrl, 'https://api.example.com');
+    assert.equal(config.issuer, 'https://api.example.com/oauth');
+    assert.equal(config.audience, 'https://api.example.com');
+    assert.equal(config.jwksUrl, 'https://idp.example/jwks');
+    assert.equal(loadConfig({ ORDERPAY_ISSUER: 'https://idp.example/realms/shop/' }).issuer, 'https://idp.example/realms/shop');
+    assert.equal(loadConfig({}).jwksUrl, undefined);
+    assert.equal(loadConfig({ HOST: '::1', PORT: '8080' }).publicUrl, 'http://[::1]:8080');
+    assert.equal(refusal({ ORDERPAY_AUDIENCE: '/api' }), 'ORDERPAY_AUDIENCE must be an absolute URL, got "/api"');
+  });
+
+  test('DATA_DIR is resolved to an absolute path; memory:// is kept', () => {
+    assert.equal(loadConfig({ DATA_DIR: 'memory://test' }).dataDir, 'memory://test');
+    assert.equal(loadConfig({ DATA_DIR: 'var/orderpay' }).dataDir, path.resolve('var/orderpay'));
+  });
+
+  test('the configuration is frozen, nested parts too', () => {
+    const config = loadConfig({});
+    assert.ok(
+      Object.isFrozen(config) && Object.isFrozen(config.db) && Object.isFrozen(config.idempotency) && Object.isFrozen(config.servers),
+    );
+  });
+
+  test("the README's configuration table lists exactly the schema's variables, defaults and descriptions", () => {
+    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+    const section = readme.split(/^## /m).find((part) => part.startsWith('Configuration\n'));
+    assert.ok(section, 'README has a "## Configuration" section');
+    const rows = [...section.matchAll(/^\| `([A-Z_]+)` \| (.+?) \| (.+) \|$/gm)].map(([, name, fallback, description]) => ({
+      name,
+      default: fallback === '—' ? undefined : fallback,
+      description,
+    }));
+    const variables = listConfigurationVariables();
+    assert.ok(variables.every((variable) => variable.description !== ''));
+    assert.deepEqual(rows, variables);
   });
 });

@@ -1,0 +1,138 @@
+// The environment orderpay reads, as one schema: each variable's type, bounds, format, default and
+// description. src/config.ts validates against it; the README's configuration table is its documentation.
+import { Type } from 'typebox';
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+// "true" would trust every hop, letting any client choose its IP with X-Forwarded-For.
+const isNotTrueForProxies = (value: string) => value.trim() !== 'true';
+const refuseTrueForProxies = () =>
+  'must be a hop count (e.g. 1) or the proxies\' addresses/CIDRs, not "true": trusting every hop lets clients choose their IP';
+
+/**
+ * Values arrive as strings: an integer must be decimal digits, a boolean true/false/1/0, a list comma-separated;
+ * an empty variable counts as unset. `defaultText` documents a default derived from other variables.
+ */
+export const EnvironmentSchema = Type.Object({
+  PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 3000, description: 'TCP port to listen on.' }),
+  HOST: Type.String({ default: '127.0.0.1', description: 'Interface to listen on (`0.0.0.0` to accept remote connections).' }),
+  PUBLIC_URL: Type.Optional(
+    Type.String({
+      format: 'url',
+      defaultText: '`http://HOST:PORT`',
+      description:
+        "The service's public base URL: used in `Location`, `Link`, problem `type` URIs and as the token audience. Set it behind a proxy.",
+    }),
+  ),
+  DATA_DIR: Type.String({
+    default: './data',
+    description: 'Directory of the embedded database (created with its parents). One process at a time.',
+  }),
+  DATABASE_URL: Type.Optional(Type.String({ description: 'PostgreSQL connection string. When set, the embedded database is not used.' })),
+  LOG_LEVEL: Type.Enum(LOG_LEVELS, {
+    default: 'info',
+    description:
+      '`fatal`, `error`, `warn`, `info`, `debug`, `trace` or `silent`. Logs are JSON (pino), one line per event, with the request id.',
+  }),
+  NODE_ENV: Type.Enum(['development', 'test', 'production'], {
+    default: 'development',
+    description:
+      '`development`, `test` or `production`; any other value is refused (a typo must not mean development). `production` disables demo data and demo tokens.',
+  }),
+  ORDERPAY_ISSUER: Type.Optional(
+    Type.String({
+      format: 'url',
+      defaultText: '`PUBLIC_URL/oauth`',
+      description: 'Issuer (`iss`) of the access tokens the API accepts.',
+    }),
+  ),
+  ORDERPAY_AUDIENCE: Type.Optional(
+    Type.String({ format: 'url', defaultText: '`PUBLIC_URL`', description: 'Audience (`aud`) the access tokens must carry.' }),
+  ),
+  ORDERPAY_JWKS_URL: Type.Optional(
+    Type.String({
+      format: 'url',
+      description:
+        "JWKS of an external issuer. Unset: the signing keys in orderpay's own database. Set, the API does not check orderpay's revoked grants (the issuer's grants are not in them).",
+    }),
+  ),
+  ORDERPAY_TRUST_PROXY: Type.Refine(
+    Type.String({
+      default: 'false',
+      description:
+        'Behind reverse proxies: their hop count (`1`) or addresses/CIDRs (`10.0.0.0/8`); client IPs (rate limits, logs) then come from `X-Forwarded-For`. `true` is refused: it would let clients choose their IP.',
+    }),
+    isNotTrueForProxies,
+    refuseTrueForProxies,
+  ),
+  ORDERPAY_SERVERS: Type.Array(Type.Enum(['resource', 'authorization']), {
+    minItems: 1,
+    default: ['resource', 'authorization'],
+    description:
+      'Which servers this process runs: the API (`resource`), the OAuth server at `/oauth` (`authorization`), or both. A resource-only process trusting another issuer sets `ORDERPAY_ISSUER` and `ORDERPAY_JWKS_URL`.',
+  }),
+  ORDERPAY_SEED_ON_EMPTY: Type.Optional(
+    Type.Boolean({
+      defaultText: '`true` on the embedded database',
+      description: 'Seed demo data into an empty database on `serve` (never in production).',
+    }),
+  ),
+  ORDERPAY_DB_POOL_MAX: Type.Integer({ minimum: 1, maximum: 1000, default: 10, description: 'PostgreSQL connections per process.' }),
+  ORDERPAY_DB_CONNECT_TIMEOUT_MS: Type.Integer({
+    minimum: 1,
+    maximum: 600_000,
+    default: 5000,
+    description: 'Give up connecting after this long (the request answers 503).',
+  }),
+  ORDERPAY_DB_STATEMENT_TIMEOUT_MS: Type.Integer({
+    minimum: 1,
+    maximum: 3_600_000,
+    default: 15_000,
+    description: 'Server-side `statement_timeout`.',
+  }),
+  ORDERPAY_DB_IDLE_IN_TRANSACTION_TIMEOUT_MS: Type.Integer({
+    minimum: 1,
+    maximum: 3_600_000,
+    default: 30_000,
+    description: 'Server-side `idle_in_transaction_session_timeout`.',
+  }),
+  ORDERPAY_IDEMPOTENCY_RETENTION_SECONDS: Type.Integer({
+    minimum: 60,
+    maximum: 30 * 24 * 3600,
+    default: 24 * 3600,
+    description:
+      'How long an idempotency key replays its response; afterwards the key is free again ([docs/payments.md](docs/payments.md#idempotency-keys)).',
+  }),
+  ORDERPAY_IDEMPOTENCY_LOCK_SECONDS: Type.Integer({
+    minimum: 1,
+    maximum: 3600,
+    default: 30,
+    description:
+      "How long a request's claim on a key is held before a retry may take over a key whose process died. Keep it above the longest request. At most half of `ORDERPAY_IDEMPOTENCY_RETENTION_SECONDS`.",
+  }),
+});
+
+interface ConfigurationVariable {
+  readonly name: string;
+  /** Markdown, as the README shows it; undefined when the variable has no default. */
+  readonly default: string | undefined;
+  /** Markdown. */
+  readonly description: string;
+}
+
+/** What a variable's schema says for its documentation. */
+interface VariableAnnotations {
+  default?: unknown;
+  defaultText?: string;
+  description?: string;
+}
+
+/** Every variable of the environment with its default and description, in the schema's order. */
+export function listConfigurationVariables(): ConfigurationVariable[] {
+  const properties = EnvironmentSchema.properties as Record<string, VariableAnnotations>;
+  return Object.entries(properties).map(([name, { default: value, defaultText, description }]) => ({
+    name,
+    default: value === undefined ? defaultText : `\`${String(value)}\``,
+    description: description ?? '',
+  }));
+}
