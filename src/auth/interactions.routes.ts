@@ -5,14 +5,12 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import formbody from '@fastify/formbody';
+import type { Interaction } from 'oidc-provider';
 import type Provider from 'oidc-provider';
 import type { Db } from '../db/db.ts';
-import { STAFF_ONLY_SCOPES } from '../core/scopes.ts';
-import { findUserCredentials } from '../users/users.store.ts';
-import { findAccountRow } from './account.ts';
+import { findConsentScopes, listConsentScopes, recordConsent } from './consent.ts';
 import { consentPage, layout, loginPage, PAGE_HEADERS, escapeHtml } from './pages.ts';
-import { DUMMY_PASSWORD_HASH, verifyPassword } from './passwords.ts';
-import { countSignInAttempt } from './rate-limits.ts';
+import { type SignInRefusal, signIn } from './sign-in.service.ts';
 
 interface InteractionOptions {
   /** The provider of the moment (it is rebuilt when signing keys rotate). */
@@ -73,26 +71,24 @@ export async function interactionRoutes(
     return client?.clientName ?? clientId;
   }
 
-  /**
-   * Scopes the consent adds: what the provider says is missing, less staff-only scopes for
-   * customers. Those are `withheld`: the provider lists API scopes among the OIDC ones too, and
-   * keeps asking for any scope the grant has neither granted nor rejected.
-   */
-  async function consentScopes(details: Awaited<ReturnType<Provider['interactionDetails']>>) {
-    const prompt = details.prompt.details as { missingOIDCScope?: string[]; missingResourceScopes?: Record<string, string[]> };
-    const account = details.session?.accountId ? await findAccountRow(db, details.session.accountId) : undefined;
-    const staff = account?.role === 'staff';
-    const allowed = (scope: string) => staff || !STAFF_ONLY_SCOPES.has(scope);
-    const missingOidc = prompt.missingOIDCScope ?? [];
-    const missingResources = Object.entries(prompt.missingResourceScopes ?? {});
-    return {
-      oidc: missingOidc.filter(allowed),
-      resources: Object.fromEntries(missingResources.map(([resource, scopes]) => [resource, scopes.filter(allowed)])),
-      withheld: {
-        oidc: missingOidc.filter((s) => !allowed(s)),
-        resources: Object.fromEntries(missingResources.map(([resource, scopes]) => [resource, scopes.filter((s) => !allowed(s))])),
-      },
-    };
+  /** The login form again, with why the last try did not sign in (RFC 6585 §4: 429 with Retry-After). */
+  async function sendLoginRefusal(reply: FastifyReply, details: Interaction, email: string, refusal: SignInRefusal) {
+    const name = await clientName(String(details.params.client_id));
+    if (refusal.kind === 'blocked') reply.header('retry-after', String(refusal.retryAfterSeconds));
+    return sendPage(
+      reply,
+      refusal.kind === 'blocked' ? 429 : 401,
+      loginPage({
+        action: `/oauth/interaction/${details.uid}/login`,
+        csrf: csrfToken(csrfKey, details.uid),
+        clientName: name,
+        email,
+        error:
+          refusal.kind === 'blocked'
+            ? `Too many failed sign-in attempts. Try again in ${Math.ceil(refusal.retryAfterSeconds / 60)} minutes.`
+            : 'The email or password is not correct.',
+      }),
+    );
   }
 
   app.get<{ Params: { uid: string } }>(
@@ -116,13 +112,8 @@ export async function interactionRoutes(
           }),
         );
       }
-      const scopes = await consentScopes(details);
-      const listed = [...new Set([...scopes.oidc, ...Object.values(scopes.resources).flat()])];
-      return sendPage(
-        reply,
-        200,
-        consentPage({ action: `${base}/confirm`, abort: `${base}/abort`, csrf, clientName: name, scopes: listed }),
-      );
+      const scopes = listConsentScopes(await findConsentScopes(db, details));
+      return sendPage(reply, 200, consentPage({ action: `${base}/confirm`, abort: `${base}/abort`, csrf, clientName: name, scopes }));
     },
   );
 
@@ -136,47 +127,13 @@ export async function interactionRoutes(
         return sendErrorPage(reply, 403, 'The form could not be verified. Reload the page and try again.');
       const email = String(request.body?.email ?? '').trim();
       const password = String(request.body?.password ?? '');
-      // The attempt is counted before the password is checked, so parallel guesses cannot all pass
-      // the limit while the first ones are still hashing; a success gives its count back.
-      const attempt = await countSignInAttempt(db, email, request.ip, now());
-      if (attempt.blocked) {
-        const name = await clientName(String(details.params.client_id));
-        reply.header('retry-after', String(attempt.blocked.resetSeconds));
-        return sendPage(
-          reply,
-          429,
-          loginPage({
-            action: `/oauth/interaction/${details.uid}/login`,
-            csrf: csrfToken(csrfKey, details.uid),
-            clientName: name,
-            email,
-            error: `Too many failed sign-in attempts. Try again in ${Math.ceil(attempt.blocked.resetSeconds / 60)} minutes.`,
-          }),
-        );
-      }
-      const user = email ? await findUserCredentials(db, email) : undefined;
-      // An unknown email costs the same scrypt work and gets the same answer as a wrong password.
-      const valid = await verifyPassword(user?.passwordHash ?? DUMMY_PASSWORD_HASH, password);
-      if (!user?.passwordHash || !valid) {
-        const name = await clientName(String(details.params.client_id));
-        return sendPage(
-          reply,
-          401,
-          loginPage({
-            action: `/oauth/interaction/${details.uid}/login`,
-            csrf: csrfToken(csrfKey, details.uid),
-            clientName: name,
-            email,
-            error: 'The email or password is not correct.',
-          }),
-        );
-      }
-      await attempt.succeeded();
+      const result = await signIn(db, { email, password, ip: request.ip, now: now() });
+      if (result.kind !== 'signed-in') return sendLoginRefusal(reply, details, email, result);
       reply.hijack();
       await currentProvider().interactionFinished(
         request.raw,
         reply.raw,
-        { login: { accountId: String(user.id) } },
+        { login: { accountId: result.accountId } },
         { mergeWithLastSubmission: false },
       );
     },
@@ -197,16 +154,7 @@ export async function interactionRoutes(
         ? await provider.Grant.find(details.grantId)
         : new provider.Grant({ accountId: details.session.accountId, clientId: String(details.params.client_id) });
       if (!grant) return sendErrorPage(reply, 400, 'This sign-in request has expired.');
-      const scopes = await consentScopes(details);
-      if (scopes.oidc.length) grant.addOIDCScope(scopes.oidc.join(' '));
-      const claims = (details.prompt.details as { missingOIDCClaims?: string[] }).missingOIDCClaims;
-      if (claims?.length) grant.addOIDCClaims(claims);
-      for (const [resource, granted] of Object.entries(scopes.resources))
-        if (granted.length) grant.addResourceScope(resource, granted.join(' '));
-      // Rejected, not just left out: otherwise the provider asks for consent again, forever.
-      if (scopes.withheld.oidc.length) grant.rejectOIDCScope(scopes.withheld.oidc.join(' '));
-      for (const [resource, withheld] of Object.entries(scopes.withheld.resources))
-        if (withheld.length) grant.rejectResourceScope(resource, withheld.join(' '));
+      recordConsent(grant, details, await findConsentScopes(db, details));
       const grantId = await grant.save();
       reply.hijack();
       await provider.interactionFinished(request.raw, reply.raw, { consent: { grantId } }, { mergeWithLastSubmission: true });

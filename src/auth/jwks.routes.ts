@@ -1,0 +1,12 @@
+// The JWKS straight from the database: a key created by `orderpay keys rotate` in any process is
+// published at once, before any provider starts signing with it.
+import type { FastifyInstance } from 'fastify';
+import type { Db } from '../db/db.ts';
+import { listPublishedKeys } from './keys.store.ts';
+
+export function registerJwksRoute(app: FastifyInstance, db: Db): void {
+  app.get('/oauth/jwks', { schema: { hide: true } }, async function sendJwks(_request, reply) {
+    reply.header('cache-control', 'public, max-age=60').type('application/jwk-set+json; charset=utf-8');
+    return { keys: await listPublishedKeys(db) };
+  });
+}

@@ -1,0 +1,64 @@
+// oidc-provider mounted at /oauth (and its RFC 8414 metadata) as middleware in the Fastify process:
+// every request counted against the per-IP limit first, its host and scheme pinned to PUBLIC_URL.
+import type { IncomingMessage } from 'node:http';
+import type { FastifyInstance } from 'fastify';
+import middie from '@fastify/middie';
+import type { Config } from '../config.ts';
+import type { Db } from '../db/db.ts';
+import type { RotatingProvider } from './rotating-provider.ts';
+import { limitOAuthRequests } from './rate-limits.ts';
+
+interface MountOptions {
+  config: Config;
+  db: Db;
+  provider: RotatingProvider;
+  /** Clock of the rate limits. */
+  now: () => Date;
+}
+
+/**
+ * The provider builds every URL it publishes (discovery, redirects) from the request's host and
+ * scheme; both are pinned to PUBLIC_URL so no client header can change them.
+ */
+function pinToPublicUrl(req: IncomingMessage, publicUrl: URL): void {
+  req.headers.host = publicUrl.host;
+  req.headers['x-forwarded-proto'] = publicUrl.protocol.slice(0, -1);
+  delete req.headers['x-forwarded-host'];
+}
+
+function readClientIp(req: IncomingMessage): string {
+  return (req as { ip?: string }).ip ?? req.socket.remoteAddress ?? 'unknown';
+}
+
+export async function mountProvider(app: FastifyInstance, { config, db, provider, now }: MountOptions): Promise<void> {
+  const publicUrl = new URL(config.publicUrl);
+  await app.register(middie);
+  app.use('/oauth', function serveAuthorizationServer(req, res, next) {
+    limitOAuthRequests(db, readClientIp(req), res, now())
+      .then((limited) => {
+        if (limited) return;
+        pinToPublicUrl(req, publicUrl);
+        // The interaction pages and the JWKS are Fastify routes; everything else is the provider's.
+        if (req.url?.startsWith('/interaction/') || req.url === '/jwks') return next();
+        // RFC 6749 §5.1: token responses carry Pragma: no-cache beside the provider's no-store.
+        if (req.url?.startsWith('/token')) res.setHeader('pragma', 'no-cache');
+        return provider.current().then(() => provider.callback()(req, res));
+      })
+      .catch(next);
+  });
+  // RFC 8414 §3.1: the metadata of an issuer with a path lives at /.well-known/…/<path>.
+  app.use('/.well-known/oauth-authorization-server/oauth', function serveServerMetadata(req, res, next) {
+    if (req.url !== '/' && req.url !== '') return next();
+    limitOAuthRequests(db, readClientIp(req), res, now())
+      .then((limited) => {
+        if (limited) return;
+        pinToPublicUrl(req, publicUrl);
+        req.url = '/.well-known/openid-configuration';
+        // oidc-provider takes its mount path from originalUrl less url; without this the endpoints
+        // in the document would lose their /oauth prefix.
+        (req as { originalUrl?: string }).originalUrl = `/oauth${req.url}`;
+        return provider.current().then(() => provider.callback()(req, res));
+      })
+      .catch(next);
+  });
+}
