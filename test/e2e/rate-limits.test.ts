@@ -80,8 +80,12 @@ describe('sign-in brute force limits', () => {
   test('parallel guesses cannot outrun the limit: attempts are counted before the password is checked', async () => {
     const submits = await Promise.all(Array.from({ length: 12 }, () => openLogin()));
     const statuses = await Promise.all(submits.map(async (submit, i) => (await submit('parallel@example.test', `guess ${i}`)).status));
-    assert.equal(statuses.filter((s) => s === 401).length, LOGIN_FAILURES_PER_ACCOUNT.limit, `statuses ${statuses.join(',')}`);
-    assert.equal(statuses.filter((s) => s === 429).length, 12 - LOGIN_FAILURES_PER_ACCOUNT.limit);
+    // At most the account's budget of passwords is ever checked. Not exactly that many: earlier tests
+    // used part of the per-IP budget, and with parallel connections (PostgreSQL) one of the first
+    // five attempts on the account can be the one past the IP's limit.
+    const checked = statuses.filter((s) => s === 401).length;
+    assert.ok(checked >= 1 && checked <= LOGIN_FAILURES_PER_ACCOUNT.limit, `statuses ${statuses.join(',')}`);
+    assert.equal(statuses.filter((s) => s === 429).length, 12 - checked, `statuses ${statuses.join(',')}`);
   });
 });
 
