@@ -4,11 +4,6 @@ import { Type } from 'typebox';
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
-// "true" would trust every hop, letting any client choose its IP with X-Forwarded-For.
-const isNotTrueForProxies = (value: string) => value.trim() !== 'true';
-const refuseTrueForProxies = () =>
-  'must be a hop count (e.g. 1) or the proxies\' addresses/CIDRs, not "true": trusting every hop lets clients choose their IP';
-
 /**
  * Values arrive as strings: an integer must be decimal digits, a boolean true/false/1/0, a list comma-separated;
  * an empty variable counts as unset. `defaultText` documents a default derived from other variables.
@@ -56,15 +51,13 @@ export const EnvironmentSchema = Type.Object({
         "JWKS of an external issuer. Unset: the signing keys in orderpay's own database. Set, the API does not check orderpay's revoked grants (the issuer's grants are not in them).",
     }),
   ),
-  ORDERPAY_TRUST_PROXY: Type.Refine(
-    Type.String({
-      default: 'false',
-      description:
-        'Behind reverse proxies: their hop count (`1`) or addresses/CIDRs (`10.0.0.0/8`); client IPs (rate limits, logs) then come from `X-Forwarded-For`. `true` is refused: it would let clients choose their IP.',
-    }),
-    isNotTrueForProxies,
-    refuseTrueForProxies,
-  ),
+  ORDERPAY_TRUST_PROXY: Type.String({
+    default: 'false',
+    // "true" would trust every hop, letting any client choose its IP with X-Forwarded-For.
+    pattern: '^(?!\\s*true\\s*$)',
+    description:
+      'Behind reverse proxies: their hop count (`1`) or addresses/CIDRs (`10.0.0.0/8`); client IPs (rate limits, logs) then come from `X-Forwarded-For`. `true` is refused: it would let clients choose their IP.',
+  }),
   ORDERPAY_SERVERS: Type.Array(Type.Enum(['resource', 'authorization']), {
     minItems: 1,
     default: ['resource', 'authorization'],

@@ -2,8 +2,6 @@
 // See README "Configuration".
 import path from 'node:path';
 import type { Static, TSchema } from 'typebox';
-import { Value } from 'typebox/value';
-import type { TLocalizedValidationError } from 'typebox/error';
 import { EnvironmentSchema } from './config.schema.ts';
 
 type Environment = Static<typeof EnvironmentSchema>;
@@ -61,6 +59,10 @@ interface VariableSchema {
   maximum?: number;
   enum?: readonly string[];
   items?: { enum?: readonly string[] };
+  minItems?: number;
+  pattern?: string;
+  format?: string;
+  default?: unknown;
 }
 
 const variableSchema = (name: string) => EnvironmentSchema.properties[name as keyof Environment] as TSchema & VariableSchema;
@@ -87,9 +89,9 @@ function readVariable(schema: VariableSchema, raw: string): unknown {
 const mustBeUrl = (name: string, raw: string) => `${name} must be an absolute URL, got "${raw}"`;
 
 /** One line naming the variable and what is wrong with it. */
-function describeRefusal(name: string, raw: string | undefined, value: unknown, error: TLocalizedValidationError): string {
+function describeRefusal(name: string, raw: string | undefined, value: unknown, keyword: string): string {
   const schema = variableSchema(name);
-  switch (error.keyword) {
+  switch (keyword) {
     case 'type':
       return schema.type === 'integer' ? `${name} must be a whole number, got "${raw}"` : `${name} must be true or false, got "${raw}"`;
     case 'minimum':
@@ -101,9 +103,53 @@ function describeRefusal(name: string, raw: string | undefined, value: unknown, 
       return `${name} must be one of ${schema.enum?.join(', ')}, got "${raw}"`;
     case 'format':
       return mustBeUrl(name, raw ?? '');
+    case 'pattern':
+      // ORDERPAY_TRUST_PROXY, the one variable with a pattern.
+      return `${name} must be a hop count (e.g. 1) or the proxies' addresses/CIDRs, not "true": trusting every hop lets clients choose their IP`;
     default:
-      return `${name} ${error.message}`;
+      return `${name} is invalid (${keyword}), got "${raw}"`;
   }
+}
+
+// The keywords the environment's schema may use: the checker below knows each of them.
+const KEYWORDS = new Set([
+  'type',
+  'minimum',
+  'maximum',
+  'enum',
+  'items',
+  'minItems',
+  'pattern',
+  'format',
+  'default',
+  'defaultText',
+  'description',
+]);
+for (const [name, schema] of Object.entries(EnvironmentSchema.properties)) {
+  const unknown = Object.keys(schema).filter((keyword) => !KEYWORDS.has(keyword));
+  if (unknown.length) throw new Error(`config.schema.ts: ${name} uses ${unknown.join(', ')}, which src/config.ts does not check`);
+}
+
+/**
+ * The first keyword of its schema a value fails, or undefined. A few lines instead of a schema
+ * compiler: compiling one at start-up (Ajv, or TypeBox's Value) made every request of the process
+ * measurably slower (docs/decisions.md), and the environment needs only these keywords.
+ */
+function failedKeyword(schema: VariableSchema, value: unknown): string | undefined {
+  if (schema.type === 'integer' && !Number.isSafeInteger(value)) return 'type';
+  if (schema.type === 'boolean' && typeof value !== 'boolean') return 'type';
+  if (schema.type === 'string' && typeof value !== 'string') return 'type';
+  if (schema.minimum !== undefined && (value as number) < schema.minimum) return 'minimum';
+  if (schema.maximum !== undefined && (value as number) > schema.maximum) return 'maximum';
+  if (schema.enum && !schema.enum.includes(value as string)) return 'enum';
+  if (schema.type === 'array') {
+    const items = value as string[];
+    if (items.length < (schema.minItems ?? 0)) return 'minItems';
+    if (schema.items?.enum && items.some((item) => !schema.items?.enum?.includes(item))) return 'enum';
+  }
+  if (schema.pattern !== undefined && !new RegExp(schema.pattern).test(value as string)) return 'pattern';
+  if (schema.format === 'url' && !URL.canParse(value as string)) return 'format';
+  return undefined;
 }
 
 /** The environment validated in one step; every bad variable is named in the one ConfigError. */
@@ -113,14 +159,19 @@ function parseEnvironment(env: Env): Environment {
     const raw = env[name];
     if (raw !== undefined && raw !== '') values[name] = readVariable(variableSchema(name), raw);
   }
-  const environment = Value.Default(EnvironmentSchema, values);
-  if (Value.Check(EnvironmentSchema, environment)) return environment;
-  // Diagnosed variable by variable: TypeBox buffers at most a few errors per Errors call.
-  const refusals = Object.entries(values).flatMap(([name, value]) => {
-    const [error] = Value.Errors(variableSchema(name), value);
-    return error ? [describeRefusal(name, env[name], value, error)] : [];
-  });
-  throw new ConfigError(refusals.join('; '));
+  // One refusal per variable, in the schema's order; unset variables take their defaults.
+  const refusals: string[] = [];
+  for (const name of Object.keys(EnvironmentSchema.properties)) {
+    const schema = variableSchema(name);
+    if (values[name] === undefined) {
+      if (schema.default !== undefined) values[name] = schema.default;
+      continue;
+    }
+    const keyword = failedKeyword(schema, values[name]);
+    if (keyword) refusals.push(describeRefusal(name, env[name], values[name], keyword));
+  }
+  if (refusals.length) throw new ConfigError(refusals.join('; '));
+  return values as Environment;
 }
 
 /** Absolute, without the trailing slash. Validated values pass; a default derived from a bad HOST does not. */
