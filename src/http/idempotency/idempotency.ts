@@ -120,9 +120,9 @@ export const idempotencyPlugin = fp(idempotency, {
 /**
  * Answers the request through the idempotency layer: with a key, claimed, performed once and
  * replayed; without one (where the route makes it optional), performed in a transaction of its own.
+ * Only for routes with `config.idempotency`, whose schema validation has checked the header.
  */
 export async function respondIdempotently(request: FastifyRequest, reply: FastifyReply, work: IdempotentWork): Promise<FastifyReply> {
-  if (!modeOf(request.routeOptions.config)) throw new Error(`${request.routeOptions.url} has no config.idempotency`);
   const header = request.headers[KEY_HEADER];
   // Schema validation has refused a missing key where the route requires one.
   if (header === undefined) {
