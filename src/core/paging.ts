@@ -59,8 +59,3 @@ export interface Collection<T> {
 export function toCollection<T>(data: T[], total: number, page: Page): Collection<T> {
   return { data, meta: { total, page: page.page, pageSize: page.pageSize, totalPages: Math.ceil(total / page.pageSize) } };
 }
-
-/** The same page with each element mapped (rows → representations, at the edge). */
-export function mapCollection<T, U>(collection: Collection<T>, map: (item: T) => U): Collection<U> {
-  return { data: collection.data.map(map), meta: collection.meta };
-}

@@ -1,5 +1,7 @@
 // Sending a resource or collection: content type by negotiated version, caching headers, ETag.
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Collection } from '../core/paging.ts';
+import { setPageLinks } from './links.ts';
 import { jsonContentType } from './versioning.ts';
 
 /** Reads revalidate every time (the spec's caching rule 4); only the owner's cache may keep them. */
@@ -20,6 +22,19 @@ export function sendRepresentation<T>(
   if (headers.etag) reply.header('etag', headers.etag);
   if (headers.location) reply.header('location', headers.location);
   return reply.send(body);
+}
+
+/** A page of records as the collection envelope of their representations, with its Link header. */
+export function sendPage<T, U>(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  records: Collection<T>,
+  represent: (record: T) => U,
+  headers: { cacheControl?: string } = {},
+): FastifyReply {
+  const collection: Collection<U> = { data: records.data.map(represent), meta: records.meta };
+  setPageLinks(request, reply, collection);
+  return sendRepresentation(request, reply, 200, collection, headers);
 }
 
 /** 304 Not Modified: no body, with the headers a 200 would have carried (RFC 9110 §15.4.5). */

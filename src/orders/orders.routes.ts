@@ -3,15 +3,14 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
-import { mapCollection, pageOf } from '../core/paging.ts';
+import { pageOf } from '../core/paging.ts';
 import { changeOrderStatus } from '../flows/change-order-status.ts';
 import { listUserOrders } from '../flows/list-user-orders.ts';
 import { placeOrder } from '../flows/place-order.ts';
 import { requireScope } from '../http/authenticate.ts';
 import { noneMatch } from '../http/etag.ts';
 import { respondIdempotently } from '../http/idempotency/idempotency.ts';
-import { setPageLinks } from '../http/links.ts';
-import { resourceUrl, sendNotModified, sendRepresentation } from '../http/representation.ts';
+import { resourceUrl, sendNotModified, sendPage, sendRepresentation } from '../http/representation.ts';
 import { Envelope, IfMatchHeaders, IfNoneMatchHeaders, problems } from '../http/schemas.ts';
 import {
   orderEtag,
@@ -54,12 +53,8 @@ export async function ordersRoutes(parent: FastifyInstance): Promise<void> {
     },
     async function listOrdersRoute(request, reply) {
       const principal = requireScope(request, 'orders:read');
-      const collection = mapCollection(
-        await listOrders(app.db, principal, { ...request.query, page: pageOf(request.query) }),
-        orderRepresentation,
-      );
-      setPageLinks(request, reply, collection);
-      return sendRepresentation(request, reply, 200, collection);
+      const orders = await listOrders(app.db, principal, { ...request.query, page: pageOf(request.query) });
+      return sendPage(request, reply, orders, orderRepresentation);
     },
   );
 
@@ -79,9 +74,7 @@ export async function ordersRoutes(parent: FastifyInstance): Promise<void> {
     async function listUserOrdersRoute(request, reply) {
       const principal = requireScope(request, 'orders:read');
       const orders = await listUserOrders(app.db, principal, request.params.userId, { ...request.query, page: pageOf(request.query) });
-      const collection = mapCollection(orders, orderRepresentation);
-      setPageLinks(request, reply, collection);
-      return sendRepresentation(request, reply, 200, collection);
+      return sendPage(request, reply, orders, orderRepresentation);
     },
   );
 
@@ -197,9 +190,7 @@ export async function ordersRoutes(parent: FastifyInstance): Promise<void> {
     async function listOrderItemsRoute(request, reply) {
       const principal = requireScope(request, 'orders:read');
       const items = await listOrderItems(app.db, principal, { orderId: request.query.orderId, page: pageOf(request.query) });
-      const collection = mapCollection(items, orderItemRepresentation);
-      setPageLinks(request, reply, collection);
-      return sendRepresentation(request, reply, 200, collection);
+      return sendPage(request, reply, items, orderItemRepresentation);
     },
   );
 }

@@ -3,13 +3,12 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { assertCurrency } from '../core/money.ts';
-import { mapCollection, pageOf } from '../core/paging.ts';
+import { pageOf } from '../core/paging.ts';
 import { pay } from '../flows/pay.ts';
 import { requireScope } from '../http/authenticate.ts';
 import { noneMatch } from '../http/etag.ts';
 import { respondIdempotently } from '../http/idempotency/idempotency.ts';
-import { setPageLinks } from '../http/links.ts';
-import { CACHE_NONE, resourceUrl, sendNotModified, sendRepresentation } from '../http/representation.ts';
+import { CACHE_NONE, resourceUrl, sendNotModified, sendPage, sendRepresentation } from '../http/representation.ts';
 import { Envelope, IfNoneMatchHeaders, problems } from '../http/schemas.ts';
 import { paymentEtag, paymentRepresentation, refundRepresentation } from './payments.representation.ts';
 import {
@@ -76,12 +75,8 @@ export async function paymentsRoutes(parent: FastifyInstance): Promise<void> {
     },
     async function listPaymentsRoute(request, reply) {
       const principal = requireScope(request, 'payments:read');
-      const collection = mapCollection(
-        await listPayments(app.db, principal, { ...request.query, page: pageOf(request.query) }),
-        paymentRepresentation,
-      );
-      setPageLinks(request, reply, collection);
-      return sendRepresentation(request, reply, 200, collection, noStore);
+      const payments = await listPayments(app.db, principal, { ...request.query, page: pageOf(request.query) });
+      return sendPage(request, reply, payments, paymentRepresentation, noStore);
     },
   );
 
@@ -152,9 +147,7 @@ export async function paymentsRoutes(parent: FastifyInstance): Promise<void> {
     async function listRefundsRoute(request, reply) {
       const principal = requireScope(request, 'payments:read');
       const refunds = await listRefunds(app.db, principal, { paymentId: request.params.paymentId, page: pageOf(request.query) });
-      const collection = mapCollection(refunds, refundRepresentation);
-      setPageLinks(request, reply, collection);
-      return sendRepresentation(request, reply, 200, collection, noStore);
+      return sendPage(request, reply, refunds, refundRepresentation, noStore);
     },
   );
 

@@ -2,11 +2,10 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
-import { mapCollection, pageOf } from '../core/paging.ts';
+import { pageOf } from '../core/paging.ts';
 import { requireScope } from '../http/authenticate.ts';
 import { noneMatch } from '../http/etag.ts';
-import { setPageLinks } from '../http/links.ts';
-import { resourceUrl, sendNotModified, sendRepresentation } from '../http/representation.ts';
+import { resourceUrl, sendNotModified, sendPage, sendRepresentation } from '../http/representation.ts';
 import { Envelope, IfMatchHeaders, IfNoneMatchHeaders, problems } from '../http/schemas.ts';
 import { productEtag, productIfMatch, productRepresentation } from './products.representation.ts';
 import { CreateProductBody, ListProductsQuery, ProductBody, ProductIdParams } from './products.schemas.ts';
@@ -32,9 +31,7 @@ export async function productsRoutes(parent: FastifyInstance): Promise<void> {
     },
     async function listProductsRoute(request, reply) {
       const products = await listProducts(app.db, { active: request.query.active, sort: request.query.sort, page: pageOf(request.query) });
-      const collection = mapCollection(products, productRepresentation);
-      setPageLinks(request, reply, collection);
-      return sendRepresentation(request, reply, 200, collection);
+      return sendPage(request, reply, products, productRepresentation);
     },
   );
 
