@@ -4,6 +4,7 @@
 // representation changes, without touching the handlers of the versions before it.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
+import { UNPINNED_API_VERSION } from '../core/api-versions.ts';
 import { DomainError } from '../core/errors.ts';
 
 export interface ApiVersion {
@@ -14,7 +15,7 @@ export interface ApiVersion {
 }
 
 export const API_VERSIONS: readonly ApiVersion[] = [{ version: 1 }];
-export const DEFAULT_VERSION = 1;
+export const DEFAULT_VERSION = UNPINNED_API_VERSION;
 
 const VENDOR_TYPE = /^application\/vnd\.orderpay\.v(\d+)\+json$/i;
 
