@@ -20,7 +20,9 @@ import { generateRequestId } from './http/request-id.ts';
 import { Problem } from './http/schemas.ts';
 import { createTokenVerifier } from './http/token-verifier.ts';
 import { createValidatorCompiler } from './http/validation.ts';
-import { API_VERSIONS, resolveApiVersion, versioningPlugin } from './http/versioning.ts';
+import { apiVersionConstraint, versioningPlugin, versionRoutes, type VersionScope } from './http/versioning.ts';
+import { resourceSchemaAt } from './http/versions/versions.ts';
+import { API_VERSION_NUMBERS } from './core/api-versions.ts';
 import { backgroundJobs } from './jobs/jobs.ts';
 import { createScheduler } from './jobs/scheduler.ts';
 import { ordersRoutes } from './orders/orders.routes.ts';
@@ -68,7 +70,8 @@ export async function buildApp(config: Config, db: Db, options: AppOptions = {})
     // A hop count trusts that many proxies nearest to us (RFC 7239 hops), never the client's claims.
     trustProxy:
       typeof config.trustProxy === 'number' ? (_address: string, hop: number) => hop < (config.trustProxy as number) : config.trustProxy,
-    routerOptions: { maxParamLength: 200 },
+    // Unversioned resource paths: one route per version, chosen by Accept or the client's pin.
+    routerOptions: { maxParamLength: 200, constraints: { apiVersion: apiVersionConstraint } as never },
     frameworkErrors: sendFrameworkError,
   });
   app.decorate('config', config);
@@ -102,15 +105,23 @@ export async function buildApp(config: Config, db: Db, options: AppOptions = {})
   });
   await app.register(idempotencyPlugin, { failpoint: options.failpoint });
 
-  for (const schema of [Problem, Order, OrderItem, Product, Payment, Refund]) app.addSchema(schema);
+  app.addSchema(Problem);
+  // Each resource's schema as every version shows it: Order (the latest), v1.Order, …
+  for (const version of API_VERSION_NUMBERS) {
+    for (const schema of [OrderItem, Order, Product, Payment, Refund]) app.addSchema(resourceSchemaAt(schema, version));
+  }
   await app.register(openApiPlugin, { config });
   await app.register(metricsPlugin);
   registerOperationalRoutes(app);
 
   if (config.servers.resource) {
-    // Resource routes: once per version under /v<N>, and once unversioned (negotiated by Accept).
-    for (const { version } of API_VERSIONS) await app.register(resourceRoutes, { prefix: `/v${version}`, pathVersion: version });
-    await app.register(resourceRoutes, {});
+    // Resource routes: once per version under /v<N>, and once per version on the unversioned
+    // paths, where the apiVersion constraint picks one per request.
+    for (const version of API_VERSION_NUMBERS) {
+      const deprecations = config.apiDeprecations;
+      await app.register(resourceRoutes, { prefix: `/v${version}`, version, negotiated: false, deprecations });
+      await app.register(resourceRoutes, { version, negotiated: true, deprecations });
+    }
   }
   if (config.servers.authorization) {
     await registerAuthorizationServer(app, config, db, { keyCheckIntervalMs: options.keyCheckIntervalMs, now: options.rateLimitNow });
@@ -126,15 +137,9 @@ export async function buildApp(config: Config, db: Db, options: AppOptions = {})
   return app;
 }
 
-/** The API's routes under one version prefix (or none): the version resolved, the caller authenticated. */
-async function resourceRoutes(scope: FastifyInstance, opts: { pathVersion?: number }): Promise<void> {
-  if (opts.pathVersion !== undefined) {
-    // The OpenAPI document describes the unversioned paths once; /v<N> mirrors them.
-    scope.addHook('onRoute', function hideVersionedMirror(route) {
-      route.schema = { ...route.schema, hide: true };
-    });
-  }
-  scope.addHook('onRequest', resolveApiVersion(opts.pathVersion));
+/** The API's routes in one version (under /v<N>, or unversioned): the version resolved, the caller authenticated. */
+async function resourceRoutes(scope: FastifyInstance, opts: VersionScope): Promise<void> {
+  versionRoutes(scope, opts);
   scope.addHook('onRequest', scope.authenticate);
   await scope.register(ordersRoutes);
   await scope.register(productsRoutes);

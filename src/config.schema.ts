@@ -89,6 +89,18 @@ export const EnvironmentSchema = Type.Object({
     default: 30_000,
     description: 'Server-side `idle_in_transaction_session_timeout`.',
   }),
+  ORDERPAY_API_V1_DEPRECATION: Type.String({
+    format: 'date-time',
+    default: '2026-12-01T00:00:00Z',
+    description:
+      'When API v1 is deprecated (RFC 3339): v1 responses carry it as `Deprecation` (RFC 9745) beside `Sunset` and a link to [the migration guide](docs/migrating-to-v2.md).',
+  }),
+  ORDERPAY_API_V1_SUNSET: Type.String({
+    format: 'date-time',
+    default: '2027-06-01T00:00:00Z',
+    description:
+      'When API v1 stops answering (RFC 3339; `410` afterwards). At least 6 months after `ORDERPAY_API_V1_DEPRECATION`: a shorter migration window is refused.',
+  }),
   ORDERPAY_IDEMPOTENCY_RETENTION_SECONDS: Type.Integer({
     minimum: 60,
     maximum: 30 * 24 * 3600,

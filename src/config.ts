@@ -40,6 +40,8 @@ export interface Config {
   readonly servers: { readonly resource: boolean; readonly authorization: boolean };
   /** Seed demo data into an empty database on `serve` (never in production). */
   readonly seedOnEmpty: boolean;
+  /** Versions with a published deprecation: RFC 9745 Deprecation and RFC 8594 Sunset dates. */
+  readonly apiDeprecations: readonly ApiDeprecation[];
   readonly idempotency: {
     /** How long a completed key replays its response (and a used key stays taken). */
     readonly retentionSeconds: number;
@@ -47,6 +49,15 @@ export interface Config {
     readonly lockSeconds: number;
   };
 }
+
+export interface ApiDeprecation {
+  readonly version: number;
+  readonly deprecation: Date;
+  readonly sunset: Date;
+}
+
+/** The shortest migration window: a sunset sooner than this after the deprecation is refused. */
+export const MIN_MIGRATION_WINDOW_MONTHS = 6;
 
 export class ConfigError extends Error {}
 
@@ -102,6 +113,7 @@ function describeRefusal(name: string, raw: string | undefined, value: unknown, 
       if (schema.items?.enum) return `${name} must list ${schema.items.enum.join(' and/or ')}, got "${raw}"`;
       return `${name} must be one of ${schema.enum?.join(', ')}, got "${raw}"`;
     case 'format':
+      if (schema.format === 'date-time') return `${name} must be an RFC 3339 date-time such as 2027-06-01T00:00:00Z, got "${raw}"`;
       return mustBeUrl(name, raw ?? '');
     case 'pattern':
       // ORDERPAY_TRUST_PROXY, the one variable with a pattern.
@@ -149,8 +161,11 @@ function failedKeyword(schema: VariableSchema, value: unknown): string | undefin
   }
   if (schema.pattern !== undefined && !new RegExp(schema.pattern).test(value as string)) return 'pattern';
   if (schema.format === 'url' && !URL.canParse(value as string)) return 'format';
+  if (schema.format === 'date-time' && !RFC3339.test(value as string)) return 'format';
   return undefined;
 }
+
+const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:\d{2})$/i;
 
 /** The environment validated in one step; every bad variable is named in the one ConfigError. */
 function parseEnvironment(env: Env): Environment {
@@ -178,6 +193,20 @@ function parseEnvironment(env: Env): Environment {
 function normaliseUrl(name: string, url: string): string {
   if (!URL.canParse(url)) throw new ConfigError(mustBeUrl(name, url));
   return new URL(url).toString().replace(/\/$/, '');
+}
+
+/** v1's dates; the migration window between them is never shorter than MIN_MIGRATION_WINDOW_MONTHS. */
+function readDeprecation(version: number, deprecationText: string, sunsetText: string): ApiDeprecation {
+  const deprecation = new Date(deprecationText);
+  const sunset = new Date(sunsetText);
+  const earliestSunset = new Date(deprecation);
+  earliestSunset.setUTCMonth(earliestSunset.getUTCMonth() + MIN_MIGRATION_WINDOW_MONTHS);
+  if (Number.isNaN(deprecation.getTime()) || Number.isNaN(sunset.getTime()) || sunset < earliestSunset) {
+    throw new ConfigError(
+      `ORDERPAY_API_V${version}_SUNSET must be at least ${MIN_MIGRATION_WINDOW_MONTHS} months after ORDERPAY_API_V${version}_DEPRECATION (${deprecationText}), got ${sunsetText}`,
+    );
+  }
+  return Object.freeze({ version, deprecation, sunset });
 }
 
 function readTrustProxy(value: string): Config['trustProxy'] {
@@ -216,6 +245,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     servers: { resource: vars.ORDERPAY_SERVERS.includes('resource'), authorization: vars.ORDERPAY_SERVERS.includes('authorization') },
     trustProxy: readTrustProxy(vars.ORDERPAY_TRUST_PROXY),
     seedOnEmpty: vars.NODE_ENV !== 'production' && (vars.ORDERPAY_SEED_ON_EMPTY ?? vars.DATABASE_URL === undefined),
+    apiDeprecations: [readDeprecation(1, vars.ORDERPAY_API_V1_DEPRECATION, vars.ORDERPAY_API_V1_SUNSET)],
     idempotency: {
       retentionSeconds: vars.ORDERPAY_IDEMPOTENCY_RETENTION_SECONDS,
       lockSeconds: vars.ORDERPAY_IDEMPOTENCY_LOCK_SECONDS,

@@ -4,7 +4,7 @@
 import { createPublicClient } from './auth/clients.store.ts';
 import { hashPassword } from './auth/passwords.ts';
 import type { Db } from './db/db.ts';
-import { insertOrder, insertOrderItem, updateOrderStatus } from './orders/orders.store.ts';
+import { insertOrder, insertOrderItems, updateOrderStatus } from './orders/orders.store.ts';
 import { ORDER_STATUSES } from './orders/orders.rules.ts';
 import { insertProduct } from './products/products.store.ts';
 import { findUserByEmail, insertUser } from './users/users.store.ts';
@@ -55,13 +55,7 @@ export async function seedDemoData(db: Db): Promise<SeedResult> {
         const product = products[(c + s) % PRODUCTS.length]!;
         const qty = 1 + ((c * 5 + s) % 4);
         const order = await insertOrder(tx, { customerId: customer.id, total: product.price * qty, currency: product.currency });
-        await insertOrderItem(tx, {
-          orderId: order.id,
-          productId: product.id,
-          qty,
-          unitPrice: product.price,
-          lineTotal: product.price * qty,
-        });
+        await insertOrderItems(tx, order, [{ productId: product.id, qty, unitPrice: product.price, lineTotal: product.price * qty }]);
         if (status !== 'pending') await updateOrderStatus(tx, order.id, status);
         orders++;
       }

@@ -3,13 +3,12 @@
 
 export const API_VERSION_NUMBERS: readonly number[] = [1, 2];
 
-/** @public What the services speak and new client registrations are pinned to. */
+/** What the services speak and new client registrations are pinned to. */
 export const LATEST_API_VERSION = 2;
 
 /** Unversioned requests whose token names no pinned version (tokens not issued to a registered client). */
 export const UNPINNED_API_VERSION = 1;
 
-/** @public */
 export function isApiVersion(version: number): boolean {
   return API_VERSION_NUMBERS.includes(version);
 }

@@ -64,6 +64,12 @@ export const ERRORS = {
     description:
       'The `Accept` header names an API version (`application/vnd.orderpay.v<N>+json`) that this server does not serve, or one that contradicts the `/v<N>` path prefix.',
   },
+  VERSION_SUNSET: {
+    status: 410,
+    title: 'API version retired',
+    description:
+      'The API version was retired on its published sunset date (the `Sunset` header it carried). `migrationGuide` links the guide to the next version ([docs/migrating-to-v2.md](docs/migrating-to-v2.md)).',
+  },
   // Collections
   QUERY_UNKNOWN_PARAMETER: {
     status: 400,
@@ -139,6 +145,16 @@ export const ERRORS = {
   },
   ORDER_PRODUCT_NOT_FOUND: { status: 422, title: 'Product does not exist', description: '`productId` names no product.' },
   ORDER_PRODUCT_INACTIVE: { status: 422, title: 'Product is not for sale', description: '`productId` names a product that is not active.' },
+  ORDER_CURRENCY_MIXED: {
+    status: 422,
+    title: 'Order lines in several currencies',
+    description: 'An order is in one currency; the line `errors[].pointer` names is priced in another. Place one order per currency.',
+  },
+  ORDER_TOTAL_TOO_LARGE: {
+    status: 422,
+    title: 'Order total too large',
+    description: 'The lines add up to more than 10^15 minor units, the largest amount the API represents.',
+  },
   // Products
   PRODUCT_NOT_FOUND: { status: 404, title: 'Product not found', description: 'No product with this id exists.' },
   // Users
@@ -199,6 +215,11 @@ export const ERRORS = {
     status: 422,
     title: 'Refund exceeds what is left',
     description: 'The refunds of a payment never add up to more than its amount; `refundableAmount` says what can still be refunded.',
+  },
+  PAYMENT_REFUND_CURRENCY_MISMATCH: {
+    status: 422,
+    title: 'Refund in another currency',
+    description: "A refund's `amount.currency` must be the payment's currency.",
   },
   PAYMENT_REFUND_NOT_FOUND: { status: 404, title: 'Refund not found', description: 'The payment has no refund with this id.' },
   PAYMENT_PROCESSOR_UNAVAILABLE: {

@@ -1,28 +1,32 @@
-// Placing an order: the product (catalogue) priced into an order line (orders), in the
+// Placing an order: each line's product (catalogue) priced into an order line (orders), in the
 // transaction the idempotency layer opens for POST /orders.
 import type { Principal } from '../core/principal.ts';
 import type { Queryable } from '../db/db.ts';
-import { assertOrderable } from '../orders/orders.rules.ts';
+import { assertOrderable, type PricedLine } from '../orders/orders.rules.ts';
 import { createOrder, orderingCustomer } from '../orders/orders.service.ts';
-import type { OrderRecord } from '../orders/orders.store.ts';
-import { findProduct } from '../products/products.store.ts';
+import type { OrderWithItems } from '../orders/orders.store.ts';
+import { findProducts } from '../products/products.store.ts';
 import { assertSubjectExists } from '../users/users.service.ts';
 
 export interface PlaceOrderCommand {
-  productId: number;
-  qty: number;
+  /** The lines as requested, in order: 1–MAX_ORDER_LINES, each a product and a quantity. */
+  items: readonly { productId: number; qty: number }[];
 }
 
-export async function placeOrder(tx: Queryable, principal: Principal, command: PlaceOrderCommand): Promise<OrderRecord> {
+export async function placeOrder(tx: Queryable, principal: Principal, command: PlaceOrderCommand): Promise<OrderWithItems> {
   const customerId = orderingCustomer(principal);
-  const product = await findProduct(tx, command.productId);
-  assertOrderable(command.productId, product);
+  const lines = await priceLines(tx, command.items);
   // Checked before the insert for a clear answer; orders.customer_id refuses one deleted meanwhile.
   await assertSubjectExists(tx, principal);
-  return createOrder(tx, customerId, {
-    productId: command.productId,
-    qty: command.qty,
-    unitPrice: product.price,
-    currency: product.currency,
+  return createOrder(tx, customerId, lines);
+}
+
+/** Step: every line's product, for sale, at its current price (one query for all lines). */
+async function priceLines(tx: Queryable, items: PlaceOrderCommand['items']): Promise<PricedLine[]> {
+  const products = new Map((await findProducts(tx, [...new Set(items.map((i) => i.productId))])).map((p) => [p.id, p]));
+  return items.map(({ productId, qty }, line) => {
+    const product = products.get(productId);
+    assertOrderable(productId, product, line);
+    return { productId, qty, unitPrice: product.price, currency: product.currency };
   });
 }

@@ -1,77 +1,168 @@
-// The OpenAPI 3.1 document, generated from the route schemas, at /openapi.json and /docs.
+// One OpenAPI 3.1 document per API version, generated from the route schemas: /v<N>/openapi.json
+// (servers ending in /v<N>; a deprecated version's operations marked deprecated), /openapi.json
+// for the latest, and /docs to read and switch between them. @fastify/swagger collects every
+// route once; each version's document is cut from that by its /v<N> paths and schemas.
+import { readFileSync } from 'node:fs';
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { Config } from '../config.ts';
+import { API_VERSION_NUMBERS, LATEST_API_VERSION } from '../core/api-versions.ts';
 import { SCOPES } from '../core/scopes.ts';
+import { migrationGuideUrl, vendorMediaType } from './versioning.ts';
+import { unversionedSchemaId } from './versions/versions.ts';
 
-const serverProblem = (description: string) => ({
+type JsonObject = Record<string, unknown>;
+type Operation = JsonObject & { responses?: Record<string, { content?: Record<string, unknown> }> };
+type Document = JsonObject & { info: JsonObject; paths: Record<string, Record<string, Operation>>; components: { schemas?: JsonObject } };
+
+const problemResponse = (description: string) => ({
   description,
   content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } },
 });
 
+function describeVersion(config: Config, version: number): string {
+  const retired = config.apiDeprecations.find((d) => d.version === version);
+  const lifecycle = retired
+    ? `**Deprecated** on ${retired.deprecation.toISOString().slice(0, 10)}; retired (410) from ${retired.sunset.toISOString().slice(0, 10)}. Move to v${version + 1}: ${migrationGuideUrl(config.publicUrl, version)}.`
+    : 'The latest version.';
+  return `Orders & Payments API, version ${version}. ${lifecycle} Paths answer under /v${version}; unversioned paths choose the version through \`Accept: ${vendorMediaType(version)}\`, else the version pinned to the calling client. Errors are RFC 9457 problem details (docs/errors.md).`;
+}
+
+/** Every $ref to a schema of this version ("v1.Order") → the plain name its document uses ("Order"). */
+function renameRefs(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(renameRefs);
+  if (!value || typeof value !== 'object') return value;
+  const copy: JsonObject = {};
+  for (const [key, member] of Object.entries(value)) {
+    copy[key] =
+      key === '$ref' && typeof member === 'string' && member.startsWith('#/components/schemas/')
+        ? `#/components/schemas/${unversionedSchemaId(member.slice('#/components/schemas/'.length))}`
+        : renameRefs(member);
+  }
+  return copy;
+}
+
+/** The schemas version's document shows: the shared ones, and this version's resources under their plain names. */
+function schemasOf(all: JsonObject, version: number): JsonObject {
+  const own = `v${version}.`;
+  const schemas: JsonObject = {};
+  for (const [name, schema] of Object.entries(all)) {
+    if (!/^v\d+\./.test(name) && (version === LATEST_API_VERSION || !(`${own}${name}` in all))) schemas[name] = schema;
+  }
+  for (const [name, schema] of Object.entries(all)) if (name.startsWith(own)) schemas[unversionedSchemaId(name)] = schema;
+  return schemas;
+}
+
+/** version's document, cut from the one @fastify/swagger built of every route. */
+export function versionDocument(all: Document, config: Config, version: number): Document {
+  const prefix = `/v${version}`;
+  const deprecated = config.apiDeprecations.some((d) => d.version === version);
+  const paths: Document['paths'] = {};
+  for (const [path, item] of Object.entries(all.paths)) {
+    if (!path.startsWith(`${prefix}/`)) continue;
+    const operations: Record<string, Operation> = {};
+    for (const [method, operation] of Object.entries(structuredClone(item))) {
+      documentMediaTypes(operation, version);
+      if (deprecated) operation.responses!['410'] = problemResponse('The version is past its sunset date (VERSION_SUNSET).');
+      operations[method] = deprecated ? { ...operation, deprecated: true } : operation;
+    }
+    paths[path.slice(prefix.length)] = operations;
+  }
+  return renameRefs({
+    ...all,
+    info: { ...all.info, version: String(version), description: describeVersion(config, version) },
+    servers: [{ url: `${config.publicUrl}${prefix}`, description: `API v${version}.` }],
+    paths,
+    components: { ...all.components, schemas: schemasOf(all.components.schemas ?? {}, version) },
+  }) as Document;
+}
+
+/**
+ * Route schemas declare bodies only; document the media types actually sent: problems as
+ * application/problem+json (RFC 9457 §3), representations also as the vendor type a client can
+ * ask for through Accept.
+ */
+function documentMediaTypes(operation: Operation, version: number): void {
+  for (const [status, response] of Object.entries(operation.responses ?? {})) {
+    const json = response.content?.['application/json'];
+    if (!json) continue;
+    response.content =
+      Number(status) >= 400 ? { 'application/problem+json': json } : { 'application/json': json, [vendorMediaType(version)]: json };
+  }
+  // Any operation can meet a server-side failure; those answers are problems too.
+  operation.responses ??= {};
+  operation.responses['500'] ??= problemResponse('Unexpected server error (no internals in the body).');
+  operation.responses['503'] ??= problemResponse('Database unavailable or server shutting down; see Retry-After.');
+}
+
 async function openApi(app: FastifyInstance, { config }: { config: Config }): Promise<void> {
+  const scopes = Object.fromEntries(SCOPES.map((s) => [s, s]));
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
-      info: {
-        title: 'orderpay',
-        version: '1',
-        description:
-          'Orders & Payments API. Paths answer with and without the /v1 prefix; unversioned paths choose the version through `Accept: application/vnd.orderpay.v1+json` (default v1). Money is an integer count of minor units beside an ISO 4217 currency. Errors are RFC 9457 problem details (docs/errors.md).',
-      },
-      servers: [{ url: config.publicUrl, description: 'Unversioned paths; the /v1 prefix serves the same operations.' }],
+      info: { title: 'orderpay', version: String(LATEST_API_VERSION) },
       components: {
         securitySchemes: {
           bearer: {
             type: 'oauth2',
             description: 'RFC 9068 JWT access token from the authorization server, sent as Authorization: Bearer <token>.',
             flows: {
-              authorizationCode: {
-                authorizationUrl: `${config.issuer}/authorize`,
-                tokenUrl: `${config.issuer}/token`,
-                scopes: Object.fromEntries(SCOPES.map((s) => [s, s])),
-              },
-              clientCredentials: { tokenUrl: `${config.issuer}/token`, scopes: Object.fromEntries(SCOPES.map((s) => [s, s])) },
+              authorizationCode: { authorizationUrl: `${config.issuer}/authorize`, tokenUrl: `${config.issuer}/token`, scopes },
+              clientCredentials: { tokenUrl: `${config.issuer}/token`, scopes },
             },
           },
         },
       },
     },
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
-    // Route schemas declare bodies only; document the media types actually sent: problems as
-    // application/problem+json (RFC 9457 §3), representations also as the vendor type a client
-    // can ask for through Accept.
-    transformObject: function documentMediaTypes(documentObject) {
-      if (!('openapiObject' in documentObject)) return documentObject.swaggerObject;
-      const document = documentObject.openapiObject;
-      const vendorType = `application/vnd.orderpay.v${document.info?.version}+json`;
-      type Operation = { responses?: Record<string, { content?: Record<string, unknown> }> };
-      for (const pathItem of Object.values((document.paths ?? {}) as Record<string, Record<string, Operation>>)) {
-        for (const operation of Object.values(pathItem)) {
-          for (const [status, response] of Object.entries(operation.responses ?? {})) {
-            const json = response.content?.['application/json'];
-            if (!json) continue;
-            response.content =
-              Number(status) >= 400 ? { 'application/problem+json': json } : { 'application/json': json, [vendorType]: json };
-          }
-          // Any operation can meet a server-side failure; those answers are problems too.
-          operation.responses ??= {};
-          operation.responses['500'] ??= serverProblem('Unexpected server error (no internals in the body).');
-          operation.responses['503'] ??= serverProblem('Database unavailable or server shutting down; see Retry-After.');
-        }
-      }
-      return document;
-    },
   });
-  await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { deepLinking: false } });
 
-  app.get('/openapi.json', { schema: { hide: true } }, async function sendOpenApiDocument(_request, reply) {
-    reply.header('cache-control', 'public, max-age=300');
-    return app.swagger();
+  const documents = new Map<number, Document>();
+  function openApiDocument(version: number): Document {
+    let document = documents.get(version);
+    if (!document) {
+      document = versionDocument(app.swagger() as unknown as Document, config, version);
+      documents.set(version, document);
+    }
+    return document;
+  }
+  app.decorate('openApiDocument', openApiDocument);
+
+  await app.register(swaggerUi, {
+    routePrefix: '/docs',
+    uiConfig: {
+      deepLinking: false,
+      // The topbar switches between the versions' documents, the latest first.
+      urls: [...API_VERSION_NUMBERS].reverse().map((v) => ({ url: `/v${v}/openapi.json`, name: `v${v}` })),
+      'urls.primaryName': `v${LATEST_API_VERSION}`,
+    } as never,
+    transformSpecification: () => openApiDocument(LATEST_API_VERSION),
   });
+
+  const sendDocument = (version: number) =>
+    async function sendOpenApiDocument(_request: unknown, reply: { header(name: string, value: string): unknown }) {
+      reply.header('cache-control', 'public, max-age=300');
+      return openApiDocument(version);
+    };
+  app.get('/openapi.json', { schema: { hide: true } }, sendDocument(LATEST_API_VERSION));
+  // The guide each deprecated version's Link header (rel="deprecation") points to.
+  for (const { version } of config.apiDeprecations) {
+    const guide = readFileSync(new URL(`../../docs/migrating-to-v${version + 1}.md`, import.meta.url), 'utf8');
+    app.get(`/docs/migrating-to-v${version + 1}`, { schema: { hide: true } }, async function sendMigrationGuide(_request, reply) {
+      return reply.type('text/markdown; charset=utf-8').header('cache-control', 'public, max-age=300').send(guide);
+    });
+  }
+  for (const version of API_VERSION_NUMBERS) app.get(`/v${version}/openapi.json`, { schema: { hide: true } }, sendDocument(version));
 }
 
 /** Registered before the routes: @fastify/swagger collects them as they are added. */
 export const openApiPlugin = fp(openApi, { name: 'orderpay-openapi', fastify: '5.x' });
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The OpenAPI document of one API version, as served at /v<N>/openapi.json. */
+    openApiDocument(version: number): Record<string, unknown>;
+  }
+}

@@ -1,7 +1,8 @@
 // RFC 9457 problem details: the one shape of every error body, rendered from a DomainError and
 // the catalogue (src/core/errors.ts). ProblemError adds what only the edge knows: HTTP headers.
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { DomainError, ERRORS, problemSlug, type DomainErrorOptions, type ErrorCode } from '../core/errors.ts';
+import { DomainError, ERRORS, problemSlug, type DomainErrorOptions, type ErrorCode, type FieldError } from '../core/errors.ts';
+import { requestPointer } from './versions/versions.ts';
 
 export interface ProblemOptions extends DomainErrorOptions {
   headers?: Record<string, string>;
@@ -25,18 +26,38 @@ export function problemTypeUri(publicUrl: string, code: ErrorCode): string {
 /** The RFC 9457 body of a problem, as sent for this request. */
 export function problemBody(request: FastifyRequest, problem: DomainError): Record<string, unknown> {
   const definition = ERRORS[problem.code];
+  const { detail, errors } = asSent(request, problem);
   const body: Record<string, unknown> = {
     type: problemTypeUri(request.server.config.publicUrl, problem.code),
     title: definition.title,
     status: definition.status,
-    detail: problem.detail,
+    detail,
     instance: request.url.split('?', 1)[0],
     code: problem.code,
     requestId: request.id,
     ...problem.options.extensions,
   };
-  if (problem.options.errors?.length) body.errors = problem.options.errors;
+  if (errors?.length) body.errors = errors;
   return body;
+}
+
+/**
+ * Pointers into the body as the client sent it: a problem raised after an older version's body
+ * was upgraded to the latest (src/http/versioning.ts) names fields of the upgraded body. The
+ * detail, which may quote a pointer, is rewritten with it.
+ */
+function asSent(request: FastifyRequest, problem: DomainError): { detail: string; errors: readonly FieldError[] | undefined } {
+  const name = request.upgradedBody;
+  const errors = problem.options.errors;
+  if (!name || !errors?.length) return { detail: problem.detail, errors };
+  let detail = problem.detail;
+  const mapped = errors.map((e) => {
+    if (e.pointer === undefined) return e;
+    const pointer = requestPointer(name, e.pointer, request.apiVersion);
+    if (pointer !== e.pointer) detail = detail.replaceAll(`${e.pointer} `, `${pointer} `);
+    return { ...e, pointer };
+  });
+  return { detail, errors: mapped };
 }
 
 /** Headers of a problem response beside its media type: its own, and Retry-After when transient. */

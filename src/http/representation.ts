@@ -1,8 +1,9 @@
-// Sending a resource or collection: content type by negotiated version, caching headers, ETag.
+// Sending a resource or collection: in the request's API version (handlers build the latest),
+// content type by negotiated version, caching headers, ETag.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Collection } from '../core/paging.ts';
 import { setPageLinks } from './links.ts';
-import { jsonContentType } from './versioning.ts';
+import { jsonContentType, representAtVersion } from './versioning.ts';
 
 /** Reads revalidate every time (the spec's caching rule 4); only the owner's cache may keep them. */
 export const CACHE_READ = 'private, no-cache';
@@ -21,7 +22,7 @@ export function sendRepresentation<T>(
     .header('cache-control', headers.cacheControl ?? (request.method === 'GET' ? CACHE_READ : CACHE_NONE));
   if (headers.etag) reply.header('etag', headers.etag);
   if (headers.location) reply.header('location', headers.location);
-  return reply.send(body);
+  return reply.send(representAtVersion(request, status, body));
 }
 
 /** A page of records as the collection envelope of their representations, with its Link header. */

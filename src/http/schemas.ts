@@ -1,5 +1,5 @@
 // Schemas shared by every resource: problem body, collection envelope, ids and paging parameters.
-import { Type, type TSchema } from 'typebox';
+import { Type, type TInteger, type TSchema } from 'typebox';
 
 export const MAX_ID = Number.MAX_SAFE_INTEGER;
 
@@ -13,6 +13,10 @@ export const Money = (description: string) =>
   });
 
 export const Currency = Type.String({ pattern: '^[A-Z]{3}$', description: 'ISO 4217 alphabetic currency code.', examples: ['EUR'] });
+
+/** A money object (v2): an integer amount in minor units with its currency, as one value. */
+export const MoneyOf = (value: TInteger, description: string) =>
+  Type.Object({ value, currency: Currency }, { additionalProperties: false, description });
 
 export const Timestamp = (description: string) => Type.String({ format: 'date-time', description: `${description} RFC 3339, UTC.` });
 

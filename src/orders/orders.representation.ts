@@ -1,21 +1,22 @@
-// Orders and order items as the API shows them: the record less what is internal, the entity tag
-// of that representation, and what a complete replacement (PUT) may repeat of it. A new API version
-// changes what it needs here; services and stores do not know versions exist.
+// Orders and order items as the API shows them (the latest version; older versions are rendered
+// from it at the edge, src/http/versions/): the record less what is internal, the entity tag of
+// a representation, and what a complete replacement (PUT) may repeat of it.
+import { isDeepStrictEqual } from 'node:util';
 import type { Precondition } from '../core/precondition.ts';
 import { DomainError } from '../core/errors.ts';
 import { entityTag, ifMatchPrecondition } from '../http/etag.ts';
 import type { Order, OrderItem } from './orders.schemas.ts';
-import type { OrderItemRecord, OrderRecord } from './orders.store.ts';
+import type { OrderItemRecord, OrderRecord, OrderWithItems } from './orders.store.ts';
 
-export function orderRepresentation(record: OrderRecord): Order {
+export function orderRepresentation(record: OrderWithItems): Order {
   return {
     id: record.id,
     status: record.status,
     customerId: record.customerId,
-    total: record.total,
-    currency: record.currency,
+    total: { value: record.total, currency: record.currency },
     createdAt: record.createdAt,
     updatedAt: record.updatedAt,
+    items: record.items.map(orderItemRepresentation),
   };
 }
 
@@ -25,9 +26,8 @@ export function orderItemRepresentation(record: OrderItemRecord): OrderItem {
     orderId: record.orderId,
     productId: record.productId,
     qty: record.qty,
-    unitPrice: record.unitPrice,
-    lineTotal: record.lineTotal,
-    currency: record.currency,
+    unitPrice: { value: record.unitPrice, currency: record.currency },
+    lineTotal: { value: record.lineTotal, currency: record.currency },
   };
 }
 
@@ -41,44 +41,43 @@ export function orderIfMatch(header: string | undefined, apiVersion: number): Pr
   return ifMatchPrecondition<OrderRecord>(header, (current) => orderEtag(current, apiVersion));
 }
 
-/** Read-only fields a PUT body may repeat, compared with the current representation. */
-export const READ_ONLY_FIELDS = ['id', 'customerId', 'total', 'currency', 'createdAt', 'updatedAt'] as const;
+/**
+ * Fields of a representation a PUT body may carry but never sets: the server manages them, so a
+ * body read earlier (its updatedAt since moved on) replaces the order as well as a fresh one.
+ */
+const SERVER_MANAGED: ReadonlySet<string> = new Set(['id', 'createdAt', 'updatedAt', 'items']);
 
-const TIMESTAMP_FIELDS: ReadonlySet<string> = new Set(['createdAt', 'updatedAt']);
-
-/** Timestamps are the same instant however written (a client's Date round trip keeps only ms). */
-function sameValue(field: string, sent: unknown, current: unknown): boolean {
-  if (sent === current) return true;
-  if (!TIMESTAMP_FIELDS.has(field) || typeof sent !== 'string' || typeof current !== 'string') return false;
-  const instant = Date.parse(sent);
-  return !Number.isNaN(instant) && instant === Date.parse(current);
-}
-
+/**
+ * The read-only business fields a PUT body changes: those it carries that differ from the current
+ * representation (in the body's own API version). Status is the writable field; server-managed
+ * fields are ignored.
+ */
 export function changedReadOnlyFields(body: Record<string, unknown>, current: Record<string, unknown>): string[] {
-  return READ_ONLY_FIELDS.filter((field) => field in body && !sameValue(field, body[field], current[field]));
+  return Object.keys(current).filter(
+    (field) => field !== 'status' && !SERVER_MANAGED.has(field) && field in body && !isDeepStrictEqual(body[field], current[field]),
+  );
 }
 
 /**
  * What a PUT of an order requires of the order it replaces: If-Match (when sent), then the
- * read-only fields the body repeats must equal the current representation's.
+ * read-only business fields the body repeats must equal the current representation's, as
+ * represent shows it in the version the body was written for.
  */
 export function orderReplacementPrecondition(
   body: Record<string, unknown>,
   ifMatch: string | undefined,
   apiVersion: number,
+  represent: (record: OrderRecord) => Record<string, unknown>,
 ): Precondition<OrderRecord> {
   const matches = orderIfMatch(ifMatch, apiVersion);
   return function checkReplacedOrder(record) {
     matches?.(record);
     if (!record) return;
-    const current = orderRepresentation(record);
+    const current = represent(record);
     const changed = changedReadOnlyFields(body, current);
     if (changed.length > 0) {
       throw new DomainError('ORDER_READ_ONLY_FIELD', `Read-only fields differ from the order: ${changed.join(', ')}.`, {
-        errors: changed.map((f) => ({
-          pointer: `/${f}`,
-          detail: `${f} is read-only; send ${JSON.stringify(current[f as keyof Order])} or omit it`,
-        })),
+        errors: changed.map((f) => ({ pointer: `/${f}`, detail: `${f} is read-only; send ${JSON.stringify(current[f])} or omit it` })),
       });
     }
   };

@@ -1,7 +1,7 @@
 // Routes of orders, a user's orders and order items: validate, check scope, call the service or
 // flow, answer with the representation.
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { pageOf } from '../core/paging.ts';
 import { changeOrderStatus } from '../flows/change-order-status.ts';
@@ -12,6 +12,9 @@ import { noneMatch } from '../http/etag.ts';
 import { respondIdempotently } from '../http/idempotency/idempotency.ts';
 import { resourceUrl, sendNotModified, sendPage, sendRepresentation } from '../http/representation.ts';
 import { Envelope, IfMatchHeaders, IfNoneMatchHeaders, problems } from '../http/schemas.ts';
+import { representAtVersion, sentBody } from '../http/versioning.ts';
+import { showsField } from '../http/versions/versions.ts';
+import type { Queryable } from '../db/db.ts';
 import {
   orderEtag,
   orderIfMatch,
@@ -28,12 +31,23 @@ import {
   ReplaceOrderBody,
   UserIdParams,
 } from './orders.schemas.ts';
-import { deleteOrder, getOrder, listOrderItems, listOrders } from './orders.service.ts';
+import { deleteOrder, getOrder, listOrderItems, listOrders, withItems } from './orders.service.ts';
+import type { OrderRecord, OrderWithItems } from './orders.store.ts';
 
 const OrderRef = Type.Ref('Order');
 const OrderItemRef = Type.Ref('OrderItem');
 const security = [{ bearer: ['orders:read'] }];
 const writeSecurity = [{ bearer: ['orders:write'] }];
+
+/** The orders with their items where the request's version shows them (v1 does not: no query for them). */
+async function withItemsShown<O extends OrderRecord>(
+  request: FastifyRequest,
+  db: Queryable,
+  orders: readonly O[],
+): Promise<(O & OrderWithItems)[]> {
+  if (showsField('Order', 'items', request.apiVersion)) return withItems(db, orders);
+  return orders.map((order) => ({ ...order, items: [] }));
+}
 
 export async function ordersRoutes(parent: FastifyInstance): Promise<void> {
   const app = parent.withTypeProvider<TypeBoxTypeProvider>();
@@ -54,7 +68,7 @@ export async function ordersRoutes(parent: FastifyInstance): Promise<void> {
     async function listOrdersRoute(request, reply) {
       const principal = requireScope(request, 'orders:read');
       const orders = await listOrders(app.db, principal, { ...request.query, page: pageOf(request.query) });
-      return sendPage(request, reply, orders, orderRepresentation);
+      return sendPage(request, reply, { ...orders, data: await withItemsShown(request, app.db, orders.data) }, orderRepresentation);
     },
   );
 
@@ -74,7 +88,7 @@ export async function ordersRoutes(parent: FastifyInstance): Promise<void> {
     async function listUserOrdersRoute(request, reply) {
       const principal = requireScope(request, 'orders:read');
       const orders = await listUserOrders(app.db, principal, request.params.userId, { ...request.query, page: pageOf(request.query) });
-      return sendPage(request, reply, orders, orderRepresentation);
+      return sendPage(request, reply, { ...orders, data: await withItemsShown(request, app.db, orders.data) }, orderRepresentation);
     },
   );
 
@@ -96,7 +110,8 @@ export async function ordersRoutes(parent: FastifyInstance): Promise<void> {
       const order = await getOrder(app.db, principal, request.params.orderId);
       const etag = orderEtag(order, request.apiVersion);
       if (noneMatch(request.headers['if-none-match'], etag)) return sendNotModified(reply, etag);
-      return sendRepresentation(request, reply, 200, orderRepresentation(order), { etag });
+      const [shown] = await withItemsShown(request, app.db, [order]);
+      return sendRepresentation(request, reply, 200, orderRepresentation(shown!), { etag });
     },
   );
 
@@ -109,7 +124,7 @@ export async function ordersRoutes(parent: FastifyInstance): Promise<void> {
         summary: 'Place an order',
         security: writeSecurity,
         description:
-          'The signed-in user orders qty units of one product; the total is the product price × qty, in its currency. An optional Idempotency-Key makes the request safe to retry: a retry with the same key replays the stored response with Idempotent-Replayed: true.',
+          "The signed-in user orders 1–100 lines, each qty units of one product at its current price; the total is the sum of the line totals, in the products' one currency. An optional Idempotency-Key makes the request safe to retry: a retry with the same key replays the stored response with Idempotent-Replayed: true.",
         body: CreateOrderBody,
         response: { 201: OrderRef, ...problems(400, 401, 403, 406, 409, 413, 415, 422) },
       },
@@ -147,9 +162,12 @@ export async function ordersRoutes(parent: FastifyInstance): Promise<void> {
       const order = await changeOrderStatus(app.db, app.paymentProcessor, principal, {
         orderId: request.params.orderId,
         status: request.body.status,
-        precondition: orderReplacementPrecondition(request.body, request.headers['if-match'], request.apiVersion),
+        precondition: orderReplacementPrecondition(sentBody(request), request.headers['if-match'], request.apiVersion, (record) =>
+          representAtVersion(request, 200, orderRepresentation({ ...record, items: [] })),
+        ),
       });
-      return sendRepresentation(request, reply, 200, orderRepresentation(order), { etag: orderEtag(order, request.apiVersion) });
+      const [shown] = await withItemsShown(request, app.db, [order]);
+      return sendRepresentation(request, reply, 200, orderRepresentation(shown!), { etag: orderEtag(order, request.apiVersion) });
     },
   );
 

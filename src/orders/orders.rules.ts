@@ -57,14 +57,56 @@ export interface OrderFilters {
   minTotal?: number;
 }
 
-/** An order line names a product that exists and is for sale. */
-export function assertOrderable<P extends { active: boolean }>(productId: number, product: P | undefined): asserts product is P {
+/** How many lines one order may hold. */
+export const MAX_ORDER_LINES = 100;
+/** The largest order total, in minor units (the API's money bound; exact in a double). */
+export const MAX_ORDER_TOTAL = 1_000_000_000_000_000;
+
+/** An order line names a product that exists and is for sale; line is its index in the request. */
+export function assertOrderable<P extends { active: boolean }>(
+  productId: number,
+  product: P | undefined,
+  line: number,
+): asserts product is P {
+  const pointer = `/items/${line}/productId`;
   if (!product)
     throw new DomainError('ORDER_PRODUCT_NOT_FOUND', `Product ${productId} does not exist.`, {
-      errors: [{ pointer: '/productId', detail: 'no such product' }],
+      errors: [{ pointer, detail: 'no such product' }],
     });
   if (!product.active)
     throw new DomainError('ORDER_PRODUCT_INACTIVE', `Product ${productId} is not for sale.`, {
-      errors: [{ pointer: '/productId', detail: 'product is not active' }],
+      errors: [{ pointer, detail: 'product is not active' }],
     });
+}
+
+export interface PricedLine {
+  productId: number;
+  qty: number;
+  unitPrice: number;
+  currency: string;
+}
+
+/**
+ * The order's currency and total from its priced lines: one currency per order (a line in
+ * another is named), and a total within MAX_ORDER_TOTAL.
+ */
+export function priceOrder(lines: readonly PricedLine[]): { currency: string; total: number; lineTotals: number[] } {
+  const currency = lines[0]!.currency;
+  const lineTotals: number[] = [];
+  let total = 0;
+  lines.forEach((line, i) => {
+    if (line.currency !== currency) {
+      throw new DomainError('ORDER_CURRENCY_MIXED', `Line ${i} is priced in ${line.currency}, the order's first line in ${currency}.`, {
+        errors: [{ pointer: `/items/${i}/productId`, detail: `product ${line.productId} is priced in ${line.currency}, not ${currency}` }],
+      });
+    }
+    lineTotals.push(lineTotal(line.unitPrice, line.qty));
+    total += lineTotals[i]!;
+  });
+  if (total > MAX_ORDER_TOTAL) {
+    throw new DomainError('ORDER_TOTAL_TOO_LARGE', `The order total ${total} exceeds ${MAX_ORDER_TOTAL} minor units.`, {
+      errors: [{ pointer: '/items', detail: `the lines add up to more than ${MAX_ORDER_TOTAL}` }],
+    });
+  }
+  return { currency, total, lineTotals };
 }

@@ -1,7 +1,7 @@
 // Order and order item representations and the request schemas of their routes.
 import { Type, type Static } from 'typebox';
-import { Currency, Id, Money, PageParams, Timestamp } from '../http/schemas.ts';
-import { ORDER_STATUSES, type OrderStatus } from './orders.rules.ts';
+import { Id, Money, MoneyOf, PageParams, Timestamp } from '../http/schemas.ts';
+import { MAX_ORDER_LINES, ORDER_STATUSES, type OrderStatus } from './orders.rules.ts';
 
 export const OrderStatusSchema = Type.Unsafe<OrderStatus>({
   type: 'string',
@@ -14,10 +14,14 @@ export const Order = Type.Object(
     id: Id('Identifier of the order.'),
     status: OrderStatusSchema,
     customerId: Id('The user who placed the order.'),
-    total: Money('Order total.'),
-    currency: Currency,
+    total: MoneyOf(Money('Order total.'), "Order total: the sum of its items' line totals, in their one currency."),
     createdAt: Timestamp('When the order was placed.'),
     updatedAt: Timestamp('When the order last changed.'),
+    items: Type.Array(Type.Ref('OrderItem'), {
+      minItems: 1,
+      maxItems: MAX_ORDER_LINES,
+      description: 'The order lines, in the order placed.',
+    }),
   },
   { $id: 'Order', additionalProperties: false },
 );
@@ -29,20 +33,30 @@ export const OrderItem = Type.Object(
     orderId: Id('The order this item belongs to.'),
     productId: Id('The product ordered.'),
     qty: Type.Integer({ minimum: 1, maximum: 1000 }),
-    unitPrice: Money('Price of one unit when the order was placed.'),
-    lineTotal: Money('unitPrice × qty.'),
-    currency: Currency,
+    unitPrice: MoneyOf(Money('Price of one unit when the order was placed.'), 'Price of one unit when the order was placed.'),
+    lineTotal: MoneyOf(Money('unitPrice × qty.'), 'unitPrice × qty.'),
   },
   { $id: 'OrderItem', additionalProperties: false },
 );
 export type OrderItem = Static<typeof OrderItem>;
 
-export const CreateOrderBody = Type.Object(
+export const OrderLineBody = Type.Object(
   {
     productId: Id('The product to order.'),
     qty: Type.Integer({ minimum: 1, maximum: 1000, description: 'Quantity, 1–1000.' }),
   },
   { additionalProperties: false },
+);
+
+export const CreateOrderBody = Type.Object(
+  {
+    items: Type.Array(OrderLineBody, {
+      minItems: 1,
+      maxItems: MAX_ORDER_LINES,
+      description: `The order lines, 1–${MAX_ORDER_LINES}; every product in one currency.`,
+    }),
+  },
+  { title: 'CreateOrderBody', additionalProperties: false },
 );
 export type CreateOrderBody = Static<typeof CreateOrderBody>;
 
@@ -51,15 +65,21 @@ export const ReplaceOrderBody = Type.Object(
     status: OrderStatusSchema,
     id: Type.Optional(Type.Integer({ description: 'Read-only: may be repeated with its current value.' })),
     customerId: Type.Optional(Type.Integer({ description: 'Read-only.' })),
-    total: Type.Optional(Type.Integer({ description: 'Read-only.' })),
-    currency: Type.Optional(Type.String({ description: 'Read-only.' })),
+    total: Type.Optional(
+      Type.Object(
+        { value: Type.Integer({ description: 'Read-only.' }), currency: Type.String({ description: 'Read-only.' }) },
+        { additionalProperties: false, description: 'Read-only.' },
+      ),
+    ),
     createdAt: Type.Optional(Type.String({ description: 'Read-only.' })),
     updatedAt: Type.Optional(Type.String({ description: 'Read-only.' })),
+    items: Type.Optional(Type.Array(Type.Unknown(), { description: 'Server-managed: ignored.' })),
   },
   {
+    title: 'ReplaceOrderBody',
     additionalProperties: false,
     description:
-      'The complete writable representation of an order: its status. The read-only fields of a GET answer may be sent back unchanged.',
+      'The complete writable representation of an order: its status. A GET answer may be sent back as it is: server-managed fields (id, createdAt, updatedAt, items) are ignored, and the other read-only fields must equal the current ones or be absent.',
   },
 );
 export type ReplaceOrderBody = Static<typeof ReplaceOrderBody>;

@@ -7,18 +7,20 @@ import { ownerScope, type Principal } from '../core/principal.ts';
 import type { Db, Queryable } from '../db/db.ts';
 import {
   decideTransition,
-  lineTotal,
   isDeletable,
+  priceOrder,
   ORDER_SORT_KEYS,
   refuseTransition,
   type Actor,
   type OrderFilters,
   type OrderStatus,
+  type PricedLine,
 } from './orders.rules.ts';
 import {
   findOrder,
   insertOrder,
-  insertOrderItem,
+  insertOrderItems,
+  selectItemsOfOrders,
   lockOrder,
   selectOrderItems,
   selectOrderPage,
@@ -26,6 +28,7 @@ import {
   updateOrderStatus,
   type OrderItemRecord,
   type OrderRecord,
+  type OrderWithItems,
 } from './orders.store.ts';
 
 function actorsFor(principal: Principal, order: OrderRecord): Actor[] {
@@ -41,6 +44,22 @@ export async function getOrder(db: Queryable, principal: Principal, orderId: num
   const order = await findOrder(db, orderId, ownerScope(principal));
   if (!order) throw notFound(orderId);
   return order;
+}
+
+/** Orders with their items, loaded in one query for all of them (what a representation embeds). */
+export async function withItems<O extends OrderRecord>(db: Queryable, orders: readonly O[]): Promise<(O & OrderWithItems)[]> {
+  if (orders.length === 0) return [];
+  const items = await selectItemsOfOrders(
+    db,
+    orders.map((o) => o.id),
+  );
+  const byOrder = new Map<number, OrderItemRecord[]>();
+  for (const item of items) {
+    const list = byOrder.get(item.orderId);
+    if (list) list.push(item);
+    else byOrder.set(item.orderId, [item]);
+  }
+  return orders.map((o) => ({ ...o, items: byOrder.get(o.id) ?? [] }));
 }
 
 export interface ListOrdersCommand {
@@ -84,20 +103,16 @@ export function orderingCustomer(principal: Principal): number {
   return principal.userId;
 }
 
-export interface OrderLine {
-  productId: number;
-  qty: number;
-  /** The product's price when the order is placed, in minor units of currency. */
-  unitPrice: number;
-  currency: string;
-}
-
-/** Step: records the order of one line, its total the line's. */
-export async function createOrder(tx: Queryable, customerId: number, line: OrderLine): Promise<OrderRecord> {
-  const total = lineTotal(line.unitPrice, line.qty);
-  const order = await insertOrder(tx, { customerId, total, currency: line.currency });
-  await insertOrderItem(tx, { orderId: order.id, productId: line.productId, qty: line.qty, unitPrice: line.unitPrice, lineTotal: total });
-  return order;
+/** Step: records the order and its lines (priced by the caller), its total their sum, in one currency. */
+export async function createOrder(tx: Queryable, customerId: number, lines: readonly PricedLine[]): Promise<OrderWithItems> {
+  const { currency, total, lineTotals } = priceOrder(lines);
+  const order = await insertOrder(tx, { customerId, total, currency });
+  const items = await insertOrderItems(
+    tx,
+    order,
+    lines.map((line, i) => ({ productId: line.productId, qty: line.qty, unitPrice: line.unitPrice, lineTotal: lineTotals[i]! })),
+  );
+  return { ...order, items };
 }
 
 /** Step: the order to change, locked, within the caller's scope, meeting the request's precondition. */

@@ -19,6 +19,11 @@ export interface OrderRecord {
   deleted: boolean;
 }
 
+/** An order with its lines, as representations that embed them need it. */
+export interface OrderWithItems extends OrderRecord {
+  items: OrderItemRecord[];
+}
+
 export interface OrderItemRecord {
   id: number;
   orderId: number;
@@ -91,17 +96,33 @@ export async function insertOrder(tx: Queryable, order: { customerId: number; to
   return rows[0]!;
 }
 
-export async function insertOrderItem(
+/** The order's lines in one statement, in the order given; they take the order's currency. */
+export async function insertOrderItems(
   tx: Queryable,
-  item: { orderId: number; productId: number; qty: number; unitPrice: number; lineTotal: number },
-): Promise<void> {
-  await tx.query('INSERT INTO order_items (order_id, product_id, qty, unit_price, line_total) VALUES ($1, $2, $3, $4, $5)', [
-    item.orderId,
-    item.productId,
-    item.qty,
-    item.unitPrice,
-    item.lineTotal,
-  ]);
+  order: Pick<OrderRecord, 'id' | 'currency'>,
+  items: readonly { productId: number; qty: number; unitPrice: number; lineTotal: number }[],
+): Promise<OrderItemRecord[]> {
+  const params: unknown[] = [order.id];
+  const values = items.map(
+    (item) =>
+      `($1, $${params.push(item.productId)}, $${params.push(item.qty)}, $${params.push(item.unitPrice)}, $${params.push(item.lineTotal)})`,
+  );
+  const { rows } = await tx.query<Omit<OrderItemRecord, 'currency'>>(
+    `INSERT INTO order_items (order_id, product_id, qty, unit_price, line_total) VALUES ${values.join(', ')}
+     RETURNING id, order_id AS "orderId", product_id AS "productId", qty, unit_price AS "unitPrice", line_total AS "lineTotal"`,
+    params,
+  );
+  // RETURNING keeps the VALUES order for a plain INSERT; sorted by id to not depend on it.
+  return rows.sort((a, b) => a.id - b.id).map((row) => ({ ...row, currency: order.currency }));
+}
+
+/** Every item of these orders, by order and then in the order added. */
+export async function selectItemsOfOrders(db: Queryable, orderIds: readonly number[]): Promise<OrderItemRecord[]> {
+  const { rows } = await db.query<OrderItemRecord>(
+    `SELECT ${ITEM_COLUMNS} FROM order_items i JOIN orders o ON o.id = i.order_id WHERE i.order_id = ANY($1::bigint[]) ORDER BY i.order_id, i.id`,
+    [orderIds],
+  );
+  return rows;
 }
 
 export async function updateOrderStatus(tx: Queryable, id: number, status: OrderStatus): Promise<OrderRecord> {

@@ -8,9 +8,8 @@ export function paymentRepresentation(record: PaymentRecord): Payment {
   return {
     id: record.id,
     status: record.status,
-    amount: record.amount,
-    currency: record.currency,
-    amountRefunded: record.amountRefunded,
+    amount: { value: record.amount, currency: record.currency },
+    amountRefunded: { value: record.amountRefunded, currency: record.currency },
     orderId: record.orderId,
     customerId: record.customerId,
     declineCode: record.declineCode,
@@ -20,7 +19,12 @@ export function paymentRepresentation(record: PaymentRecord): Payment {
 }
 
 export function refundRepresentation(record: RefundRecord): Refund {
-  return { id: record.id, paymentId: record.paymentId, amount: record.amount, currency: record.currency, createdAt: record.createdAt };
+  return {
+    id: record.id,
+    paymentId: record.paymentId,
+    amount: { value: record.amount, currency: record.currency },
+    createdAt: record.createdAt,
+  };
 }
 
 export function paymentEtag(record: Pick<PaymentRecord, 'id' | 'version'>, apiVersion: number): string {

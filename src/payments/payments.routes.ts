@@ -48,9 +48,15 @@ export async function paymentsRoutes(parent: FastifyInstance): Promise<void> {
     },
     async function createPaymentRoute(request, reply) {
       const principal = requireScope(request, 'payments:write');
-      assertCurrency(request.body.currency);
+      const { amount, orderId } = request.body;
+      assertCurrency(amount.currency, '/amount/currency');
       return respondIdempotently(request, reply, async (tx, reference) => {
-        const payment = await pay(tx, app.paymentProcessor, principal, { ...request.body, reference });
+        const payment = await pay(tx, app.paymentProcessor, principal, {
+          amount: amount.value,
+          currency: amount.currency,
+          orderId,
+          reference,
+        });
         return {
           status: 201,
           body: paymentRepresentation(payment),
@@ -122,7 +128,13 @@ export async function paymentsRoutes(parent: FastifyInstance): Promise<void> {
       requireRefunder(requireScope(request, 'payments:write'));
       const { paymentId } = request.params;
       return respondIdempotently(request, reply, async (tx, reference) => {
-        const refund = await refundPayment(tx, app.paymentProcessor, { paymentId, amount: request.body.amount, reference });
+        const { amount } = request.body;
+        const refund = await refundPayment(tx, app.paymentProcessor, {
+          paymentId,
+          amount: amount?.value,
+          currency: amount?.currency,
+          reference,
+        });
         return {
           status: 201,
           body: refundRepresentation(refund),

@@ -25,10 +25,10 @@ export function checkOrderAmount(order: { total: number; currency: string }, pay
     {
       extensions: { expectedAmount: order.total, expectedCurrency: order.currency },
       errors: [
-        ...(order.total === payment.amount ? [] : [{ pointer: '/amount', detail: `must equal the order total ${order.total}` }]),
+        ...(order.total === payment.amount ? [] : [{ pointer: '/amount/value', detail: `must equal the order total ${order.total}` }]),
         ...(order.currency === payment.currency
           ? []
-          : [{ pointer: '/currency', detail: `must equal the order currency ${order.currency}` }]),
+          : [{ pointer: '/amount/currency', detail: `must equal the order currency ${order.currency}` }]),
       ],
     },
   );
@@ -38,6 +38,18 @@ export interface RefundDecision {
   amount: number;
   status: PaymentStatus;
   amountRefunded: number;
+}
+
+/** A refund names the payment's currency, when it names one (v1 bodies do not). */
+export function assertRefundCurrency(payment: { currency: string }, currency: string | undefined): void {
+  if (currency === undefined || currency === payment.currency) return;
+  throw new DomainError(
+    'PAYMENT_REFUND_CURRENCY_MISMATCH',
+    `The payment is in ${payment.currency}; a refund of it cannot be in ${currency}.`,
+    {
+      errors: [{ pointer: '/amount/currency', detail: `must be the payment's currency ${payment.currency}` }],
+    },
+  );
 }
 
 /**
@@ -65,7 +77,7 @@ export function decideRefund(
       `Only ${refundable} of the payment's ${payment.amount} can still be refunded.`,
       {
         extensions: { refundableAmount: refundable },
-        errors: [{ pointer: '/amount', detail: `must be at most ${refundable}` }],
+        errors: [{ pointer: '/amount/value', detail: `must be at most ${refundable}` }],
       },
     );
   }

@@ -1,6 +1,6 @@
 // Payment and refund representations and the request schemas of their routes.
 import { Type, type Static } from 'typebox';
-import { Currency, Id, Money, PageParams, Timestamp } from '../http/schemas.ts';
+import { Id, Money, MoneyOf, PageParams, Timestamp } from '../http/schemas.ts';
 import { DECLINE_CODES } from './processor.ts';
 import { MAX_PAYMENT_AMOUNT, PAYMENT_STATUSES, type PaymentStatus } from './payments.rules.ts';
 
@@ -23,9 +23,8 @@ export const Payment = Type.Object(
   {
     id: Id('Identifier of the payment.'),
     status: PaymentStatusSchema,
-    amount: Amount('Amount charged.'),
-    currency: Currency,
-    amountRefunded: Money('Sum of the refunds so far.'),
+    amount: MoneyOf(Amount('Amount charged.'), 'Amount charged.'),
+    amountRefunded: MoneyOf(Money('Sum of the refunds so far.'), "Sum of the refunds so far, in the payment's currency."),
     orderId: Nullable(Id('The order this payment paid, or null.')),
     customerId: Nullable(Id('The user the payment belongs to; null when a service client paid without an order.')),
     declineCode: Type.Union([Type.Unsafe<string>({ type: 'string', enum: [...DECLINE_CODES] }), Type.Null()], {
@@ -42,8 +41,7 @@ export const Refund = Type.Object(
   {
     id: Id('Identifier of the refund.'),
     paymentId: Id('The payment refunded.'),
-    amount: Amount('Amount given back.'),
-    currency: Currency,
+    amount: MoneyOf(Amount('Amount given back.'), "Amount given back, in the payment's currency."),
     createdAt: Timestamp('When the refund was made.'),
   },
   { $id: 'Refund', additionalProperties: false },
@@ -52,19 +50,25 @@ export type Refund = Static<typeof Refund>;
 
 export const CreatePaymentBody = Type.Object(
   {
-    amount: Amount('Amount to charge.'),
-    currency: Currency,
+    amount: MoneyOf(Amount('Amount to charge.'), 'Amount to charge.'),
     orderId: Type.Optional(
       Id('An order to pay: it must be pending, and amount and currency must equal its total. On success it becomes paid.'),
     ),
   },
-  { additionalProperties: false },
+  { title: 'CreatePaymentBody', additionalProperties: false },
 );
 export type CreatePaymentBody = Static<typeof CreatePaymentBody>;
 
 export const CreateRefundBody = Type.Object(
-  { amount: Type.Optional(Amount('Amount to give back; omitted, all that is left.')) },
-  { additionalProperties: false },
+  {
+    amount: Type.Optional(
+      MoneyOf(
+        Amount('Amount to give back; omitted, all that is left.'),
+        "Amount to give back, in the payment's currency; omitted, all that is left.",
+      ),
+    ),
+  },
+  { title: 'CreateRefundBody', additionalProperties: false },
 );
 export type CreateRefundBody = Static<typeof CreateRefundBody>;
 

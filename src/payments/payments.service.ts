@@ -5,7 +5,7 @@ import { DomainError } from '../core/errors.ts';
 import { parseSortParam, toCollection, type Collection, type Page } from '../core/paging.ts';
 import { isStaffOrService, ownerScope, type Principal } from '../core/principal.ts';
 import type { Queryable } from '../db/db.ts';
-import { decideRefund, PAYMENT_SORT_KEYS, type PaymentStatus } from './payments.rules.ts';
+import { assertRefundCurrency, decideRefund, PAYMENT_SORT_KEYS, type PaymentStatus } from './payments.rules.ts';
 import {
   findPayment,
   findRefund,
@@ -77,6 +77,8 @@ export interface RefundCommand {
   paymentId: number;
   /** Omitted: all that is left. */
   amount?: number;
+  /** The currency the request named for amount, if any: it must be the payment's. */
+  currency?: string;
   reference: string;
 }
 
@@ -84,6 +86,7 @@ export interface RefundCommand {
 export async function refundPayment(tx: Queryable, processor: PaymentProcessor, command: RefundCommand): Promise<RefundRecord> {
   const payment = await lockPayment(tx, command.paymentId, undefined);
   if (!payment) throw notFound(command.paymentId);
+  assertRefundCurrency(payment, command.currency);
   return (await refundLockedPayment(tx, processor, payment, command.amount, command.reference)).refund;
 }
 

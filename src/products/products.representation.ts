@@ -8,8 +8,7 @@ export function productRepresentation(record: ProductRecord): Product {
   return {
     id: record.id,
     name: record.name,
-    price: record.price,
-    currency: record.currency,
+    price: { value: record.price, currency: record.currency },
     active: record.active,
     createdAt: record.createdAt,
     updatedAt: record.updatedAt,

@@ -68,7 +68,8 @@ export async function productsRoutes(parent: FastifyInstance): Promise<void> {
     },
     async function createProductRoute(request, reply) {
       const principal = requireScope(request, 'products:write');
-      const product = await createProduct(app.db, principal, request.body);
+      const { price, ...fields } = request.body;
+      const product = await createProduct(app.db, principal, { ...fields, price: price.value, currency: price.currency });
       return sendRepresentation(request, reply, 201, productRepresentation(product), {
         etag: productEtag(product, request.apiVersion),
         location: resourceUrl(request, `/products/${product.id}`),
@@ -94,6 +95,8 @@ export async function productsRoutes(parent: FastifyInstance): Promise<void> {
       const principal = requireScope(request, 'products:write');
       const product = await replaceProduct(app.db, principal, {
         ...request.body,
+        price: request.body.price.value,
+        currency: request.body.price.currency,
         productId: request.params.productId,
         precondition: productIfMatch(request.headers['if-match'], request.apiVersion),
       });

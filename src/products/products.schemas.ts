@@ -1,6 +1,6 @@
 // Product representation and the request schemas of the product routes.
 import { Type, type Static } from 'typebox';
-import { Currency, Id, Money, PageParams, Timestamp } from '../http/schemas.ts';
+import { Id, Money, MoneyOf, PageParams, Timestamp } from '../http/schemas.ts';
 
 export const MAX_PRICE = 1_000_000_000_000;
 
@@ -8,8 +8,7 @@ export const Product = Type.Object(
   {
     id: Id('Identifier of the product.'),
     name: Type.String({ minLength: 1, maxLength: 200 }),
-    price: Money('Unit price.'),
-    currency: Currency,
+    price: MoneyOf(Money('Unit price.'), 'Unit price.'),
     active: Type.Boolean({ description: 'Only active products can be ordered.' }),
     createdAt: Timestamp('When the product was created.'),
     updatedAt: Timestamp('When the product last changed.'),
@@ -21,17 +20,16 @@ export type Product = Static<typeof Product>;
 export const ProductBody = Type.Object(
   {
     name: Type.String({ minLength: 1, maxLength: 200 }),
-    price: Type.Integer({ minimum: 0, maximum: MAX_PRICE, description: 'Unit price in minor units of currency.' }),
-    currency: Currency,
+    price: MoneyOf(Type.Integer({ minimum: 0, maximum: MAX_PRICE, description: 'Unit price in minor units of currency.' }), 'Unit price.'),
     active: Type.Boolean(),
   },
-  { additionalProperties: false, description: 'The complete writable representation of a product.' },
+  { title: 'ProductBody', additionalProperties: false, description: 'The complete writable representation of a product.' },
 );
 export type ProductBody = Static<typeof ProductBody>;
 
 export const CreateProductBody = Type.Object(
   { ...ProductBody.properties, active: Type.Optional(Type.Boolean({ default: true, description: 'Defaults to true.' })) },
-  { additionalProperties: false },
+  { title: 'CreateProductBody', additionalProperties: false },
 );
 export type CreateProductBody = Static<typeof CreateProductBody>;
 

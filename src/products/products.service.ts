@@ -39,7 +39,7 @@ export async function createProduct(
   command: Omit<ProductFields, 'active'> & { active?: boolean },
 ): Promise<ProductRecord> {
   assertCatalogueManager(principal);
-  assertCurrency(command.currency);
+  assertCurrency(command.currency, '/price/currency');
   return insertProduct(db, { ...command, active: command.active ?? true });
 }
 
@@ -50,7 +50,7 @@ export interface ReplaceProductCommand extends ProductFields {
 
 export async function replaceProduct(db: Db, principal: Principal, command: ReplaceProductCommand): Promise<ProductRecord> {
   assertCatalogueManager(principal);
-  assertCurrency(command.currency);
+  assertCurrency(command.currency, '/price/currency');
   const { productId, precondition, ...fields } = command;
   return db.transaction(async (tx) => {
     const product = await findProduct(tx, productId, true);

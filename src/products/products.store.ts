@@ -27,6 +27,12 @@ export async function findProduct(db: Queryable, id: number, lock = false): Prom
   return rows[0];
 }
 
+/** The products of these ids that exist (any order). */
+export async function findProducts(db: Queryable, ids: readonly number[]): Promise<ProductRecord[]> {
+  const { rows } = await db.query<ProductRecord>(`SELECT ${COLUMNS} FROM products WHERE id = ANY($1::bigint[])`, [ids]);
+  return rows;
+}
+
 /** One page of products and the exact total, in one statement (db/paging.ts). */
 export function selectProducts(
   db: Queryable,

@@ -1,7 +1,7 @@
 // Rows for tests, created through the same stores the application uses.
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../../src/db/db.ts';
-import { insertOrder, insertOrderItem, updateOrderStatus } from '../../src/orders/orders.store.ts';
+import { insertOrder, insertOrderItems, updateOrderStatus } from '../../src/orders/orders.store.ts';
 import type { OrderStatus } from '../../src/orders/orders.rules.ts';
 import { insertProduct } from '../../src/products/products.store.ts';
 import { insertUser, type Role } from '../../src/users/users.store.ts';
@@ -32,7 +32,7 @@ export async function createOrder(
   const qty = fields.qty ?? 1;
   return db.transaction(async (tx) => {
     let order = await insertOrder(tx, { customerId, total: product.price * qty, currency: fields.currency ?? 'EUR' });
-    await insertOrderItem(tx, { orderId: order.id, productId: product.id, qty, unitPrice: product.price, lineTotal: product.price * qty });
+    await insertOrderItems(tx, order, [{ productId: product.id, qty, unitPrice: product.price, lineTotal: product.price * qty }]);
     if (fields.status && fields.status !== 'pending') order = await updateOrderStatus(tx, order.id, fields.status);
     return order;
   });

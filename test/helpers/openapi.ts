@@ -4,7 +4,7 @@ import { AssertionError } from 'node:assert/strict';
 import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
-import { API_VERSIONS } from '../../src/http/versioning.ts';
+import { isApiVersion, LATEST_API_VERSION } from '../../src/core/api-versions.ts';
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
 
@@ -33,7 +33,7 @@ export interface OpenApiDocument {
  * Operational endpoints are hidden from the document on purpose, and the authorization server
  * (/oauth, /.well-known) describes itself through its discovery metadata instead.
  */
-const OPERATIONAL_PATH = /^\/(?:livez|readyz|metrics|openapi\.json)$|^\/problems\/|^\/docs(?:\/|$)|^\/oauth\/|^\/\.well-known\//;
+const OPERATIONAL_PATH = /^\/(?:livez|readyz|metrics|(?:v\d+\/)?openapi\.json)$|^\/problems\/|^\/docs(?:\/|$)|^\/oauth\/|^\/\.well-known\//;
 
 export function isOperationalPath(path: string): boolean {
   return OPERATIONAL_PATH.test(path);
@@ -41,15 +41,15 @@ export function isOperationalPath(path: string): boolean {
 
 const VERSION_PREFIX = /^\/v(\d+)(?=\/)/;
 
-/** The documented path of a request path: /v<N> mirrors of a served version drop their prefix. */
-export function unversionedPath(path: string): string {
+/** The version a /v<N> path names and the documented path under it; undefined for unversioned paths. */
+function versionedPath(path: string): { version: number; path: string } | undefined {
   const match = VERSION_PREFIX.exec(path);
-  if (!match || !API_VERSIONS.some((v) => v.version === Number(match[1]))) return path;
-  return path.slice(match[0].length);
+  if (!match || !isApiVersion(Number(match[1]))) return undefined;
+  return { version: Number(match[1]), path: path.slice(match[0].length) };
 }
 
 export function isVersionedMirror(path: string): boolean {
-  return unversionedPath(path) !== path;
+  return versionedPath(path) !== undefined;
 }
 
 /** RFC 6901 escaping of one reference token. */
@@ -72,13 +72,18 @@ interface LoadedDocument {
 
 // The URI the document is registered under in ajv; `#/components/schemas/X` resolves against it.
 const DOCUMENT_ID = 'https://orderpay.invalid/openapi.json';
-const loaded = new WeakMap<FastifyInstance, LoadedDocument>();
+const loaded = new WeakMap<FastifyInstance, Map<number, LoadedDocument>>();
 
-function loadDocument(app: FastifyInstance): LoadedDocument {
-  let entry = loaded.get(app);
+function loadDocument(app: FastifyInstance, version = LATEST_API_VERSION): LoadedDocument {
+  let byVersion = loaded.get(app);
+  if (!byVersion) {
+    byVersion = new Map();
+    loaded.set(app, byVersion);
+  }
+  let entry = byVersion.get(version);
   if (entry) return entry;
-  // A copy: app.swagger() returns the object it serves, which must not change.
-  const document = structuredClone(app.swagger()) as unknown as OpenApiDocument;
+  // A copy: the app serves this object, which must not change.
+  const document = structuredClone(app.openApiDocument(version)) as unknown as OpenApiDocument;
   // Not strict: the document's own members (openapi, info, paths…) are not schema keywords.
   const ajv = new Ajv2020({ allErrors: true, strict: false });
   addFormats(ajv);
@@ -93,18 +98,18 @@ function loadDocument(app: FastifyInstance): LoadedDocument {
   // A static segment wins over a parameter, as in the router.
   templates.sort((a, b) => a.params - b.params);
   entry = { document, templates, ajv, validators: new Map() };
-  loaded.set(app, entry);
+  byVersion.set(version, entry);
   return entry;
 }
 
-/** The published document, as a copy that tests may read freely. */
-export function openApiDocument(app: FastifyInstance): OpenApiDocument {
-  return loadDocument(app).document;
+/** A version's published document (the latest by default), as a copy that tests may read freely. */
+export function openApiDocument(app: FastifyInstance, version = LATEST_API_VERSION): OpenApiDocument {
+  return loadDocument(app, version).document;
 }
 
 /** The document's path template a request path falls under, if any. */
-export function findPathTemplate(app: FastifyInstance, path: string): string | undefined {
-  return loadDocument(app).templates.find((t) => t.pattern.test(path))?.template;
+export function findPathTemplate(app: FastifyInstance, path: string, version = LATEST_API_VERSION): string | undefined {
+  return loadDocument(app, version).templates.find((t) => t.pattern.test(path))?.template;
 }
 
 function validatorFor(entry: LoadedDocument, pointer: string): ValidateFunction {
@@ -173,8 +178,12 @@ export function assertMatchesOpenApi(app: FastifyInstance, method: string, url: 
       operator: 'assertMatchesOpenApi',
     });
   };
-  const entry = loadDocument(app);
-  const template = findPathTemplate(app, unversionedPath(path));
+  // /v<N> paths name their version; unversioned ones say which they got in Api-Version.
+  const versioned = versionedPath(path);
+  const answered = Number(response.headers['api-version']);
+  const version = versioned?.version ?? (isApiVersion(answered) ? answered : LATEST_API_VERSION);
+  const entry = loadDocument(app, version);
+  const template = findPathTemplate(app, versioned?.path ?? path, version);
   const verb = method.toLowerCase() === 'head' ? 'get' : method.toLowerCase();
   const operation = template ? entry.document.paths[template]?.[verb] : undefined;
 

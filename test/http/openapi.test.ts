@@ -7,7 +7,7 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import type { FastifyInstance, LightMyRequestResponse, RouteOptions } from 'fastify';
 import { SCOPES } from '../../src/core/scopes.ts';
-import { API_VERSIONS } from '../../src/http/versioning.ts';
+import { API_VERSION_NUMBERS, LATEST_API_VERSION } from '../../src/core/api-versions.ts';
 import { PUBLIC_URL, startTestApp, type TestApp } from '../helpers/app.ts';
 import { createOrder, createUser } from '../helpers/factories.ts';
 import {
@@ -111,12 +111,26 @@ describe('OpenAPI document (OpenAPI 3.1)', () => {
     assert.equal(response.headers['cache-control'], 'public, max-age=300');
     assert.equal(document.openapi, '3.1.0');
     assert.equal(document.info.title, 'orderpay');
-    assert.equal(document.info.version, '1');
-    assert.deepEqual(
-      (document as unknown as { servers: { url: string }[] }).servers.map((s) => s.url),
-      [PUBLIC_URL],
-    );
-    assert.deepEqual(document, JSON.parse(JSON.stringify(t.app.swagger())));
+    // The latest version's document; every version's is at /v<N>/openapi.json, servers under /v<N>.
+    assert.equal(document.info.version, String(LATEST_API_VERSION));
+    assert.deepEqual(document, JSON.parse(JSON.stringify(t.app.openApiDocument(LATEST_API_VERSION))));
+    for (const version of API_VERSION_NUMBERS) {
+      const versioned = await t.app.inject({ method: 'GET', url: `/v${version}/openapi.json` });
+      assert.equal(versioned.statusCode, 200);
+      const body = versioned.json<OpenApiDocument & { servers: { url: string }[] }>();
+      assert.equal(body.info.version, String(version));
+      assert.deepEqual(
+        body.servers.map((s) => s.url),
+        [`${PUBLIC_URL}/v${version}`],
+      );
+      // A deprecated version says so on every operation; the latest on none.
+      const deprecated = operationsOf(body).map(({ path, method }) => (body.paths[path]![method] as { deprecated?: boolean }).deprecated);
+      assert.ok(deprecated.length > 0);
+      assert.ok(
+        deprecated.every((d) => d === (version < LATEST_API_VERSION ? true : undefined)),
+        `v${version}`,
+      );
+    }
   });
 
   it('every $ref resolves inside the document and points at a named component schema', () => {
@@ -179,7 +193,7 @@ describe('OpenAPI document (OpenAPI 3.1)', () => {
         } else if (status !== '204' && status !== '304') {
           assert.deepEqual(
             Object.keys(response.content ?? {}),
-            ['application/json', 'application/vnd.orderpay.v1+json'],
+            ['application/json', `application/vnd.orderpay.v${LATEST_API_VERSION}+json`],
             `${name} ${status}`,
           );
         }
@@ -210,7 +224,7 @@ describe('OpenAPI document (OpenAPI 3.1)', () => {
   it('every documented operation is also served under each /v<N> prefix, and only operational routes are left out', () => {
     const registered = new Set(routes.map((r) => `${r.method} ${toTemplate(r.url)}`));
     for (const { path, method } of operationsOf(document)) {
-      for (const { version } of API_VERSIONS) {
+      for (const version of API_VERSION_NUMBERS) {
         assert.ok(
           registered.has(`${method.toUpperCase()} /v${version}${path}`),
           `${method.toUpperCase()} /v${version}${path} is not served`,

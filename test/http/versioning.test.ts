@@ -1,12 +1,14 @@
 // API versioning (spec part 9): a /v<N> path prefix, or on unversioned paths the vendor media type
-// application/vnd.orderpay.v<N>+json in Accept. Only v1 exists.
+// application/vnd.orderpay.v<N>+json in Accept. v1 and v2 exist (v2's own suite: versions-side-by-side.test.ts).
 import assert from 'node:assert/strict';
+import { pagingLinks } from '../helpers/problems.ts';
 import { after, before, describe, test } from 'node:test';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
 import { createOrder, createProduct, createUser } from '../helpers/factories.ts';
 
 const V1 = 'application/vnd.orderpay.v1+json';
 const V2 = 'application/vnd.orderpay.v2+json';
+const V3 = 'application/vnd.orderpay.v3+json';
 const JSON_UTF8 = 'application/json; charset=utf-8';
 
 describe('API versioning: /v<N> prefix and Accept negotiation', () => {
@@ -69,11 +71,11 @@ describe('API versioning: /v<N> prefix and Accept negotiation', () => {
     }
     // Links stay under the prefix the request used.
     assert.equal(
-      versioned.headers.link,
+      pagingLinks(versioned),
       '<http://orderpay.test/v1/orders?page=1>; rel="first", <http://orderpay.test/v1/orders?page=1>; rel="last"',
     );
     assert.equal(
-      unversioned.headers.link,
+      pagingLinks(unversioned),
       '<http://orderpay.test/orders?page=1>; rel="first", <http://orderpay.test/orders?page=1>; rel="last"',
     );
   });
@@ -123,7 +125,7 @@ describe('API versioning: /v<N> prefix and Accept negotiation', () => {
 
   test('the vendor type is matched case-insensitively and may sit in a list with parameters', async () => {
     const { token } = await customerWithOrder();
-    for (const accept of ['APPLICATION/VND.ORDERPAY.V1+JSON', `text/html, ${V1};q=0.9`, `${V2};q=0.9, ${V1};q=0.5`]) {
+    for (const accept of ['APPLICATION/VND.ORDERPAY.V1+JSON', `text/html, ${V1};q=0.9`, `${V3};q=0.9, ${V1};q=0.5`]) {
       const response = await get(token, '/orders', accept);
       assert.equal(response.statusCode, 200, `${accept}: ${response.body}`);
       assert.equal(response.headers['content-type'], `${V1}; charset=utf-8`, accept);
@@ -131,18 +133,18 @@ describe('API versioning: /v<N> prefix and Accept negotiation', () => {
     }
   });
 
-  test(`Accept: ${V2} on an unversioned path → 406 VERSION_NOT_ACCEPTABLE`, async () => {
+  test(`Accept: ${V3} on an unversioned path → 406 VERSION_NOT_ACCEPTABLE`, async () => {
     const { order, token } = await customerWithOrder();
     for (const url of ['/orders', `/orders/${order.id}`, '/products']) {
-      const response = await get(token, url, V2);
-      assertNotAcceptable(response, url, 'API v2 is not available; supported: v1.');
+      const response = await get(token, url, V3);
+      assertNotAcceptable(response, url, 'API v3 is not available; supported: v1, v2.');
       assert.equal(response.headers.vary, 'Accept');
     }
   });
 
-  test('the version is negotiated before authentication: a v2 request without a token is still 406', async () => {
-    const response = await t.request(undefined, { method: 'GET', url: '/orders', headers: { accept: V2 } });
-    assertNotAcceptable(response, '/orders', 'API v2 is not available; supported: v1.');
+  test('the version is negotiated before authentication: a v3 request without a token is still 406', async () => {
+    const response = await t.request(undefined, { method: 'GET', url: '/orders', headers: { accept: V3 } });
+    assertNotAcceptable(response, '/orders', 'API v3 is not available; supported: v1, v2.');
   });
 
   test(`a /v1 path with Accept: ${V2} → 406 (the path and the header contradict each other)`, async () => {
@@ -154,11 +156,11 @@ describe('API versioning: /v<N> prefix and Accept negotiation', () => {
     }
   });
 
-  test('a /v2 path → 404 ROUTE_NOT_FOUND, whatever Accept says', async () => {
+  test('a path of a version not served → 404 ROUTE_NOT_FOUND, whatever Accept says', async () => {
     const { order, token } = await customerWithOrder();
     for (const [url, accept] of [
-      ['/v2/orders', undefined],
-      [`/v2/orders/${order.id}`, V2],
+      ['/v3/orders', undefined],
+      [`/v3/orders/${order.id}`, V3],
       ['/v0/orders', undefined],
       ['/v99/products', V1],
     ] as const) {

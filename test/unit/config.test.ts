@@ -45,6 +45,23 @@ describe('loadConfig', () => {
     assert.throws(() => loadConfig({ ORDERPAY_IDEMPOTENCY_LOCK_SECONDS: '0' }), ConfigError);
     assert.throws(() => loadConfig({ ORDERPAY_IDEMPOTENCY_RETENTION_SECONDS: '59' }), ConfigError);
   });
+
+  test('API v1 dates: published defaults; a sunset less than 6 months after the deprecation is refused', () => {
+    assert.deepEqual(loadConfig({}).apiDeprecations, [
+      { version: 1, deprecation: new Date('2026-12-01T00:00:00Z'), sunset: new Date('2027-06-01T00:00:00Z') },
+    ]);
+    const dates = (deprecation: string, sunset: string) =>
+      loadConfig({ ORDERPAY_API_V1_DEPRECATION: deprecation, ORDERPAY_API_V1_SUNSET: sunset }).apiDeprecations[0];
+    assert.deepEqual(dates('2027-01-31T12:00:00+01:00', '2027-07-31T11:00:00Z')?.sunset, new Date('2027-07-31T11:00:00Z'));
+    assert.throws(
+      () => dates('2027-01-31T12:00:00Z', '2027-07-31T11:59:59Z'),
+      (e: unknown) => e instanceof ConfigError && /ORDERPAY_API_V1_SUNSET must be at least 6 months after/.test(e.message),
+    );
+    assert.throws(
+      () => dates('next week', '2030-01-01T00:00:00Z'),
+      (e: unknown) => e instanceof ConfigError && /ORDERPAY_API_V1_DEPRECATION must be an RFC 3339 date-time/.test(e.message),
+    );
+  });
 });
 
 describe('loadConfig: the one schema of the environment', () => {
@@ -126,7 +143,7 @@ describe('loadConfig: the one schema of the environment', () => {
     const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
     const section = readme.split(/^## /m).find((part) => part.startsWith('Configuration\n'));
     assert.ok(section, 'README has a "## Configuration" section');
-    const rows = [...section.matchAll(/^\| `([A-Z_]+)` \| (.+?) \| (.+) \|$/gm)].map(([, name, fallback, description]) => ({
+    const rows = [...section.matchAll(/^\| `([A-Z0-9_]+)` \| (.+?) \| (.+) \|$/gm)].map(([, name, fallback, description]) => ({
       name,
       default: fallback === '—' ? undefined : fallback,
       description,

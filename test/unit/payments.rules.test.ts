@@ -54,7 +54,7 @@ describe('decideRefund', () => {
     const problem = problemOf(() => decideRefund(payment('partially_refunded', 600), 401));
     assert.equal(problem.code, 'PAYMENT_REFUND_EXCEEDS_BALANCE');
     assert.deepEqual(problem.options.extensions, { refundableAmount: 400 });
-    assert.deepEqual(problem.options.errors, [{ pointer: '/amount', detail: 'must be at most 400' }]);
+    assert.deepEqual(problem.options.errors, [{ pointer: '/amount/value', detail: 'must be at most 400' }]);
   });
 
   test('only succeeded and partially refunded payments can be refunded', () => {

@@ -13,7 +13,7 @@ import { PROBLEM_CONTENT_TYPE, problemBody, problemHeaders } from '../problem.ts
 import { toProblem } from '../problems.ts';
 import { CACHE_NONE } from '../representation.ts';
 import { isMissingHeader, type AjvError } from '../validation-problems.ts';
-import { jsonContentType } from '../versioning.ts';
+import { jsonContentType, representAtVersion, sentBody } from '../versioning.ts';
 import type { Failpoint } from './failpoints.ts';
 import {
   decideOnTakenKey,
@@ -134,7 +134,7 @@ export async function respondIdempotently(request: FastifyRequest, reply: Fastif
   const binding: RequestBinding = {
     method: request.method,
     path: request.url.split('?', 1)[0]!,
-    fingerprint: fingerprintRequest(request.apiVersion, request.body),
+    fingerprint: fingerprintRequest(request.apiVersion, sentBody(request)),
   };
   const claimed = await claimKey(request, owner, key, binding);
   if (claimed.kind === 'replay') return sendResponse(reply, claimed.response, true);
@@ -237,7 +237,10 @@ function serializeOutcome(request: FastifyRequest, reply: FastifyReply, outcome:
   return {
     status: outcome.status,
     headers,
-    body: reply.serializeInput(outcome.body as Record<string, unknown>, String(outcome.status)) as string,
+    body: reply.serializeInput(
+      representAtVersion(request, outcome.status, outcome.body) as Record<string, unknown>,
+      String(outcome.status),
+    ) as string,
   };
 }
 

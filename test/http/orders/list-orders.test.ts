@@ -1,6 +1,7 @@
 // GET /orders: the collection contract — envelope, Link, filters and sort. Paging and malformed
 // parameters: list-orders-parameters; who sees what and exact totals: list-orders-visibility.
 import { describe, test } from 'node:test';
+import { pagingLinks } from '../../helpers/problems.ts';
 import assert from 'node:assert/strict';
 import type { OrderStatus } from '../../../src/orders/orders.rules.ts';
 import { createCustomer, createStaffToken, get } from '../../helpers/actors.ts';
@@ -26,7 +27,7 @@ describe('GET /orders: envelope and headers', () => {
     assert.equal(res.headers.vary, 'Accept');
     assert.equal(res.headers.etag, undefined);
     assert.match(String(res.headers['x-request-id']), /^[0-9a-f-]{36}$/);
-    assert.equal(res.headers.link, `${link('/orders', 'page=1', 'first')}, ${link('/orders', 'page=1', 'last')}`);
+    assert.equal(pagingLinks(res), `${link('/orders', 'page=1', 'first')}, ${link('/orders', 'page=1', 'last')}`);
     const body = res.json();
     assert.deepEqual(Object.keys(body), ['data', 'meta']);
     assert.deepEqual(body, {
@@ -54,7 +55,7 @@ describe('GET /orders: envelope and headers', () => {
     const res = await get(t, token, '/orders');
     assert.equal(res.statusCode, 200);
     assert.deepEqual(res.json(), { data: [], meta: { total: 0, page: 1, pageSize: 20, totalPages: 0 } });
-    assert.equal(res.headers.link, `${link('/orders', 'page=1', 'first')}, ${link('/orders', 'page=1', 'last')}`);
+    assert.equal(pagingLinks(res), `${link('/orders', 'page=1', 'first')}, ${link('/orders', 'page=1', 'last')}`);
   });
 
   test('/v1/orders answers the same collection, its links under /v1', async () => {
@@ -68,7 +69,7 @@ describe('GET /orders: envelope and headers', () => {
     assert.equal(versioned.headers['cache-control'], 'private, no-cache');
     assert.equal(versioned.headers.vary, 'Accept');
     assert.equal(
-      versioned.headers.link,
+      pagingLinks(versioned),
       [
         link('/v1/orders', 'pageSize=1&page=1', 'first'),
         link('/v1/orders', 'pageSize=1&page=2', 'next'),
@@ -100,7 +101,7 @@ describe('GET /orders: envelope and headers', () => {
       [300, 200],
     );
     assert.equal(
-      middle.headers.link,
+      pagingLinks(middle),
       [link('/orders', q(1), 'first'), link('/orders', q(1), 'prev'), link('/orders', q(3), 'next'), link('/orders', q(3), 'last')].join(
         ', ',
       ),
@@ -108,7 +109,7 @@ describe('GET /orders: envelope and headers', () => {
 
     const first = await get(t, token, `/orders?status=pending&sort=-total,createdAt&pageSize=2&page=1`);
     assert.equal(
-      first.headers.link,
+      pagingLinks(first),
       [link('/orders', q(1), 'first'), link('/orders', q(2), 'next'), link('/orders', q(3), 'last')].join(', '),
     );
     assert.deepEqual(
@@ -118,7 +119,7 @@ describe('GET /orders: envelope and headers', () => {
 
     const last = await get(t, token, `/orders?status=pending&sort=-total,createdAt&pageSize=2&page=3`);
     assert.equal(
-      last.headers.link,
+      pagingLinks(last),
       [link('/orders', q(1), 'first'), link('/orders', q(2), 'prev'), link('/orders', q(3), 'last')].join(', '),
     );
     assert.deepEqual(
@@ -130,13 +131,13 @@ describe('GET /orders: envelope and headers', () => {
     assert.equal(beyond.statusCode, 200);
     assert.deepEqual(beyond.json(), { data: [], meta: { total: 5, page: 9, pageSize: 2, totalPages: 3 } });
     assert.equal(
-      beyond.headers.link,
+      pagingLinks(beyond),
       [link('/orders', q(1), 'first'), link('/orders', q(3), 'prev'), link('/orders', q(3), 'last')].join(', '),
     );
 
     const noPage = await get(t, token, '/orders?pageSize=2');
     assert.equal(
-      noPage.headers.link,
+      pagingLinks(noPage),
       [
         link('/orders', 'pageSize=2&page=1', 'first'),
         link('/orders', 'pageSize=2&page=2', 'next'),

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import type { LightMyRequestResponse } from 'fastify';
 import type { Db } from '../../../src/db/db.ts';
-import type { Payment, Refund } from '../../../src/payments/payments.schemas.ts';
+import type { V1Payment as Payment, V1Refund as Refund } from '../../helpers/v1-types.ts';
 import type { TestApp } from '../../helpers/app.ts';
 
 export const JSON_TYPE = 'application/json; charset=utf-8';

@@ -1,0 +1,8 @@
+// Every version change, oldest version first; within a version, in the order they are undone
+// last-to-first when rendering an older version. Adding a version is adding its changes here (and
+// its number to core/api-versions.ts); routes and services stay as they are.
+import { moneyObjects } from './money-objects.ts';
+import { orderItems } from './order-items.ts';
+import type { VersionChange } from './version-change.ts';
+
+export const VERSION_CHANGES: readonly VersionChange[] = [moneyObjects, orderItems];
