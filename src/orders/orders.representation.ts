@@ -46,7 +46,7 @@ export const READ_ONLY_FIELDS = ['id', 'customerId', 'total', 'currency', 'creat
 
 const TIMESTAMP_FIELDS: ReadonlySet<string> = new Set(['createdAt', 'updatedAt']);
 
-/** Timestamps are the same instant however written (a client's Date round trip keeps only ms). */
+/** Timestamps are the same instant however written (another offset, fewer fractional digits). */
 function sameValue(field: string, sent: unknown, current: unknown): boolean {
   if (sent === current) return true;
   if (!TIMESTAMP_FIELDS.has(field) || typeof sent !== 'string' || typeof current !== 'string') return false;

@@ -11,7 +11,7 @@ import type { TestApp } from '../../helpers/app.ts';
 export const JSON_TYPE = 'application/json; charset=utf-8';
 export const VENDOR_TYPE = 'application/vnd.orderpay.v1+json';
 export const MISSING_ID = 2_000_000_000;
-export const TIMESTAMP = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{1,6})?Z$/;
+export const TIMESTAMP = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 
 interface WriteOptions {
   url?: string;
