@@ -24,5 +24,5 @@ export function refundRepresentation(record: RefundRecord): Refund {
 }
 
 export function paymentEtag(record: Pick<PaymentRecord, 'id' | 'version'>, apiVersion: number): string {
-  return entityTag('p', record.id, record.version, apiVersion);
+  return entityTag('payment', record.id, record.version, apiVersion);
 }

@@ -167,7 +167,7 @@ function assertPaymentCreated(answer: Answer, expected: { orderId: number | null
   assert.equal(answer.headers.get('content-type'), 'application/json; charset=utf-8');
   assert.equal(answer.headers.get('cache-control'), 'no-store');
   assert.equal(answer.headers.get('location'), `${PUBLIC_URL}/v1/payments/${payment.id}`);
-  assert.equal(answer.headers.get('etag'), `"p${payment.id}.1.v1"`);
+  assert.equal(answer.headers.get('etag'), `"pa${payment.id}.1.v1"`);
   assert.equal(answer.headers.get('idempotent-replayed'), expected.replayed ? 'true' : null);
   return payment;
 }

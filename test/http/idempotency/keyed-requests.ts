@@ -85,7 +85,7 @@ export function expectPaymentCreated(
   const body = res.json();
   assert.equal(typeof body.id, 'number');
   assert.equal(res.headers.location, `${PUBLIC_URL}${prefix}/payments/${body.id}`);
-  assert.equal(res.headers.etag, `"p${body.id}.1.v1"`);
+  assert.equal(res.headers.etag, `"pa${body.id}.1.v1"`);
   assert.match(body.createdAt, TIMESTAMP);
   assert.deepEqual(body, {
     id: body.id,

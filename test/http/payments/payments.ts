@@ -130,7 +130,7 @@ export async function keyRows(
   return rows;
 }
 
-export const paymentTag = (id: number, version: number) => `"p${id}.${version}.v1"`;
+export const paymentTag = (id: number, version: number) => `"pa${id}.${version}.v1"`;
 
 /**
  * A payment response: the status, content type, Cache-Control: no-store, Vary, the tag of the
