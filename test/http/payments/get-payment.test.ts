@@ -6,21 +6,14 @@ import assert from 'node:assert/strict';
 import type { LightMyRequestResponse } from 'fastify';
 import { createCustomer, createServiceToken, createStaffToken, get } from '../../helpers/actors.ts';
 import { setUpTestApp } from '../../helpers/app.ts';
+import { notModifiedCheck } from '../../helpers/conditional.ts';
 import { createOrder, createProduct } from '../../helpers/factories.ts';
 import { expectProblem } from '../../helpers/problems.ts';
 import { expectPayment, makePayment, makeRefund, MISSING_ID, paymentTag, readStoredPayment, VENDOR_TYPE } from './payments.ts';
 
 const t = setUpTestApp();
 
-function expectNotModified(res: LightMyRequestResponse, etag: string): void {
-  assert.equal(res.statusCode, 304, res.body);
-  assert.equal(res.body, '');
-  assert.equal(res.headers.etag, etag);
-  assert.equal(res.headers['cache-control'], 'no-store');
-  assert.equal(res.headers.vary, 'Accept');
-  assert.equal(res.headers['content-type'], undefined);
-  assert.ok(res.headers['content-length'] === undefined || res.headers['content-length'] === '0');
-}
+const expectNotModified = notModifiedCheck('no-store');
 
 /** A customer with a succeeded payment of 1500 EUR. */
 async function customerWithPayment() {

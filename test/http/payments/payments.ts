@@ -131,6 +131,8 @@ export async function keyRows(
 }
 
 export const paymentTag = (id: number, version: number) => `"pa${id}.${version}.v1"`;
+/** A refund never changes: its tag always names revision 1. */
+export const refundTag = (id: number) => `"re${id}.1.v1"`;
 
 /**
  * A payment response: the status, content type, Cache-Control: no-store, Vary, the tag of the
