@@ -31,8 +31,9 @@ export function isDatabaseError(error: unknown): error is DatabaseError {
 
 // Both drivers parse values the same way (OIDs from pg_type):
 // int8 → number (ids, money in minor units and counts stay far below 2^53),
-// timestamptz → RFC 3339 string in UTC with microseconds (no Date round trip, which costs
-// time and drops precision). Sessions run with TimeZone=UTC, so the text form ends in "+00".
+// timestamptz → RFC 3339 string in UTC, at the column's precision and never less than
+// milliseconds (no Date round trip, which costs time and drops microseconds). Sessions run with
+// TimeZone=UTC, so the text form ends in "+00".
 export const OID = { INT8: 20, TIMESTAMPTZ: 1184, TEXT_ARRAY: 1009, INT8_ARRAY: 1016, TIMESTAMPTZ_ARRAY: 1185 } as const;
 
 export function parseInt8(value: string): number {
@@ -41,7 +42,17 @@ export function parseInt8(value: string): number {
   return n;
 }
 
+const TIMESTAMPTZ_UTC = /^(\d{4,}-\d\d-\d\d) (\d\d:\d\d:\d\d)(?:\.(\d{1,6}))?\+00(?::00)?$/;
+
+/**
+ * "2026-11-22 13:25:04.12+00" → "2026-11-22T13:25:04.120Z". The server drops trailing zeros of
+ * the fraction (and a zero fraction altogether); they are written back, so a timestamptz(3)
+ * column (migration 0007) always reads as exactly milliseconds, on PGlite and PostgreSQL alike.
+ */
 export function parseTimestamptz(value: string): string {
-  // "2026-11-22 13:25:04.123456+00" → "2026-11-22T13:25:04.123456Z"
-  return value.replace(' ', 'T').replace(/\+00(?::00)?$/, 'Z');
+  const parts = TIMESTAMPTZ_UTC.exec(value);
+  // infinity and BC dates: never written by this application, passed on as the server wrote them.
+  if (!parts) return value;
+  const [, date, time, fraction = ''] = parts;
+  return `${date}T${time}.${fraction.padEnd(3, '0')}Z`;
 }

@@ -2,9 +2,17 @@
 import { DomainError } from '../core/errors.ts';
 import type { Precondition } from '../core/precondition.ts';
 
+/**
+ * Every resource that carries entity tags, and the letters its tags start with. Kept in this one
+ * place so that no two resources share a kind: a tag is the kind's letters, then the id's digits,
+ * so distinct kinds can never spell the same tag.
+ */
+export const ETAG_KINDS = { order: 'o', product: 'pr', payment: 'pa', refund: 're' } as const;
+export type TaggedResource = keyof typeof ETAG_KINDS;
+
 /** A strong tag for one representation: resource kind, id, row version and API version. */
-export function entityTag(kind: string, id: number, version: number, apiVersion: number): string {
-  return `"${kind}${id}.${version}.v${apiVersion}"`;
+export function entityTag(resource: TaggedResource, id: number, version: number, apiVersion: number): string {
+  return `"${ETAG_KINDS[resource]}${id}.${version}.v${apiVersion}"`;
 }
 
 const TAG_LIST = /^\s*(\*|(?:W\/)?"[\x21\x23-\x7e\x80-\xff]*"(?:\s*,\s*(?:W\/)?"[\x21\x23-\x7e\x80-\xff]*")*)\s*,?\s*$/;

@@ -33,7 +33,7 @@ export function orderItemRepresentation(record: OrderItemRecord): OrderItem {
 
 /** A strong tag of one representation: the order, its row version and the API version. */
 export function orderEtag(record: Pick<OrderRecord, 'id' | 'version'>, apiVersion: number): string {
-  return entityTag('o', record.id, record.version, apiVersion);
+  return entityTag('order', record.id, record.version, apiVersion);
 }
 
 /** If-Match on an order, judged by the service on the locked row. */

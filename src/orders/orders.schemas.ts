@@ -105,7 +105,11 @@ export const ListOrdersQuery = Type.Object(
 );
 export type ListOrdersQuery = Static<typeof ListOrdersQuery>;
 
-export const ListUserOrdersQuery = Type.Object(OrderFilterParams, { additionalProperties: false });
+// The same parameters as GET /orders: customerId can only agree with the path's user or select nothing.
+export const ListUserOrdersQuery = Type.Object(
+  { ...OrderFilterParams, customerId: Type.Optional(Id('Only orders of this customer: userId gives them all, any other none.')) },
+  { additionalProperties: false },
+);
 export type ListUserOrdersQuery = Static<typeof ListUserOrdersQuery>;
 
 export const ListOrderItemsQuery = Type.Object(

@@ -28,5 +28,10 @@ export function refundRepresentation(record: RefundRecord): Refund {
 }
 
 export function paymentEtag(record: Pick<PaymentRecord, 'id' | 'version'>, apiVersion: number): string {
-  return entityTag('p', record.id, record.version, apiVersion);
+  return entityTag('payment', record.id, record.version, apiVersion);
+}
+
+/** A refund never changes once made: its one revision is 1. */
+export function refundEtag(record: Pick<RefundRecord, 'id'>, apiVersion: number): string {
+  return entityTag('refund', record.id, 1, apiVersion);
 }

@@ -10,7 +10,7 @@ import { noneMatch } from '../http/etag.ts';
 import { respondIdempotently } from '../http/idempotency/idempotency.ts';
 import { CACHE_NONE, resourceUrl, sendNotModified, sendPage, sendRepresentation } from '../http/representation.ts';
 import { Envelope, IfNoneMatchHeaders, problems } from '../http/schemas.ts';
-import { paymentEtag, paymentRepresentation, refundRepresentation } from './payments.representation.ts';
+import { paymentEtag, paymentRepresentation, refundEtag, refundRepresentation } from './payments.representation.ts';
 import {
   CreatePaymentBody,
   CreateRefundBody,
@@ -138,7 +138,10 @@ export async function paymentsRoutes(parent: FastifyInstance): Promise<void> {
         return {
           status: 201,
           body: refundRepresentation(refund),
-          headers: { location: resourceUrl(request, `/payments/${paymentId}/refunds/${refund.id}`) },
+          headers: {
+            etag: refundEtag(refund, request.apiVersion),
+            location: resourceUrl(request, `/payments/${paymentId}/refunds/${refund.id}`),
+          },
         };
       });
     },
@@ -170,14 +173,18 @@ export async function paymentsRoutes(parent: FastifyInstance): Promise<void> {
         tags: ['payments'],
         summary: 'Get a refund',
         security: readSecurity,
+        description: 'Carries a strong ETag (a refund never changes); with a matching If-None-Match the answer is 304 without a body.',
         params: RefundIdParams,
-        response: { 200: RefundRef, ...problems(400, 401, 403, 404, 406) },
+        headers: IfNoneMatchHeaders,
+        response: { 200: RefundRef, 304: Type.Null({ description: 'Not modified.' }), ...problems(400, 401, 403, 404, 406) },
       },
     },
     async function getRefundRoute(request, reply) {
       const principal = requireScope(request, 'payments:read');
       const refund = await getRefund(app.db, principal, request.params.paymentId, request.params.refundId);
-      return sendRepresentation(request, reply, 200, refundRepresentation(refund), noStore);
+      const etag = refundEtag(refund, request.apiVersion);
+      if (noneMatch(request.headers['if-none-match'], etag)) return sendNotModified(reply, etag, CACHE_NONE);
+      return sendRepresentation(request, reply, 200, refundRepresentation(refund), { etag, ...noStore });
     },
   );
 }

@@ -16,7 +16,7 @@ export function productRepresentation(record: ProductRecord): Product {
 }
 
 export function productEtag(record: Pick<ProductRecord, 'id' | 'version'>, apiVersion: number): string {
-  return entityTag('p', record.id, record.version, apiVersion);
+  return entityTag('product', record.id, record.version, apiVersion);
 }
 
 /** If-Match on a product, judged by the service on the locked row. */

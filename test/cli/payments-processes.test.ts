@@ -162,12 +162,12 @@ function assertPaymentCreated(answer: Answer, expected: { orderId: number | null
     updatedAt: payment.createdAt,
   });
   assert.ok(Number.isInteger(payment.id) && payment.id > 0);
-  // RFC 3339 in UTC, at the database's precision (up to microseconds).
-  assert.match(payment.createdAt, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{1,6})?Z$/);
+  // RFC 3339 in UTC with milliseconds (docs/api.md "Conventions").
+  assert.match(payment.createdAt, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
   assert.equal(answer.headers.get('content-type'), 'application/json; charset=utf-8');
   assert.equal(answer.headers.get('cache-control'), 'no-store');
   assert.equal(answer.headers.get('location'), `${PUBLIC_URL}/v1/payments/${payment.id}`);
-  assert.equal(answer.headers.get('etag'), `"p${payment.id}.1.v1"`);
+  assert.equal(answer.headers.get('etag'), `"pa${payment.id}.1.v1"`);
   assert.equal(answer.headers.get('idempotent-replayed'), expected.replayed ? 'true' : null);
   return payment;
 }

@@ -77,7 +77,7 @@ describe(`storage layer (${serverUrl ? 'PostgreSQL' : 'PGlite'})`, () => {
       assert.deepEqual((await db.query('SELECT 1::int8 AS one')).rows, [{ one: 1 }]);
     });
 
-    test('timestamptz comes back as an RFC 3339 string in UTC, microseconds kept, whatever offset went in', async () => {
+    test('timestamptz comes back as an RFC 3339 string in UTC, at least milliseconds, microseconds kept, whatever offset went in', async () => {
       const { rows } = await db.query(
         `SELECT '2026-01-02 03:04:05.123456+02'::timestamptz AS with_offset,
                 '2026-01-02 03:04:05+00'::timestamptz AS whole_second,
@@ -89,12 +89,23 @@ describe(`storage layer (${serverUrl ? 'PostgreSQL' : 'PGlite'})`, () => {
       assert.deepEqual(rows, [
         {
           with_offset: '2026-01-02T01:04:05.123456Z',
-          whole_second: '2026-01-02T03:04:05Z',
-          negative_offset: '2026-07-01T07:29:59.5Z',
-          named_zone: '2026-03-29T00:30:00Z',
+          whole_second: '2026-01-02T03:04:05.000Z',
+          negative_offset: '2026-07-01T07:29:59.500Z',
+          named_zone: '2026-03-29T00:30:00.000Z',
           list: ['2026-01-02T03:04:05.000001Z', null],
           missing: null,
         },
+      ]);
+    });
+
+    test('timestamptz(3) is exactly milliseconds: rounded to them, trailing zeros written', async () => {
+      const { rows } = await db.query(
+        `SELECT '2026-01-02 03:04:05.123456+00'::timestamptz(3) AS rounded,
+                '2026-01-02 03:04:05.9996+00'::timestamptz(3) AS next_second,
+                '2026-01-02 03:04:05.1+00'::timestamptz(3) AS tenths`,
+      );
+      assert.deepEqual(rows, [
+        { rounded: '2026-01-02T03:04:05.123Z', next_second: '2026-01-02T03:04:06.000Z', tenths: '2026-01-02T03:04:05.100Z' },
       ]);
     });
 
@@ -122,7 +133,7 @@ describe(`storage layer (${serverUrl ? 'PostgreSQL' : 'PGlite'})`, () => {
         const { rows } = await tx.query("SELECT 5::int8 AS n, '2026-01-02 03:04:05.25+01'::timestamptz AS at");
         return rows[0];
       });
-      assert.deepEqual(row, { n: 5, at: '2026-01-02T02:04:05.25Z' });
+      assert.deepEqual(row, { n: 5, at: '2026-01-02T02:04:05.250Z' });
     });
 
     test('booleans, jsonb, char(n) and text come back as their JS forms', async () => {

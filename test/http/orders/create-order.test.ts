@@ -10,7 +10,7 @@ import { expectProblem } from '../../helpers/problems.ts';
 const t = setUpTestApp();
 
 const JSON_TYPE = 'application/json; charset=utf-8';
-const TIMESTAMP = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{1,6})?Z$/;
+const TIMESTAMP = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 
 const post = (token: string | undefined, url: string, payload: unknown, headers: Record<string, string> = {}) =>
   t.request(token, { method: 'POST', url, payload: payload as string, headers });

@@ -1,5 +1,5 @@
-// GET /users/{userId}/orders: one user's orders, with the collection rules of GET /orders (less
-// the customerId filter, which the path replaces).
+// GET /users/{userId}/orders: one user's orders, with the query parameters and collection rules of
+// GET /orders; customerId there can only agree with the path's user or select nothing.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { ErrorCode } from '../../../src/core/errors.ts';
@@ -166,6 +166,69 @@ describe('GET /users/{userId}/orders: filters, sort, paging', () => {
     assert.equal(staffView.json().meta.total, 1);
   });
 
+  test("customerId of the path's user: the same page as without it, Link keeping the parameter", async () => {
+    const { user, token, path, a, b, c, d } = await fixture();
+    const res = await get(t, token, `${path}?customerId=${user.id}&status=pending`);
+    assert.equal(res.statusCode, 200, res.body);
+    assert.deepEqual(res.json(), (await get(t, token, `${path}?status=pending`)).json());
+    assert.deepEqual(idsOf(res), [c, a]);
+    const query = `customerId=${user.id}&status=pending&page=1`;
+    assert.equal(res.headers.link, `<${PUBLIC_URL}${path}?${query}>; rel="first", <${PUBLIC_URL}${path}?${query}>; rel="last"`);
+    assert.deepEqual(idsOf(await get(t, token, `${path}?customerId=${user.id}&sort=-total,-createdAt`)), [c, b, a, d]);
+    const staffView = await get(t, await createStaffToken(t), `${path}?customerId=${user.id}`);
+    assert.deepEqual(idsOf(staffView), [b, c, d, a]);
+  });
+
+  test('customerId of anyone else: 200 with an empty page (no order belongs to two customers)', async () => {
+    const { token, path } = await fixture();
+    const other = await createCustomer(t);
+    await createOrderRow(t.db, other.user.id);
+    const empty = { data: [], meta: { total: 0, page: 1, pageSize: 20, totalPages: 0 } };
+    for (const [caller, query] of [
+      [token, `customerId=${other.user.id}`],
+      [token, `customerId=${MISSING_USER}&status=pending&minTotal=100&sort=-createdAt`],
+      [await createStaffToken(t), `customerId=${other.user.id}`],
+      [await createServiceToken(t, ['orders:read']), `customerId=${other.user.id}`],
+    ] as const) {
+      const res = await get(t, caller, `${path}?${query}`);
+      assert.equal(res.statusCode, 200, res.body);
+      assert.equal(res.headers['content-type'], JSON_TYPE);
+      assert.deepEqual(res.json(), empty);
+      assert.equal(
+        res.headers.link,
+        `<${PUBLIC_URL}${path}?${query}&page=1>; rel="first", <${PUBLIC_URL}${path}?${query}&page=1>; rel="last"`,
+      );
+    }
+  });
+
+  test('customerId changes nothing of who may list: 403 for another customer, 404 for an unknown user, 400 for a bad sort', async () => {
+    const me = await createCustomer(t);
+    const other = await createCustomer(t);
+    const path = `/users/${other.user.id}/orders`;
+    for (const customerId of [me.user.id, other.user.id]) {
+      expectProblem(
+        await get(t, me.token, `${path}?customerId=${customerId}`),
+        403,
+        'AUTH_FORBIDDEN',
+        path,
+        'Customers can list only their own orders.',
+      );
+    }
+    const missing = `/users/${MISSING_USER}/orders`;
+    expectProblem(
+      await get(t, await createStaffToken(t), `${missing}?customerId=${other.user.id}`),
+      404,
+      'USER_NOT_FOUND',
+      missing,
+      `User ${MISSING_USER} does not exist.`,
+    );
+    const mine = `/users/${me.user.id}/orders`;
+    const detail = '"name" is not a sort key of this collection; use createdAt, status, total, id';
+    expectProblem(await get(t, me.token, `${mine}?customerId=${other.user.id}&sort=name`), 400, 'QUERY_UNKNOWN_SORT_KEY', mine, detail, {
+      errors: [{ detail, parameter: 'sort' }],
+    });
+  });
+
   test('deleted orders are excluded', async () => {
     const { token, path, a, b, c, d } = await fixture();
     assert.equal((await t.request(token, { method: 'DELETE', url: `/orders/${a}` })).statusCode, 204);
@@ -202,12 +265,27 @@ describe('GET /users/{userId}/orders: malformed parameters → 400 naming the pa
     });
   }
 
-  test('customerId is not a parameter of this collection → 400 QUERY_UNKNOWN_PARAMETER', async () => {
+  for (const [query, message] of [
+    ['customerId=abc', 'must be integer'],
+    ['customerId=0', 'must be >= 1'],
+    ['customerId=1&customerId=1', 'may appear only once'],
+  ] as const) {
+    test(`?${query} → 400 naming customerId`, async () => {
+      const me = await createCustomer(t);
+      const path = `/users/${me.user.id}/orders`;
+      const detail = `query parameter "customerId" ${message}`;
+      expectProblem(await get(t, me.token, `${path}?${query}`), 400, 'REQUEST_PARAMETER_INVALID', path, detail, {
+        errors: [{ detail, parameter: 'customerId' }],
+      });
+    });
+  }
+
+  test('an unknown parameter → 400 QUERY_UNKNOWN_PARAMETER', async () => {
     const me = await createCustomer(t);
     const path = `/users/${me.user.id}/orders`;
-    const detail = 'query parameter "customerId" is not supported by this collection';
-    expectProblem(await get(t, me.token, `${path}?customerId=${me.user.id}`), 400, 'QUERY_UNKNOWN_PARAMETER', path, detail, {
-      errors: [{ detail, parameter: 'customerId' }],
+    const detail = 'query parameter "userId" is not supported by this collection';
+    expectProblem(await get(t, me.token, `${path}?userId=${me.user.id}`), 400, 'QUERY_UNKNOWN_PARAMETER', path, detail, {
+      errors: [{ detail, parameter: 'userId' }],
     });
   });
 

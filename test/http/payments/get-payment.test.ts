@@ -6,21 +6,14 @@ import assert from 'node:assert/strict';
 import type { LightMyRequestResponse } from 'fastify';
 import { createCustomer, createServiceToken, createStaffToken, get } from '../../helpers/actors.ts';
 import { setUpTestApp } from '../../helpers/app.ts';
-import { createOrder } from '../../helpers/factories.ts';
+import { notModifiedCheck } from '../../helpers/conditional.ts';
+import { createOrder, createProduct } from '../../helpers/factories.ts';
 import { expectProblem } from '../../helpers/problems.ts';
 import { expectPayment, makePayment, makeRefund, MISSING_ID, paymentTag, readStoredPayment, VENDOR_TYPE } from './payments.ts';
 
 const t = setUpTestApp();
 
-function expectNotModified(res: LightMyRequestResponse, etag: string): void {
-  assert.equal(res.statusCode, 304, res.body);
-  assert.equal(res.body, '');
-  assert.equal(res.headers.etag, etag);
-  assert.equal(res.headers['cache-control'], 'no-store');
-  assert.equal(res.headers.vary, 'Accept');
-  assert.equal(res.headers['content-type'], undefined);
-  assert.ok(res.headers['content-length'] === undefined || res.headers['content-length'] === '0');
-}
+const expectNotModified = notModifiedCheck('no-store');
 
 /** A customer with a succeeded payment of 1500 EUR. */
 async function customerWithPayment() {
@@ -90,7 +83,7 @@ describe('GET /payments/{paymentId}: 200', () => {
 describe('GET /payments/{paymentId}: If-None-Match', () => {
   test('the current tag, its weak form, a list holding it, or * → 304 with ETag and no-store', async () => {
     const { token, payment, etag } = await customerWithPayment();
-    for (const header of [etag, `W/${etag}`, `"p${payment.id}.0.v1", ${etag}`, '*']) {
+    for (const header of [etag, `W/${etag}`, `"pa${payment.id}.0.v1", ${etag}`, '*']) {
       expectNotModified(await get(t, token, `/payments/${payment.id}`, { 'if-none-match': header }), etag);
     }
     expectNotModified(await get(t, token, `/v1/payments/${payment.id}`, { 'if-none-match': etag }), etag);
@@ -98,11 +91,31 @@ describe('GET /payments/{paymentId}: If-None-Match', () => {
 
   test('tags that do not match → 200 with the full payment', async () => {
     const { token, payment, etag } = await customerWithPayment();
-    for (const header of [`"p${payment.id}.2.v1"`, `"o${payment.id}.1.v1"`, `"p${payment.id + 1}.1.v1"`, '""']) {
+    const id = payment.id;
+    for (const header of [`"pa${id}.2.v1"`, `"o${id}.1.v1"`, `"pr${id}.1.v1"`, `"re${id}.1.v1"`, `"pa${id + 1}.1.v1"`, '""']) {
       const res = await get(t, token, `/payments/${payment.id}`, { 'if-none-match': header });
       assert.deepEqual(await expectPayment(t.db, res, 200), payment);
       assert.equal(res.headers.etag, etag);
     }
+  });
+
+  test('a product of the same id and version has another tag, which does not revalidate the payment', async () => {
+    const { token, payment, etag } = await customerWithPayment();
+    // Products and payments count their ids apart: make one of each until two share an id.
+    let same = payment;
+    let product = await createProduct(t.db);
+    while (product.id !== same.id) {
+      if (product.id < same.id) product = await createProduct(t.db);
+      else same = await makePayment(t, token, { amount: 1500, currency: 'EUR' });
+    }
+    const productTag = (await get(t, token, `/products/${product.id}`)).headers.etag as string;
+    const sameTag = same === payment ? etag : paymentTag(same.id, 1);
+    assert.equal(productTag, `"pr${product.id}.1.v1"`);
+    assert.notEqual(productTag, sameTag);
+    const res = await get(t, token, `/payments/${same.id}`, { 'if-none-match': productTag });
+    assert.deepEqual(await expectPayment(t.db, res, 200), same);
+    assert.equal(res.headers.etag, sameTag);
+    assert.equal((await get(t, token, `/products/${product.id}`, { 'if-none-match': sameTag })).statusCode, 200);
   });
 
   test('after a refund the ETag changes: the old tag → 200 with the new state, the new one → 304', async () => {
@@ -122,7 +135,7 @@ describe('GET /payments/{paymentId}: If-None-Match', () => {
     const { token, payment } = await customerWithPayment();
     const detail = 'If-None-Match must be "*" or a comma-separated list of quoted entity tags';
     expectProblem(
-      await get(t, token, `/payments/${payment.id}`, { 'if-none-match': `p${payment.id}.1.v1` }),
+      await get(t, token, `/payments/${payment.id}`, { 'if-none-match': `pa${payment.id}.1.v1` }),
       400,
       'REQUEST_HEADER_INVALID',
       `/payments/${payment.id}`,

@@ -52,7 +52,7 @@ describe('GET /payments: envelope and headers', () => {
       orderId: null,
       customerId: user.id,
       declineCode: null,
-      createdAt: '2001-01-01T10:00:00Z',
+      createdAt: '2001-01-01T10:00:00.000Z',
       updatedAt: res.json().data[0].updatedAt,
     });
     assert.equal(pagingLinks(res), `${link('/payments', 'page=1', 'first')}, ${link('/payments', 'page=1', 'last')}`);

@@ -11,7 +11,7 @@ import type { TestApp } from '../../helpers/app.ts';
 export const JSON_TYPE = 'application/json; charset=utf-8';
 export const VENDOR_TYPE = 'application/vnd.orderpay.v1+json';
 export const MISSING_ID = 2_000_000_000;
-export const TIMESTAMP = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{1,6})?Z$/;
+export const TIMESTAMP = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 
 interface WriteOptions {
   url?: string;
@@ -130,7 +130,9 @@ export async function keyRows(
   return rows;
 }
 
-export const paymentTag = (id: number, version: number) => `"p${id}.${version}.v1"`;
+export const paymentTag = (id: number, version: number) => `"pa${id}.${version}.v1"`;
+/** A refund never changes: its tag always names revision 1. */
+export const refundTag = (id: number) => `"re${id}.1.v1"`;
 
 /**
  * A payment response: the status, content type, Cache-Control: no-store, Vary, the tag of the

@@ -19,6 +19,7 @@ import {
   readStoredPayment,
   readStoredRefunds,
   refundRepresentation,
+  refundTag,
   TIMESTAMP,
 } from './payments.ts';
 
@@ -33,14 +34,14 @@ async function paidPayment(amount: number, currency = 'EUR') {
   return { customer, payment, staff: await createStaffToken(t) };
 }
 
-/** 201 with the refund as stored, its Location, no-store and no ETag. */
+/** 201 with the refund as stored, its Location, its ETag and no-store. */
 async function expectRefund(res: LightMyRequestResponse, paymentId: number, prefix = '') {
   assert.equal(res.statusCode, 201, res.body);
   assert.equal(res.headers['content-type'], JSON_TYPE);
   assert.equal(res.headers['cache-control'], 'no-store');
   assert.equal(res.headers.vary, 'Accept');
-  assert.equal(res.headers.etag, undefined);
   const body = res.json();
+  assert.equal(res.headers.etag, refundTag(body.id));
   assert.equal(res.headers.location, `${PUBLIC_URL}${prefix}/payments/${paymentId}/refunds/${body.id}`);
   const stored = (await readStoredRefunds(t.db, paymentId)).find((r) => r.id === body.id);
   assert.ok(stored, `refund ${body.id} is stored`);
@@ -93,6 +94,7 @@ describe('POST /payments/{id}/refunds: 201', () => {
         assert.equal(one.statusCode, 200);
         assert.equal(one.headers['content-type'], JSON_TYPE);
         assert.equal(one.headers['cache-control'], 'no-store');
+        assert.equal(one.headers.etag, refundTag(refund.id));
         assert.deepEqual(one.json(), refund);
       }
     }
