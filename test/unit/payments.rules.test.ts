@@ -27,12 +27,12 @@ describe('checkOrderAmount', () => {
     assert.deepEqual(amount.options.extensions, { expectedAmount: 2500, expectedCurrency: 'EUR' });
     assert.deepEqual(
       amount.options.errors?.map((e) => e.pointer),
-      ['/amount'],
+      ['/amount/value'],
     );
     const both = problemOf(() => checkOrderAmount({ total: 2500, currency: 'EUR' }, { amount: 1, currency: 'USD' }));
     assert.deepEqual(
       both.options.errors?.map((e) => e.pointer),
-      ['/amount', '/currency'],
+      ['/amount/value', '/amount/currency'],
     );
   });
 });

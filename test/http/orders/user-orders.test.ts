@@ -173,7 +173,7 @@ describe('GET /users/{userId}/orders: filters, sort, paging', () => {
     assert.deepEqual(res.json(), (await get(t, token, `${path}?status=pending`)).json());
     assert.deepEqual(idsOf(res), [c, a]);
     const query = `customerId=${user.id}&status=pending&page=1`;
-    assert.equal(res.headers.link, `<${PUBLIC_URL}${path}?${query}>; rel="first", <${PUBLIC_URL}${path}?${query}>; rel="last"`);
+    assert.equal(pagingLinks(res), `<${PUBLIC_URL}${path}?${query}>; rel="first", <${PUBLIC_URL}${path}?${query}>; rel="last"`);
     assert.deepEqual(idsOf(await get(t, token, `${path}?customerId=${user.id}&sort=-total,-createdAt`)), [c, b, a, d]);
     const staffView = await get(t, await createStaffToken(t), `${path}?customerId=${user.id}`);
     assert.deepEqual(idsOf(staffView), [b, c, d, a]);
@@ -195,7 +195,7 @@ describe('GET /users/{userId}/orders: filters, sort, paging', () => {
       assert.equal(res.headers['content-type'], JSON_TYPE);
       assert.deepEqual(res.json(), empty);
       assert.equal(
-        res.headers.link,
+        pagingLinks(res),
         `<${PUBLIC_URL}${path}?${query}&page=1>; rel="first", <${PUBLIC_URL}${path}?${query}&page=1>; rel="last"`,
       );
     }
