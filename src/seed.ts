@@ -3,6 +3,7 @@
 // that already has the demo staff user is left as it is.
 import { createPublicClient } from './auth/clients.store.ts';
 import { hashPassword } from './auth/passwords.ts';
+import { LATEST_API_VERSION } from './core/api-versions.ts';
 import type { Db } from './db/db.ts';
 import { insertOrder, insertOrderItems, updateOrderStatus } from './orders/orders.store.ts';
 import { ORDER_STATUSES } from './orders/orders.rules.ts';
@@ -12,7 +13,10 @@ import { findUserByEmail, insertUser } from './users/users.store.ts';
 export const DEMO_STAFF_EMAIL = 'staff@example.com';
 /** Password of every demo user (development only: seeding never runs in production). */
 export const DEMO_PASSWORD = 'orderpay-demo';
-/** A public client for trying the authorization code flow; its redirect URI is a loopback one. */
+/**
+ * A public client for trying the authorization code flow; its redirect URI is a loopback one.
+ * Pinned to the latest API version: whoever tries orderpay sees the newest contract.
+ */
 export const DEMO_CLIENT_ID = 'orderpay-demo';
 export const DEMO_REDIRECT_URI = 'http://127.0.0.1:8765/callback';
 export const DEMO_CUSTOMER_EMAILS = ['alice@example.com', 'bob@example.com', 'carol@example.com'];
@@ -43,7 +47,11 @@ export async function seedDemoData(db: Db): Promise<SeedResult> {
       const name = email.split('@')[0]!;
       customers.push(await insertUser(tx, { email, name: name[0]!.toUpperCase() + name.slice(1), role: 'customer', passwordHash }));
     }
-    await createPublicClient(tx, { name: 'orderpay demo app', redirectUris: [DEMO_REDIRECT_URI] }, DEMO_CLIENT_ID);
+    await createPublicClient(
+      tx,
+      { name: 'orderpay demo app', redirectUris: [DEMO_REDIRECT_URI], apiVersion: LATEST_API_VERSION },
+      DEMO_CLIENT_ID,
+    );
     const products = [];
     for (const p of PRODUCTS) products.push(await insertProduct(tx, { ...p, active: true }));
     products.push(await insertProduct(tx, { name: 'Discontinued grinder', price: 9900, currency: 'EUR', active: false }));

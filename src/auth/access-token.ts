@@ -5,6 +5,7 @@ import { importJWK, SignJWT } from 'jose';
 import type { Queryable } from '../db/db.ts';
 import { SCOPES, STAFF_ONLY_SCOPES } from '../core/scopes.ts';
 import { findUserByEmail } from '../users/users.store.ts';
+import { findClientApiVersion } from './clients.store.ts';
 import { ensureActiveSigningKey, type SigningKey } from './keys.store.ts';
 
 export interface AccessTokenClaims {
@@ -14,6 +15,8 @@ export interface AccessTokenClaims {
   clientId: string;
   scope: string;
   roles?: string[];
+  /** The `api_version` claim: the API version the client is pinned to (registered clients only). */
+  apiVersion?: number;
   /** Lifetime in seconds. */
   expiresIn?: number;
   now?: Date;
@@ -23,6 +26,7 @@ export async function signAccessToken(key: SigningKey, claims: AccessTokenClaims
   const iat = Math.floor((claims.now ?? new Date()).getTime() / 1000);
   const payload: Record<string, unknown> = { client_id: claims.clientId, scope: claims.scope, jti: randomUUID() };
   if (claims.roles?.length) payload.roles = claims.roles;
+  if (claims.apiVersion !== undefined) payload.api_version = claims.apiVersion;
   return new SignJWT(payload)
     .setProtectedHeader({ alg: key.alg, kid: key.kid, typ: 'at+jwt' })
     .setIssuer(claims.issuer)
@@ -39,6 +43,8 @@ export class TokenRequestError extends Error {}
 /**
  * A token for a user (by email; role and allowed scopes from the database) or a service client.
  * Empty scopes means every API scope the subject may hold; customers never get staff-only ones.
+ * A registered client's token carries its pinned API version, as the authorization server's do;
+ * user tokens (client orderpay-cli) and unregistered clients' carry none.
  */
 export async function issueTokenFor(
   db: Queryable,
@@ -57,6 +63,7 @@ export async function issueTokenFor(
       subject: subject.clientId,
       clientId: subject.clientId,
       scope: (scopes.length ? scopes : [...SCOPES]).join(' '),
+      apiVersion: await findClientApiVersion(db, subject.clientId),
     });
   }
   const user = await findUserByEmail(db, subject.email);

@@ -1,5 +1,7 @@
-// What an OAuth client may be registered with: redirect URIs, scopes, and the oidc-provider
-// metadata of a public (authorization code + PKCE) or a confidential (client credentials) client.
+// What an OAuth client may be registered with: redirect URIs, scopes, the API version it is pinned
+// to, and the oidc-provider metadata of a public (authorization code + PKCE) or a confidential
+// (client credentials) client.
+import { API_VERSION_NUMBERS, isApiVersion, LATEST_API_VERSION } from '../core/api-versions.ts';
 import { SCOPES, STAFF_ONLY_SCOPES } from '../core/scopes.ts';
 
 /** Every scope a client may be registered for. */
@@ -42,11 +44,28 @@ export function parseClientScopes(scopes: readonly string[], allowed: readonly s
   return list;
 }
 
+/**
+ * The API version a client's unversioned requests get: one this server speaks, the latest when
+ * none is named (a new integration starts on the newest contract and keeps it). A string (a
+ * command-line value) counts only as decimal digits.
+ */
+export function checkClientApiVersion(version: number | string = LATEST_API_VERSION): number {
+  let parsed = Number.NaN;
+  if (typeof version === 'number') parsed = version;
+  else if (/^\d{1,9}$/.test(version)) parsed = Number(version);
+  if (!isApiVersion(parsed)) {
+    throw new ClientMetadataError(`API version ${version} is not supported; supported: ${API_VERSION_NUMBERS.join(', ')}`);
+  }
+  return parsed;
+}
+
 export interface PublicClientInput {
   name: string;
   redirectUris: readonly string[];
   /** Default: DEFAULT_PUBLIC_CLIENT_SCOPES. */
   scopes?: readonly string[];
+  /** Default: LATEST_API_VERSION. */
+  apiVersion?: number;
 }
 
 export interface ConfidentialClientInput {
@@ -54,6 +73,8 @@ export interface ConfidentialClientInput {
   /** Only ['client_credentials'] (the default) is supported. */
   grantTypes?: readonly string[];
   scopes: readonly string[];
+  /** Default: LATEST_API_VERSION. */
+  apiVersion?: number;
 }
 
 /** oidc-provider client metadata, as stored in oauth_clients.metadata. */

@@ -82,6 +82,9 @@ export function createProvider({ config, db, signingKeys, cookieKeys }: Provider
     issueRefreshToken: async (_ctx, client) => client.grantTypeAllowed('refresh_token'),
     rotateRefreshToken: () => true,
     extraTokenClaims: (_ctx, token) => findExtraTokenClaims(db, token),
+    // The client's pinned API version, read with the rest of its row (findClientMetadata): kept on
+    // the provider's Client, so a token's api_version claim costs no query of its own.
+    extraClientMetadata: { properties: ['api_version'] },
     interactions: { url: (_ctx, interaction) => `/oauth/interaction/${interaction.uid}` },
     // Only what a registered client can use: public clients (none) and services (Basic). Secrets
     // are stored hashed, so client_secret_jwt could only be keyed by the hash.
@@ -114,10 +117,14 @@ export function createProvider({ config, db, signingKeys, cookieKeys }: Provider
  * can refuse it once the grant is revoked (src/http/grant-revocations.ts). A digest, not the id: a
  * JWT is readable by whoever holds it, and the grant id is the authorization server's internal
  * handle on the grant's rows. Client-credentials tokens have no grant, hence no gid.
+ * `api_version`: the API version the client is pinned to, what its unversioned requests get
+ * (docs/decisions.md); a new pin reaches the API with the client's next token.
  */
 async function findExtraTokenClaims(db: Db, token: IssuedToken): Promise<Record<string, unknown> | undefined> {
   const claims: Record<string, unknown> = {};
   if ('grantId' in token && typeof token.grantId === 'string') claims.gid = digestOidcIdentifier(token.grantId);
+  const apiVersion = token.client?.metadata().api_version;
+  if (typeof apiVersion === 'number') claims.api_version = apiVersion;
   if ('accountId' in token && token.accountId) {
     const user = await findAccountRow(db, token.accountId);
     if (user?.role === 'staff') claims.roles = ['staff'];

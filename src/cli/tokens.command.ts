@@ -6,7 +6,8 @@ import { parseCommandLine, takeWord, UsageError, withMigratedDatabase, type Outp
 
 export const TOKENS_USAGE = `  tokens issue               sign an access token with the active signing key
       --email <email>        for this user (role from the database), or
-      --client-id <id>       for a service client (client credentials)
+      --client-id <id>       for a service client (client credentials); a registered
+                             client's token carries its API version (clients list)
       --scope "<scopes>"     space-separated (default: every API scope the subject may hold)
       --expires-in <sec>     lifetime, default 600, at most ${MAX_TOKEN_LIFETIME_SECONDS}`;
 

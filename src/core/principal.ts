@@ -1,9 +1,16 @@
 // Who is calling, as every layer below the edge sees it, and the ownership policy: customers act
 // on their own orders and payments only, staff and service clients on all.
 
-export type Principal =
-  | { kind: 'user'; userId: number; role: 'customer' | 'staff'; clientId: string; scopes: ReadonlySet<string>; subject: string }
-  | { kind: 'service'; clientId: string; scopes: ReadonlySet<string>; subject: string };
+/** What every caller has, user or service. */
+interface Caller {
+  clientId: string;
+  scopes: ReadonlySet<string>;
+  subject: string;
+  /** The API version unversioned requests get: the one the client is pinned to (src/core/api-versions.ts). */
+  apiVersion: number;
+}
+
+export type Principal = (Caller & { kind: 'user'; userId: number; role: 'customer' | 'staff' }) | (Caller & { kind: 'service' });
 
 export function isStaffOrService(principal: Principal): boolean {
   return principal.kind === 'service' || principal.role === 'staff';

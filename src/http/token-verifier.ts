@@ -1,6 +1,7 @@
 // RFC 9068 JWT access tokens, verified with jose against the issuer's JWKS: iss, aud, exp, typ
 // "at+jwt", an algorithm allow-list, and (our own issuer's) not issued under a revoked grant.
 import { createLocalJWKSet, createRemoteJWKSet, errors as joseErrors, jwtVerify, type JWK, type JWTVerifyGetKey } from 'jose';
+import { isApiVersion, UNPINNED_API_VERSION } from '../core/api-versions.ts';
 import { systemClock, type Clock } from '../core/clock.ts';
 import type { Principal } from '../core/principal.ts';
 import type { GrantRevocations } from './grant-revocations.ts';
@@ -60,17 +61,32 @@ function grantDigestFrom(payload: Record<string, unknown>): string | undefined {
   return payload.gid;
 }
 
+/**
+ * The `api_version` claim: the version the token's client is pinned to (src/auth/provider.ts).
+ * Absent, malformed or no longer spoken, the token is unpinned rather than refused: the claim
+ * chooses a default representation, it grants nothing.
+ */
+function apiVersionFrom(payload: Record<string, unknown>): number {
+  const claimed = payload.api_version;
+  return typeof claimed === 'number' && isApiVersion(claimed) ? claimed : UNPINNED_API_VERSION;
+}
+
 function principalFrom(payload: Record<string, unknown>): Principal {
   const sub = payload.sub;
   const clientId = payload.client_id;
   if (typeof sub !== 'string' || typeof clientId !== 'string')
     throw new joseErrors.JWTClaimValidationFailed('sub and client_id are required', payload as never);
-  const scopes = new Set(typeof payload.scope === 'string' ? payload.scope.split(' ').filter(Boolean) : []);
+  const caller = {
+    clientId,
+    scopes: new Set(typeof payload.scope === 'string' ? payload.scope.split(' ').filter(Boolean) : []),
+    subject: sub,
+    apiVersion: apiVersionFrom(payload),
+  };
   // RFC 9068 §2.2: without a resource owner (client credentials) sub is the client's identifier.
-  if (sub === clientId) return { kind: 'service', clientId, scopes, subject: sub };
+  if (sub === clientId) return { kind: 'service', ...caller };
   if (!/^[1-9]\d{0,15}$/.test(sub)) throw new joseErrors.JWTClaimValidationFailed('sub is not a user id', payload as never);
   const roles = Array.isArray(payload.roles) ? payload.roles : [];
-  return { kind: 'user', userId: Number(sub), role: roles.includes('staff') ? 'staff' : 'customer', clientId, scopes, subject: sub };
+  return { kind: 'user', userId: Number(sub), role: roles.includes('staff') ? 'staff' : 'customer', ...caller };
 }
 
 export interface TokenVerifier {

@@ -359,8 +359,29 @@ describe(`oidc-provider adapter over the Db (${serverUrl ? 'PostgreSQL' : 'PGlit
       ]);
 
       const clients = new Adapter('Client');
-      assert.deepEqual(await clients.find(clientId), { ...metadata, client_id: clientId });
+      // A client registered before API versions were pinned has the column's default, 1.
+      assert.deepEqual(await clients.find(clientId), { ...metadata, client_id: clientId, api_version: 1 });
       assert.equal(await clients.find(`client-${newId()}`), undefined);
+
+      // The pinned version is the column's, whatever the metadata says (extraClientMetadata in provider.ts).
+      await db.query('UPDATE oauth_clients SET api_version = 2, metadata = metadata || \'{"api_version": 7}\' WHERE client_id = $1', [
+        clientId,
+      ]);
+      assert.equal((await clients.find(clientId))?.api_version, 2);
+    });
+
+    test('the pinned API version is a positive integer (CHECK)', async () => {
+      for (const version of [0, -1]) {
+        await assert.rejects(
+          db.query('INSERT INTO oauth_clients (client_id, client_name, metadata, api_version) VALUES ($1, $2, $3, $4)', [
+            `client-${newId()}`,
+            'Bad version',
+            '{}',
+            version,
+          ]),
+          (error: { code?: string }) => error.code === '23514',
+        );
+      }
     });
 
     test('upsert and destroy of a Client throw a clear error', async () => {

@@ -6,6 +6,7 @@ import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { decodeJwt, decodeProtectedHeader } from 'jose';
+import { LATEST_API_VERSION } from '../../src/core/api-versions.ts';
 import {
   BIN_ENTRY,
   cleanUpProcessesAndDatabases,
@@ -115,6 +116,7 @@ describe(`orderpay tokens issue (${DATABASE_LABEL})`, () => {
     assert.equal(claims.iss, `${PUBLIC_URL}/oauth`);
     assert.equal(claims.aud, PUBLIC_URL);
     assert.equal(claims.roles, undefined);
+    assert.equal(claims.api_version, undefined, 'a user token names no client pin: unpinned');
     assert.equal(typeof claims.jti, 'string');
     assert.equal((claims.exp as number) - (claims.iat as number), 600);
     assert.ok(Math.abs((claims.iat as number) - Date.now() / 1000) < 60, 'issued now');
@@ -148,6 +150,13 @@ describe(`orderpay tokens issue (${DATABASE_LABEL})`, () => {
     assert.equal(claims.client_id, 'svc');
     assert.equal(claims.scope, ALL_SCOPES);
     assert.equal(claims.roles, undefined);
+    assert.equal(claims.api_version, undefined, 'svc is not a registered client: unpinned');
+  });
+
+  test('the seeded demo client is pinned to the latest API version, and its token says so', async () => {
+    const { claims } = await issue(['--client-id', 'orderpay-demo']);
+    assert.equal(claims.sub, 'orderpay-demo');
+    assert.equal(claims.api_version, LATEST_API_VERSION);
   });
 
   test('--expires-in sets the lifetime within 1–86400 seconds', async () => {

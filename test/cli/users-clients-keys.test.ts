@@ -2,9 +2,10 @@
 // or PostgreSQL when TEST_DATABASE_URL is set); the rows they leave are read back afterwards.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { decodeProtectedHeader } from 'jose';
+import { decodeJwt, decodeProtectedHeader } from 'jose';
 import { MAX_SIGNED_TOKEN_LIFETIME_SECONDS } from '../../src/auth/keys.store.ts';
 import { verifyClientSecret, verifyPassword } from '../../src/auth/passwords.ts';
+import { API_VERSION_NUMBERS, LATEST_API_VERSION } from '../../src/core/api-versions.ts';
 import { createDatabase } from '../../src/db/create-database.ts';
 import { DB_OPTIONS, serverUrl } from '../helpers/db.ts';
 // Every command here runs to completion (runOrderpay kills it past its deadline), so no process
@@ -162,9 +163,10 @@ describe(`orderpay clients (${DATABASE})`, () => {
   interface ClientRow {
     client_name: string;
     metadata: Record<string, unknown>;
+    api_version: number;
   }
   const findClient = async (clientId: string) =>
-    (await queryRows<ClientRow>('SELECT client_name, metadata FROM oauth_clients WHERE client_id = $1', [clientId]))[0];
+    (await queryRows<ClientRow>('SELECT client_name, metadata, api_version FROM oauth_clients WHERE client_id = $1', [clientId]))[0];
 
   test('create --public registers an authorization-code client without a secret', async () => {
     const client = await succeed([
@@ -190,6 +192,7 @@ describe(`orderpay clients (${DATABASE})`, () => {
       grant_types: ['authorization_code', 'refresh_token'],
       token_endpoint_auth_method: 'none',
       scope: 'openid orders:read orders:write offline_access',
+      api_version: LATEST_API_VERSION,
     });
     assert.ok(Math.abs((client.client_id_issued_at as number) - Date.now() / 1000) < 120);
 
@@ -204,6 +207,7 @@ describe(`orderpay clients (${DATABASE})`, () => {
         token_endpoint_auth_method: 'none',
         scope: 'openid orders:read orders:write offline_access',
       },
+      api_version: LATEST_API_VERSION,
     });
   });
 
@@ -244,9 +248,11 @@ describe(`orderpay clients (${DATABASE})`, () => {
       grant_types: ['client_credentials'],
       token_endpoint_auth_method: 'client_secret_basic',
       scope: 'orders:read orders:write',
+      api_version: LATEST_API_VERSION,
     });
 
     const row = await findClient(client.client_id as string);
+    assert.equal(row!.api_version, LATEST_API_VERSION);
     const stored = row!.metadata.client_secret as string;
     assert.match(stored, /^scrypt\$32768\$8\$1\$[\w-]{22}\$[\w-]{43}$/);
     assert.notEqual(stored, secret);
@@ -395,7 +401,116 @@ describe(`orderpay clients (${DATABASE})`, () => {
 
     const human = assertHuman(await runOrderpay(['clients', 'list'], env));
     assert.ok(human.includes(`${created.client_id}  confidential  "Listed"`));
+    assert.ok(
+      human.includes(
+        `${created.client_id}  confidential  "Listed"\n  grants: client_credentials\n  scope: payments:read\n  API version: v${LATEST_API_VERSION}\n`,
+      ),
+    );
     assert.doesNotMatch(human, /scrypt|secret/);
+  });
+
+  /** `clients create` of an orders:read service client, with `extra` options. */
+  const createServiceArgs = (name: string, ...extra: string[]) => [
+    ...['clients', 'create', '--name', name, '--confidential', '--grant', 'client_credentials', '--scope', 'orders:read'],
+    ...extra,
+  ];
+  /** A service client pinned to `apiVersion` (the latest when undefined). */
+  const createService = (name: string, apiVersion?: string) =>
+    succeed(createServiceArgs(name, ...(apiVersion === undefined ? [] : ['--api-version', apiVersion])));
+  const apiVersionClaim = async (clientId: string) =>
+    decodeJwt((await succeed(['tokens', 'issue', '--client-id', clientId])).access_token as string).api_version;
+
+  test('create --api-version pins either kind of client to that version; list shows it', async () => {
+    const service = await createService('Pinned service', '1');
+    assert.equal(service.api_version, 1);
+    const app = await succeed([
+      'clients',
+      'create',
+      '--name',
+      'Pinned app',
+      '--public',
+      '--redirect-uri',
+      'https://a.example/cb',
+      '--api-version',
+      '1',
+    ]);
+    assert.equal(app.api_version, 1);
+    for (const client of [service, app]) assert.equal((await findClient(client.client_id as string))!.api_version, 1);
+
+    const { clients } = (await succeed(['clients', 'list'])) as { clients: Record<string, unknown>[] };
+    const listed = new Map(clients.map((c) => [c.client_id, c.api_version]));
+    assert.equal(listed.get(service.client_id), 1);
+    assert.equal(listed.get(app.client_id), 1);
+    assert.ok(clients.every((c) => API_VERSION_NUMBERS.includes(c.api_version as number)));
+    const human = assertHuman(await runOrderpay(['clients', 'list'], env));
+    assert.match(human, new RegExp(`^${app.client_id}  public  "Pinned app"\n(  .*\n)*?  API version: v1\n`, 'm'));
+  });
+
+  test('an API version the server does not speak exits 2 naming the supported ones, without a row', async () => {
+    const supported = `supported: ${API_VERSION_NUMBERS.join(', ')}`;
+    const unknown = String(Math.max(...API_VERSION_NUMBERS) + 1);
+    for (const version of [unknown, '0', 'v2', '1.0', 'latest']) {
+      assert.equal(
+        await refuse(createServiceArgs('Rejected', '--api-version', version)),
+        `API version ${version} is not supported; ${supported}`,
+      );
+    }
+    assert.equal(
+      await refuse([...'clients create --name Rejected --public --redirect-uri https://a.example/cb'.split(' '), '--api-version', unknown]),
+      `API version ${unknown} is not supported; ${supported}`,
+    );
+    assert.deepEqual(await queryRows("SELECT client_id FROM oauth_clients WHERE client_name = 'Rejected'"), []);
+
+    const service = await createService('Kept on its version');
+    assert.equal(
+      await refuse(['clients', 'set-api-version', '--client-id', service.client_id as string, '--api-version', unknown]),
+      `API version ${unknown} is not supported; ${supported}`,
+    );
+    assert.equal((await findClient(service.client_id as string))!.api_version, LATEST_API_VERSION);
+  });
+
+  test('set-api-version re-pins a client: tokens issued afterwards carry the new version', async () => {
+    const service = await createService('Re-pinned');
+    const clientId = service.client_id as string;
+    assert.equal(await apiVersionClaim(clientId), LATEST_API_VERSION);
+
+    const { client_secret: _secret, client_secret_expires_at: _expiry, ...information } = service;
+    const changed = await succeed(['clients', 'set-api-version', '--client-id', clientId, '--api-version', '1']);
+    assert.deepEqual(changed, { ...information, api_version: 1, previous_api_version: LATEST_API_VERSION });
+    assert.equal((await findClient(clientId))!.api_version, 1);
+    assert.equal(await apiVersionClaim(clientId), 1);
+
+    // The human form says when the change reaches the API.
+    const human = assertHuman(
+      await runOrderpay(['clients', 'set-api-version', '--client-id', clientId, '--api-version', String(LATEST_API_VERSION)], env),
+    );
+    assert.equal(
+      human,
+      `${clientId} "Re-pinned" is now pinned to API v${LATEST_API_VERSION} (was v1).
+Its access tokens issued from now on carry api_version ${LATEST_API_VERSION}: its unversioned requests get v${LATEST_API_VERSION} from its next token.
+Tokens issued before keep v1 until they expire (the authorization server's within 10 minutes).
+`,
+    );
+    assert.equal(await apiVersionClaim(clientId), LATEST_API_VERSION);
+    const again = assertHuman(
+      await runOrderpay(['clients', 'set-api-version', '--client-id', clientId, '--api-version', String(LATEST_API_VERSION)], env),
+    );
+    assert.equal(again, `${clientId} "Re-pinned" is already pinned to API v${LATEST_API_VERSION}; nothing changed.\n`);
+  });
+
+  test('set-api-version of an unknown client, or without both options, exits 2', async () => {
+    assert.equal(
+      await refuse(['clients', 'set-api-version', '--client-id', 'op_nobody', '--api-version', '1']),
+      'no client with id op_nobody',
+    );
+    for (const args of [['--client-id', 'op_nobody'], ['--api-version', '1'], []]) {
+      assert.equal(
+        await refuse(['clients', 'set-api-version', ...args]),
+        'usage: orderpay clients set-api-version --client-id C --api-version N',
+      );
+    }
+    assert.match(await refuse(['clients', 'set-api-version', '--client-id', 'op_nobody', '--api-version', '1', '--name', 'x']), /--name/);
+    assert.match(await refuse(['clients', 'pin']), /orderpay clients set-api-version --client-id C --api-version N/);
   });
 });
 

@@ -258,6 +258,30 @@ describe(`storage layer (${serverUrl ? 'PostgreSQL' : 'PGlite'})`, () => {
       assert.equal(new Set(versions).size, versions.length);
     });
 
+    test('0006 pins the clients registered before it to API version 1, the version they were built against', async () => {
+      const empty = serverUrl ? await createEmptyServerDatabase() : undefined;
+      const fresh = await createDatabase({ databaseUrl: empty?.url, dataDir: empty ? '' : 'memory://', db: DB_OPTIONS });
+      try {
+        // The database as it stood before 0006: migrated that far, with a client registered.
+        const earlier = (await loadMigrations()).filter((m) => m.version < '0006');
+        await fresh.exec('CREATE TABLE schema_migrations (version text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())');
+        for (const migration of earlier) {
+          await fresh.exec(migration.sql);
+          await fresh.query('INSERT INTO schema_migrations (version) VALUES ($1)', [migration.version]);
+        }
+        await fresh.query("INSERT INTO oauth_clients (client_id, client_name, metadata) VALUES ('op_existing', 'Existing', '{}')");
+
+        assert.equal((await migrate(fresh))[0], '0006_client_api_version');
+        const { rows } = await fresh.query<{ api_version: number }>(
+          "SELECT api_version FROM oauth_clients WHERE client_id = 'op_existing'",
+        );
+        assert.deepEqual(rows, [{ api_version: 1 }]);
+      } finally {
+        await fresh.close();
+        await empty?.drop();
+      }
+    });
+
     test(
       serverUrl
         ? 'PostgreSQL: two processes migrating one empty database at once apply each migration exactly once (advisory lock)'

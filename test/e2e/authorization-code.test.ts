@@ -1,12 +1,13 @@
 // The whole authorization code flow with PKCE (RFC 6749 §4.1, RFC 7636), driven by a real OAuth
 // client (openid-client) against a real socket: authorize → login → consent → callback → code
 // exchange → API call → refresh with rotation → reuse detection → revocation, introspection;
-// and client credentials for a service.
+// client credentials for a service; and the API version each client is pinned to, in its tokens.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as client from 'openid-client';
 import { decodeJwt, decodeProtectedHeader } from 'jose';
-import { createConfidentialClient, createPublicClient } from '../../src/auth/clients.store.ts';
+import { createConfidentialClient, createPublicClient, setClientApiVersion } from '../../src/auth/clients.store.ts';
+import { LATEST_API_VERSION } from '../../src/core/api-versions.ts';
 import { signInWithForms, startAuthServer, type AuthServer } from '../helpers/oauth.ts';
 
 const PORT = 29_111;
@@ -91,6 +92,7 @@ describe('RFC 6749 §4.1 + RFC 7636: authorization code with PKCE, end to end', 
     assert.equal(claims.iss, server.issuer);
     assert.equal(claims.client_id, publicClientId);
     assert.deepEqual(String(claims.scope).split(' ').sort(), ['orders:read', 'orders:write']);
+    assert.equal(claims.api_version, LATEST_API_VERSION, 'registered without a version: pinned to the latest');
 
     const api = await fetch(`${server.baseUrl}/v1/orders`, { headers: { authorization: `Bearer ${tokens.access_token}` } });
     assert.equal(api.status, 200);
@@ -157,6 +159,7 @@ describe('RFC 6749 §4.4: client credentials', () => {
     const claims = decodeJwt(tokens.access_token);
     assert.equal(claims.sub, service.clientId);
     assert.equal(claims.aud, server.config.audience);
+    assert.equal(claims.api_version, LATEST_API_VERSION);
     const api = await fetch(`${server.baseUrl}/v1/orders`, { headers: { authorization: `Bearer ${tokens.access_token}` } });
     assert.equal(api.status, 200);
   });
@@ -172,5 +175,48 @@ describe('RFC 6749 §4.4: client credentials', () => {
         error.status === 401 &&
         error.cause[0]?.parameters.error === 'invalid_client',
     );
+  });
+});
+
+describe("the client's pinned API version travels in its access tokens (api_version)", () => {
+  // Pinned to 1 first, then moved to the latest: the two must differ for the change to show.
+  const FIRST = 1;
+  before(() => assert.notEqual(FIRST, LATEST_API_VERSION));
+
+  test('client credentials: the token carries the pin; once the pin changes, the next token carries the new one', async () => {
+    const service = await createConfidentialClient(server.db, { name: 'Pinned service', scopes: ['orders:read'], apiVersion: FIRST });
+    const config = await discover(service.clientId, client.ClientSecretBasic(service.clientSecret), service.clientSecret);
+    const earlier = await client.clientCredentialsGrant(config, { scope: 'orders:read' });
+    assert.equal(decodeJwt(earlier.access_token).api_version, FIRST);
+
+    assert.equal((await setClientApiVersion(server.db, service.clientId, LATEST_API_VERSION))?.previousApiVersion, FIRST);
+    const later = await client.clientCredentialsGrant(config, { scope: 'orders:read' });
+    assert.equal(decodeJwt(later.access_token).api_version, LATEST_API_VERSION);
+    // The token issued before keeps its version until it expires; both are accepted.
+    assert.equal(decodeJwt(earlier.access_token).api_version, FIRST);
+    for (const token of [earlier.access_token, later.access_token]) {
+      const api = await fetch(`${server.baseUrl}/v1/orders`, { headers: { authorization: `Bearer ${token}` } });
+      assert.equal(api.status, 200);
+    }
+  });
+
+  test('authorization code: the access token carries the pin, a refreshed one the pin of its moment; the ID token none', async () => {
+    const { clientId } = await createPublicClient(server.db, {
+      name: 'Pinned app',
+      redirectUris: [REDIRECT_URI],
+      scopes: SCOPE.split(' ').concat('offline_access'),
+      apiVersion: FIRST,
+    });
+    const config = await discover(clientId);
+    const { verifier, state, callback } = await authorize(config);
+    const tokens = await client.authorizationCodeGrant(config, callback, { pkceCodeVerifier: verifier, expectedState: state });
+    const claims = decodeJwt(tokens.access_token);
+    assert.equal(claims.client_id, clientId);
+    assert.equal(claims.api_version, FIRST);
+    assert.equal(decodeJwt(tokens.id_token!).api_version, undefined, 'the pin is for the API, not the client');
+
+    await setClientApiVersion(server.db, clientId, LATEST_API_VERSION);
+    const refreshed = await client.refreshTokenGrant(config, tokens.refresh_token!);
+    assert.equal(decodeJwt(refreshed.access_token).api_version, LATEST_API_VERSION);
   });
 });

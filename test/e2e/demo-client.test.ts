@@ -3,6 +3,8 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as client from 'openid-client';
+import { decodeJwt } from 'jose';
+import { LATEST_API_VERSION } from '../../src/core/api-versions.ts';
 import { DEMO_CLIENT_ID, DEMO_CUSTOMER_EMAILS, DEMO_PASSWORD, DEMO_REDIRECT_URI, seedDemoData } from '../../src/seed.ts';
 import { signInWithForms, startAuthServer, type AuthServer } from '../helpers/oauth.ts';
 
@@ -34,6 +36,7 @@ describe('the seeded demo client (development convenience)', () => {
     const callback = await signInWithForms(server, url.toString(), DEMO_CUSTOMER_EMAILS[0]!, DEMO_PASSWORD);
     assert.equal(callback.origin + callback.pathname, DEMO_REDIRECT_URI);
     const tokens = await client.authorizationCodeGrant(config, callback, { pkceCodeVerifier: verifier, expectedState: state });
+    assert.equal(decodeJwt(tokens.access_token).api_version, LATEST_API_VERSION, 'the demo client is pinned to the latest version');
     const response = await fetch(`${server.baseUrl}/v1/orders`, { headers: { authorization: `Bearer ${tokens.access_token}` } });
     assert.equal(response.status, 200);
     const body = (await response.json()) as { data: { status: string }[]; meta: { total: number } };

@@ -27,6 +27,8 @@ export interface TestApp {
     scopes?: Scope[] | string[];
     expiresIn?: number;
     clientId?: string;
+    /** The api_version claim: the version a registered client is pinned to. */
+    apiVersion?: number;
   }): Promise<string>;
   /** app.inject with a bearer token; throws unless the response matches the OpenAPI document. */
   request(token: string | undefined, options: InjectOptions): Promise<LightMyRequestResponse>;
@@ -47,7 +49,7 @@ export async function startTestApp(overrides: Partial<Config> = {}, now?: () => 
     db,
     databaseUrl,
     config,
-    token: ({ userId, staff, service, scopes = ALL_SCOPES, expiresIn, clientId = 'test-client' }) =>
+    token: ({ userId, staff, service, scopes = ALL_SCOPES, expiresIn, clientId = 'test-client', apiVersion }) =>
       signAccessToken(key, {
         issuer: config.issuer,
         audience: config.audience,
@@ -55,6 +57,7 @@ export async function startTestApp(overrides: Partial<Config> = {}, now?: () => 
         clientId,
         scope: scopes.join(' '),
         roles: staff ? ['staff'] : undefined,
+        apiVersion,
         expiresIn,
         now: now?.(),
       }),

@@ -1,16 +1,18 @@
 // Client registration rules, pure: redirect URIs (RFC 6749 §3.1.2, RFC 8252 §7.3, RFC 9700
-// §2.1), scopes per client type, and the oidc-provider metadata of each type.
+// §2.1), scopes per client type, the pinned API version, and the oidc-provider metadata of each type.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import {
   buildConfidentialClientMetadata,
   buildPublicClientMetadata,
+  checkClientApiVersion,
   checkRedirectUri,
   ClientMetadataError,
   CLIENT_SCOPES,
   parseClientScopes,
   SERVICE_CLIENT_SCOPES,
 } from '../../src/auth/clients.rules.ts';
+import { API_VERSION_NUMBERS, LATEST_API_VERSION } from '../../src/core/api-versions.ts';
 
 describe('checkRedirectUri (RFC 6749 §3.1.2, RFC 8252 §7.3)', () => {
   test('accepts https anywhere and http on loopback hosts, exactly as written', () => {
@@ -131,5 +133,28 @@ describe('buildConfidentialClientMetadata', () => {
     assert.throws(build({ grantTypes: ['authorization_code'], scopes: ['orders:read'] }), /client_credentials only/);
     assert.throws(build({ grantTypes: ['client_credentials', 'refresh_token'], scopes: ['orders:read'] }), /client_credentials only/);
     assert.equal(buildConfidentialClientMetadata('op_svc', 'h', { name: 'S', scopes: ['products:write'] }).scope, 'products:write');
+  });
+});
+
+describe('checkClientApiVersion: what a client is pinned to', () => {
+  test('a version the server speaks, as a number or decimal digits; none named is the latest', () => {
+    for (const version of API_VERSION_NUMBERS) {
+      assert.equal(checkClientApiVersion(version), version);
+      assert.equal(checkClientApiVersion(String(version)), version);
+    }
+    assert.equal(checkClientApiVersion(), LATEST_API_VERSION);
+    assert.equal(checkClientApiVersion(undefined), LATEST_API_VERSION);
+  });
+
+  test('anything else is refused with the supported versions named', () => {
+    const supported = `supported: ${API_VERSION_NUMBERS.join(', ')}`;
+    for (const version of [0, -1, 1.5, Math.max(...API_VERSION_NUMBERS) + 1, Number.NaN, '', 'v2', '2.0', ' 2', '0x2', '1e0']) {
+      assert.throws(
+        () => checkClientApiVersion(version),
+        (error: unknown) =>
+          error instanceof ClientMetadataError && error.message === `API version ${version} is not supported; ${supported}`,
+        String(version),
+      );
+    }
   });
 });

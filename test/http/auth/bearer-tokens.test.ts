@@ -4,7 +4,9 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { base64url, exportJWK, exportSPKI, generateKeyPair, importJWK, SignJWT, type JWK } from 'jose';
 import { signAccessToken } from '../../../src/auth/access-token.ts';
-import { createSigningKey, findActiveSigningKey, type SigningKey } from '../../../src/auth/keys.store.ts';
+import { createSigningKey, findActiveSigningKey, listPublishedKeys, type SigningKey } from '../../../src/auth/keys.store.ts';
+import { LATEST_API_VERSION, UNPINNED_API_VERSION } from '../../../src/core/api-versions.ts';
+import { createTokenVerifier } from '../../../src/http/token-verifier.ts';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
 import { createUser } from '../../helpers/factories.ts';
 
@@ -309,6 +311,58 @@ describe('RFC 6750 / RFC 9068 bearer tokens', () => {
         now: clock,
       });
       assert.equal((await listOrders(`Bearer ${old}`)).statusCode, 200);
+    });
+  });
+
+  describe("the api_version claim: the client's pinned API version becomes principal.apiVersion", () => {
+    /** The principal the app's verifier makes of a token (the same options as src/app.ts). */
+    const principalOf = (token: string) =>
+      createTokenVerifier({
+        issuer: t.config.issuer,
+        audience: t.config.audience,
+        loadKeys: () => listPublishedKeys(t.db),
+        now: () => clock,
+      }).verify(token);
+    const signWithClaim = (apiVersion: unknown) =>
+      signWith(key.privateJwk, key.alg, { kid: key.kid, typ: 'at+jwt' }, { ...accessTokenClaims(), api_version: apiVersion });
+
+    test('a supported version in the claim becomes apiVersion, for users and services alike', async () => {
+      // Otherwise a claim ignored and a claim honoured would look the same.
+      assert.notEqual(LATEST_API_VERSION, UNPINNED_API_VERSION);
+      const user = await t.token({ userId: customerId, scopes: ['orders:read'], apiVersion: LATEST_API_VERSION });
+      assert.deepEqual(await principalOf(user), {
+        kind: 'user',
+        userId: customerId,
+        role: 'customer',
+        clientId: 'test-client',
+        scopes: new Set(['orders:read']),
+        subject: String(customerId),
+        apiVersion: LATEST_API_VERSION,
+      });
+      const service = await t.token({ service: true, clientId: 'svc-pinned', scopes: ['orders:read'], apiVersion: LATEST_API_VERSION });
+      assert.deepEqual(await principalOf(service), {
+        kind: 'service',
+        clientId: 'svc-pinned',
+        scopes: new Set(['orders:read']),
+        subject: 'svc-pinned',
+        apiVersion: LATEST_API_VERSION,
+      });
+      const pinnedToOne = await t.token({ service: true, clientId: 'svc-v1', apiVersion: 1 });
+      assert.equal((await principalOf(pinnedToOne)).apiVersion, 1);
+    });
+
+    test('no claim (a user token from the CLI, an unregistered client) → the unpinned version', async () => {
+      assert.equal((await principalOf(await t.token({ userId: customerId }))).apiVersion, UNPINNED_API_VERSION);
+      assert.equal((await principalOf(await t.token({ service: true, clientId: 'svc-unpinned' }))).apiVersion, UNPINNED_API_VERSION);
+    });
+
+    test('a version the server does not speak, or a malformed claim, is unpinned: the token is still accepted', async () => {
+      for (const claim of [99, 0, -1, 1.5, '2', String(LATEST_API_VERSION), null, true, [LATEST_API_VERSION], { v: 2 }]) {
+        const token = await signWithClaim(claim);
+        assert.equal((await principalOf(token)).apiVersion, UNPINNED_API_VERSION, JSON.stringify(claim));
+        const response = await listOrders(`Bearer ${token}`);
+        assert.equal(response.statusCode, 200, `${JSON.stringify(claim)}: ${response.body}`);
+      }
     });
   });
 
