@@ -222,6 +222,11 @@ Requests (for (a)–(c) one path drawn at random per request from a list sampled
 see [Payments](#payments-d-and-e) for (d) and (e)):
 ${requests.join('\n')}
 
+The version scenarios (av) and (bv) compare orderpay with itself on the requests of (a) and (b):
+the first columns are v1 (\`/v1/…\`, produced from v2 through the version changes of
+\`src/http/versions/\`), the "baseline" columns v2 (\`/v2/…\`, which loads and embeds each order's
+items). Target: v1 ≥ 0.9× v2.
+
 ### CPU per request
 
 ${markdownTable(COST_HEADER, costRows(results))}

@@ -54,6 +54,11 @@ interface Options {
 interface OrdersWorkload {
   scenario: Scenario;
   requests: RequestMix & { method: 'GET' };
+  /**
+   * Set for the version scenarios: both sides are orderpay, the first under /v1 (rendered from v2
+   * through the version changes), the second under /v2; the paths are prefixed with each.
+   */
+  versions?: readonly [string, string];
 }
 type Workload = OrdersWorkload | PaymentWorkload;
 const isPaymentWorkload = (workload: Workload): workload is PaymentWorkload => 'paymentsPerRequest' in workload;
@@ -62,6 +67,8 @@ const isPaymentWorkload = (workload: Workload): workload is PaymentWorkload => '
 interface Target {
   server: ServerProcess;
   headers: Record<string, string>;
+  /** A path prefix its requests carry (the API version of the version scenarios). */
+  prefix?: string;
 }
 
 const log = (line: string) => console.error(`bench: ${line}`);
@@ -136,6 +143,7 @@ async function sampleOrdersWorkloads(db: Db): Promise<OrdersWorkload[]> {
   const filtered = pairs.rows.map(
     (p, i) => `/orders?status=${p.status}&customerId=${p.customerId}&minTotal=${MIN_TOTALS[i % MIN_TOTALS.length]}&sort=-createdAt,status`,
   );
+  const byId = ids.rows.map((r) => `/orders/${r.id}`);
   return [
     {
       scenario: {
@@ -146,7 +154,7 @@ async function sampleOrdersWorkloads(db: Db): Promise<OrdersWorkload[]> {
         targetRatio: 0.7,
         p99TargetMs: P99_TARGET_MS,
       },
-      requests: { method: 'GET', paths: ids.rows.map((r) => `/orders/${r.id}`) },
+      requests: { method: 'GET', paths: byId },
     },
     {
       scenario: {
@@ -169,6 +177,28 @@ async function sampleOrdersWorkloads(db: Db): Promise<OrdersWorkload[]> {
         baselineRequest: 'same page query, no count',
       },
       requests: { method: 'GET', paths: ['/orders?status=pending'] },
+    },
+    {
+      scenario: {
+        key: 'av',
+        title: 'v1 vs v2: GET /orders/{id}',
+        targetRatio: 0.9,
+        orderpayRequest: 'GET /v1/orders/{id} (v2 rendered back through the version changes)',
+        baselineRequest: 'GET /v2/orders/{id} on the same server (the latest, its items embedded)',
+      },
+      requests: { method: 'GET', paths: byId },
+      versions: ['/v1', '/v2'],
+    },
+    {
+      scenario: {
+        key: 'bv',
+        title: 'v1 vs v2: filtered list',
+        targetRatio: 0.9,
+        orderpayRequest: 'GET /v1/orders?status=…&customerId=…&minTotal=…&sort=-createdAt,status',
+        baselineRequest: 'the same under /v2 on the same server (items of the page loaded and embedded)',
+      },
+      requests: { method: 'GET', paths: filtered },
+      versions: ['/v1', '/v2'],
     },
   ];
 }
@@ -238,9 +268,10 @@ async function verifyOrdersResponses(
   for (const {
     scenario,
     requests: { paths },
+    versions,
   } of workloads) {
-    const ours = await getJson(orderpay.url + paths[0], headers);
-    const theirs = await getJson(baseline.url + paths[0], {});
+    const ours = await getJson(orderpay.url + (versions?.[0] ?? '') + paths[0], headers);
+    const theirs = versions ? await getJson(orderpay.url + versions[1] + paths[0], headers) : await getJson(baseline.url + paths[0], {});
     const ids = (body: typeof ours) => JSON.stringify(body.data?.map((o) => o.id) ?? body.id);
     if (ids(ours) !== ids(theirs)) throw new Error(`(${scenario.key}) orderpay and the baseline disagree on ${paths[0]}`);
     if (scenario.key === 'b' && ours.meta?.total !== theirs.meta?.total)
@@ -268,16 +299,17 @@ async function measure(
   workloads: Workload[],
   targets: Target[],
 ): Promise<{ results: ScenarioResult[]; interference: Interference }> {
-  const [orderpay] = targets as [Target, Target];
   const database = decodeURIComponent(new URL(options.databaseUrl).pathname.slice(1));
   const machineBefore = sampleMachineCpu();
   let benchmarkedSeconds = 0; // server and PostgreSQL CPU of every run, to tell other processes' share
   const run = async (target: Target, workload: Workload, seconds: number): Promise<Measurement> => {
     const paymentsBefore = isPaymentWorkload(workload) ? await countSettledPayments(db) : 0;
     const before = sampleCpu(target.server.pid, database);
+    const { requests } = workload;
     const result = await generator.run({
       url: target.server.url,
-      requests: workload.requests,
+      requests:
+        target.prefix && requests.method === 'GET' ? { ...requests, paths: requests.paths.map((path) => target.prefix + path) } : requests,
       headers: target.headers,
       connections: options.connections,
       seconds,
@@ -288,9 +320,15 @@ async function measure(
     benchmarkedSeconds += ((cpu.serverUs + cpu.postgresUs) * result.requests) / 1e6;
     return { ...result, serverCpuUs: cpu.serverUs, postgresCpuUs: cpu.postgresUs };
   };
+  // The version scenarios compare orderpay with itself: /v1 in the first column, /v2 in the second.
+  const targetsOf = (workload: Workload): Target[] => {
+    const versions = isPaymentWorkload(workload) ? undefined : workload.versions;
+    if (!versions) return targets;
+    return versions.map((prefix) => ({ ...targets[0]!, prefix }));
+  };
   if (options.warmupSeconds > 0) {
     for (const workload of workloads) {
-      for (const target of targets) {
+      for (const target of targetsOf(workload)) {
         log(`warm-up (${workload.scenario.key}) ${target.server.name}`);
         await run(target, workload, options.warmupSeconds);
       }
@@ -300,12 +338,13 @@ async function measure(
   for (let round = 0; round < options.rounds; round++) {
     for (const [i, workload] of workloads.entries()) {
       const { scenario } = workload;
-      for (const target of round % 2 === 0 ? targets : [...targets].reverse()) {
+      const pair = targetsOf(workload);
+      for (const target of round % 2 === 0 ? pair : [...pair].reverse()) {
         const result = await run(target, workload, options.seconds);
         log(
-          `round ${round + 1}/${options.rounds} (${scenario.key}) ${target.server.name}: ${Math.round(result.requestsPerSecond)} req/s, p50 ${result.p50Ms.toFixed(2)} ms, p99 ${result.p99Ms.toFixed(2)} ms, node ${Math.round(result.serverCpuUs)} µs/req, pg ${Math.round(result.postgresCpuUs)} µs/req${result.errors ? `, ${result.errors} errors` : ''}`,
+          `round ${round + 1}/${options.rounds} (${scenario.key}) ${target.server.name}${target.prefix ?? ''}: ${Math.round(result.requestsPerSecond)} req/s, p50 ${result.p50Ms.toFixed(2)} ms, p99 ${result.p99Ms.toFixed(2)} ms, node ${Math.round(result.serverCpuUs)} µs/req, pg ${Math.round(result.postgresCpuUs)} µs/req${result.errors ? `, ${result.errors} errors` : ''}`,
         );
-        rounds[i]![target === orderpay ? 'orderpay' : 'baseline'].push(result);
+        rounds[i]![target === pair[0] ? 'orderpay' : 'baseline'].push(result);
       }
     }
   }

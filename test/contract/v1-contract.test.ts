@@ -9,7 +9,7 @@ import { describe, test } from 'node:test';
 import { startTestApp } from '../helpers/app.ts';
 import { type ContractChanges, contractChanges } from '../helpers/contract-changes.ts';
 
-const SERVED_V1_DOCUMENT = '/openapi.json';
+const SERVED_V1_DOCUMENT = '/v1/openapi.json';
 
 const FROZEN_V1_DOCUMENT = new URL('./v1.openapi.json', import.meta.url);
 const FREEZE = process.env.ORDERPAY_FREEZE_V1_CONTRACT === '1';

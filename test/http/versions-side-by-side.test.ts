@@ -287,6 +287,30 @@ describe('negotiation and the migration window', () => {
     assert.equal(asV1.json().currency, 'EUR');
   });
 
+  test("a client pinned to v2 gets v2 on unversioned paths without Accept; Accept overrides the pin; v1's pin stays v1", async () => {
+    const { user } = await createCustomer(t);
+    const product = await createProduct(t.db, { price: 300 });
+    const pinned = await t.token({ userId: user.id, apiVersion: 2 });
+    const created = await t.request(pinned, { method: 'POST', url: '/orders', payload: { items: [{ productId: product.id, qty: 1 }] } });
+    assert.equal(created.statusCode, 201, created.body);
+    assert.equal(created.headers['api-version'], '2');
+    assert.equal(created.headers['content-type'], 'application/json; charset=utf-8');
+    assert.equal(created.headers.location, `http://orderpay.test/orders/${created.json().id}`);
+    const read = await t.request(pinned, { method: 'GET', url: `/orders/${created.json().id}` });
+    assert.deepEqual(read.json().total, money(300));
+    assert.equal(read.headers.etag, `"o${created.json().id}.1.v2"`);
+    assert.equal(read.headers.deprecation, undefined);
+    const overridden = await t.request(pinned, { method: 'GET', url: `/orders/${created.json().id}`, headers: { accept: V1 } });
+    assert.equal(overridden.headers['api-version'], '1');
+    assert.deepEqual([overridden.json().total, overridden.json().currency], [300, 'EUR']);
+    const pinnedToV1 = await t.token({ userId: user.id, apiVersion: 1 });
+    const old = await t.request(pinnedToV1, { method: 'GET', url: `/orders/${created.json().id}` });
+    assert.equal(old.headers['api-version'], '1');
+    // A v1 body on the path a v2 client uses is refused by v2's schema, naming the missing items.
+    const v1Body = await t.request(pinned, { method: 'POST', url: '/orders', payload: { productId: product.id, qty: 1 } });
+    assert.equal(v1Body.statusCode, 400);
+  });
+
   test('every v1 response carries Deprecation, Sunset and the guide link; v2 responses none', async () => {
     const { token } = await createCustomer(t);
     const deprecation = `@${Math.floor(t.config.apiDeprecations[0]!.deprecation.getTime() / 1000)}`;
