@@ -16,5 +16,8 @@ export function setPageLinks(request: FastifyRequest, reply: FastifyReply, colle
   if (page > 1) links.push(link(Math.min(page - 1, last), 'prev'));
   if (page < totalPages) links.push(link(page + 1, 'next'));
   links.push(link(last, 'last'));
+  // A deprecated version's Link to its migration guide (set when the version was resolved) stays, after the page's.
+  const earlier = reply.getHeader('link');
+  if (earlier !== undefined) links.push(String(earlier));
   reply.header('link', links.join(', '));
 }

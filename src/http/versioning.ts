@@ -4,7 +4,7 @@
 // (the access token's api_version claim; v1 without one). Handlers speak the latest version: an
 // older version's request bodies are upgraded before the handler and its responses downgraded
 // after it, through the version changes (./versions/). Deprecated versions carry their dates.
-import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
+import type { FastifyInstance, FastifyRequest, RouteOptions } from 'fastify';
 import fp from 'fastify-plugin';
 import type { TObject, TSchema } from 'typebox';
 import { API_VERSION_NUMBERS, isApiVersion, LATEST_API_VERSION, UNPINNED_API_VERSION } from '../core/api-versions.ts';
@@ -45,6 +45,20 @@ function versionsInAccept(accept: string | undefined): number[] {
  */
 function pinnedVersion(authorization: string | undefined): number {
   if (!authorization || authorization.length > 8192) return UNPINNED_API_VERSION;
+  let version = recentPins.get(authorization);
+  if (version === undefined) {
+    version = readPin(authorization);
+    // A client sends its token many times: decoding it once is enough (bounded; any process can redo it).
+    if (recentPins.size >= RECENT_PINS) recentPins.delete(recentPins.keys().next().value as string);
+    recentPins.set(authorization, version);
+  }
+  return version;
+}
+
+const RECENT_PINS = 1024;
+const recentPins = new Map<string, number>();
+
+function readPin(authorization: string): number {
   const payload = /^Bearer +[\w-]+\.([\w-]+)\.[\w-]+$/i.exec(authorization)?.[1];
   if (!payload) return UNPINNED_API_VERSION;
   try {
@@ -202,7 +216,9 @@ export function jsonContentType(request: FastifyRequest): string {
 export function versionRoutes(app: FastifyInstance, scope: VersionScope): void {
   app.addHook('onRoute', (route) => versionRoute(scope, route));
   const retired = scope.deprecations.find((d) => d.version === scope.version);
+  const published = retired && deprecationHeaders(app.config.publicUrl, retired);
   const pathVersion = scope.negotiated ? undefined : scope.version;
+  const versionHeader = String(scope.version);
   app.addHook('onRequest', async function resolveApiVersion(request, reply) {
     reply.header('vary', 'Accept');
     const requested = versionsInAccept(request.headers.accept);
@@ -217,18 +233,21 @@ export function versionRoutes(app: FastifyInstance, scope: VersionScope): void {
     request.apiVersion = scope.version;
     request.apiPathPrefix = pathVersion === undefined ? '' : `/v${pathVersion}`;
     request.wantsVendorType = requested.length > 0;
-    reply.header('api-version', String(scope.version));
-    if (retired) {
-      publishDeprecation(request, reply, retired);
+    reply.header('api-version', versionHeader);
+    if (retired && published) {
+      reply.header('deprecation', published.deprecation).header('sunset', published.sunset).header('link', published.link);
       if (Date.now() >= retired.sunset.getTime()) throw sunsetProblem(request, retired);
     }
   });
 }
 
-function publishDeprecation(request: FastifyRequest, reply: FastifyReply, retired: ApiDeprecation): void {
-  reply.header('deprecation', `@${Math.floor(retired.deprecation.getTime() / 1000)}`);
-  reply.header('sunset', retired.sunset.toUTCString());
-  request.deprecationLink = `<${migrationGuideUrl(request.server.config.publicUrl, retired.version)}>; rel="deprecation"; type="text/markdown"`;
+/** What a retired version's responses carry: RFC 9745 Deprecation, RFC 8594 Sunset, the guide's Link. */
+function deprecationHeaders(publicUrl: string, retired: ApiDeprecation): { deprecation: string; sunset: string; link: string } {
+  return {
+    deprecation: `@${Math.floor(retired.deprecation.getTime() / 1000)}`,
+    sunset: retired.sunset.toUTCString(),
+    link: `<${migrationGuideUrl(publicUrl, retired.version)}>; rel="deprecation"; type="text/markdown"`,
+  };
 }
 
 function sunsetProblem(request: FastifyRequest, retired: ApiDeprecation): ProblemError {
@@ -247,13 +266,6 @@ async function versioning(app: FastifyInstance): Promise<void> {
   app.decorateRequest('wantsVendorType', false);
   app.decorateRequest('upgradedBody', undefined);
   app.decorateRequest('sentBody', undefined);
-  app.decorateRequest('deprecationLink', undefined);
-  // The deprecation link joins whatever Link the route set (paging links) rather than replace it.
-  app.addHook('onSend', async function linkDeprecation(request, reply) {
-    if (!request.deprecationLink) return;
-    const links = reply.getHeader('link');
-    reply.header('link', links ? `${String(links)}, ${request.deprecationLink}` : request.deprecationLink);
-  });
 }
 
 export const versioningPlugin = fp(versioning, { name: 'orderpay-versioning', fastify: '5.x' });
@@ -268,8 +280,6 @@ declare module 'fastify' {
     upgradedBody: string | undefined;
     /** The body as sent, when upgradedBody says it was upgraded. */
     sentBody: unknown;
-    /** The Link to a deprecated version's migration guide, added to the response's Link header. */
-    deprecationLink: string | undefined;
   }
   interface FastifyContextConfig extends VersionedRouteConfig {}
 }

@@ -8,7 +8,8 @@ import { entityTag, ifMatchPrecondition } from '../http/etag.ts';
 import type { Order, OrderItem } from './orders.schemas.ts';
 import type { OrderItemRecord, OrderRecord, OrderWithItems } from './orders.store.ts';
 
-export function orderRepresentation(record: OrderWithItems): Order {
+/** items absent: a version that does not show them (v1) did not load them; they are shown empty. */
+export function orderRepresentation(record: OrderRecord & Partial<Pick<OrderWithItems, 'items'>>): Order {
   return {
     id: record.id,
     status: record.status,
@@ -16,7 +17,7 @@ export function orderRepresentation(record: OrderWithItems): Order {
     total: { value: record.total, currency: record.currency },
     createdAt: record.createdAt,
     updatedAt: record.updatedAt,
-    items: record.items.map(orderItemRepresentation),
+    items: record.items ? record.items.map(orderItemRepresentation) : [],
   };
 }
 

@@ -43,10 +43,9 @@ const writeSecurity = [{ bearer: ['orders:write'] }];
 async function withItemsShown<O extends OrderRecord>(
   request: FastifyRequest,
   db: Queryable,
-  orders: readonly O[],
-): Promise<(O & OrderWithItems)[]> {
-  if (showsField('Order', 'items', request.apiVersion)) return withItems(db, orders);
-  return orders.map((order) => ({ ...order, items: [] }));
+  orders: O[],
+): Promise<(O & Partial<OrderWithItems>)[]> {
+  return showsField('Order', 'items', request.apiVersion) ? withItems(db, orders) : orders;
 }
 
 export async function ordersRoutes(parent: FastifyInstance): Promise<void> {
@@ -163,7 +162,7 @@ export async function ordersRoutes(parent: FastifyInstance): Promise<void> {
         orderId: request.params.orderId,
         status: request.body.status,
         precondition: orderReplacementPrecondition(sentBody(request), request.headers['if-match'], request.apiVersion, (record) =>
-          representAtVersion(request, 200, orderRepresentation({ ...record, items: [] })),
+          representAtVersion(request, 200, orderRepresentation(record)),
         ),
       });
       const [shown] = await withItemsShown(request, app.db, [order]);

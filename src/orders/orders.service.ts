@@ -49,17 +49,15 @@ export async function getOrder(db: Queryable, principal: Principal, orderId: num
 /** Orders with their items, loaded in one query for all of them (what a representation embeds). */
 export async function withItems<O extends OrderRecord>(db: Queryable, orders: readonly O[]): Promise<(O & OrderWithItems)[]> {
   if (orders.length === 0) return [];
-  const items = await selectItemsOfOrders(
+  const byOrder = new Map<number, OrderItemRecord[]>(orders.map((o) => [o.id, []]));
+  const currencyOf = new Map(orders.map((o) => [o.id, o.currency]));
+  for (const item of await selectItemsOfOrders(
     db,
     orders.map((o) => o.id),
-  );
-  const byOrder = new Map<number, OrderItemRecord[]>();
-  for (const item of items) {
-    const list = byOrder.get(item.orderId);
-    if (list) list.push(item);
-    else byOrder.set(item.orderId, [item]);
+  )) {
+    byOrder.get(item.orderId)!.push({ ...item, currency: currencyOf.get(item.orderId)! });
   }
-  return orders.map((o) => ({ ...o, items: byOrder.get(o.id) ?? [] }));
+  return orders.map((o) => ({ ...o, items: byOrder.get(o.id)! }));
 }
 
 export interface ListOrdersCommand {

@@ -116,10 +116,11 @@ export async function insertOrderItems(
   return rows.sort((a, b) => a.id - b.id).map((row) => ({ ...row, currency: order.currency }));
 }
 
-/** Every item of these orders, by order and then in the order added. */
-export async function selectItemsOfOrders(db: Queryable, orderIds: readonly number[]): Promise<OrderItemRecord[]> {
-  const { rows } = await db.query<OrderItemRecord>(
-    `SELECT ${ITEM_COLUMNS} FROM order_items i JOIN orders o ON o.id = i.order_id WHERE i.order_id = ANY($1::bigint[]) ORDER BY i.order_id, i.id`,
+/** Every item of these orders, by order and then in the order added; the caller knows each order's currency. */
+export async function selectItemsOfOrders(db: Queryable, orderIds: readonly number[]): Promise<Omit<OrderItemRecord, 'currency'>[]> {
+  const { rows } = await db.query<Omit<OrderItemRecord, 'currency'>>(
+    `SELECT id, order_id AS "orderId", product_id AS "productId", qty, unit_price AS "unitPrice", line_total AS "lineTotal"
+     FROM order_items WHERE order_id = ANY($1::bigint[]) ORDER BY order_id, id`,
     [orderIds],
   );
   return rows;

@@ -198,6 +198,22 @@ describe("the client's pinned API version travels in its access tokens (api_vers
       const api = await fetch(`${server.baseUrl}/v1/orders`, { headers: { authorization: `Bearer ${token}` } });
       assert.equal(api.status, 200);
     }
+    // On the unversioned paths each token gets its client's version as the token carries it,
+    // unless Accept names another.
+    for (const [token, version] of [
+      [earlier.access_token, FIRST],
+      [later.access_token, LATEST_API_VERSION],
+    ] as const) {
+      const api = await fetch(`${server.baseUrl}/orders`, { headers: { authorization: `Bearer ${token}` } });
+      assert.equal(api.status, 200);
+      assert.equal(api.headers.get('api-version'), String(version));
+      assert.equal(api.headers.get('deprecation') !== null, version < LATEST_API_VERSION);
+    }
+    const overridden = await fetch(`${server.baseUrl}/orders`, {
+      headers: { authorization: `Bearer ${later.access_token}`, accept: `application/vnd.orderpay.v${FIRST}+json` },
+    });
+    assert.equal(overridden.headers.get('api-version'), String(FIRST));
+    assert.equal(overridden.headers.get('content-type'), `application/vnd.orderpay.v${FIRST}+json; charset=utf-8`);
   });
 
   test('authorization code: the access token carries the pin, a refreshed one the pin of its moment; the ID token none', async () => {

@@ -260,6 +260,19 @@ describe('OpenAPI document (OpenAPI 3.1)', () => {
     assert.match(String(response.headers['content-type']), /^text\/html\b/);
     assert.match(response.body, /<html/i);
   });
+
+  it("/docs switches between the versions' documents, the latest first, and shows the latest by default", async () => {
+    const initializer = await t.app.inject({ method: 'GET', url: '/docs/static/swagger-initializer.js' });
+    assert.equal(initializer.statusCode, 200);
+    const urls = [...initializer.body.matchAll(/"url":"(\/v\d+\/openapi\.json)"/g)].map((m) => m[1]);
+    assert.deepEqual(
+      urls,
+      [...API_VERSION_NUMBERS].reverse().map((v) => `/v${v}/openapi.json`),
+    );
+    assert.match(initializer.body, new RegExp(`"urls.primaryName":"v${LATEST_API_VERSION}"`));
+    const json = await t.app.inject({ method: 'GET', url: '/docs/json' });
+    assert.deepEqual(json.json(), document);
+  });
 });
 
 describe('assertMatchesOpenApi (the check TestApp.request applies to every response)', () => {

@@ -42,9 +42,20 @@ export function resourceSchemaAt(schema: TObject, version: number): TObject {
   const id = String((schema as { $id?: unknown }).$id);
   let older = schema;
   for (const change of changesAfter(version)) older = change.resources[id]?.schema(older) ?? older;
-  const versioned = { ...older, $id: versionedSchemaId(id, version) } as TObject;
+  const versioned = { ...(refsAt(older, version) as TObject), $id: versionedSchemaId(id, version) } as TObject;
   resourceSchemas.set(versionedSchemaId(id, version), versioned);
   return versioned;
+}
+
+/** A copy of a schema whose references to other resources (v2's Order → OrderItem) name the same version's. */
+function refsAt(schema: unknown, version: number): unknown {
+  if (version === LATEST_API_VERSION || !schema || typeof schema !== 'object') return schema;
+  if (Array.isArray(schema)) return schema.map((item) => refsAt(item, version));
+  const copy: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(schema)) {
+    copy[key] = key === '$ref' && typeof value === 'string' ? versionedSchemaId(value, version) : refsAt(value, version);
+  }
+  return copy;
 }
 
 /** Whether version shows a field of a resource: what a route need not load when it does not. */
