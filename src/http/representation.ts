@@ -3,7 +3,8 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Collection } from '../core/paging.ts';
 import { setPageLinks } from './links.ts';
-import { jsonContentType, representAtVersion } from './versioning.ts';
+import { representAtVersion } from './version-routes.ts';
+import { jsonContentType } from './versioning.ts';
 
 /** Reads revalidate every time (the spec's caching rule 4); only the owner's cache may keep them. */
 export const CACHE_READ = 'private, no-cache';

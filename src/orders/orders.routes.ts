@@ -12,7 +12,7 @@ import { noneMatch } from '../http/etag.ts';
 import { respondIdempotently } from '../http/idempotency/idempotency.ts';
 import { resourceUrl, sendNotModified, sendPage, sendRepresentation } from '../http/representation.ts';
 import { Envelope, IfMatchHeaders, IfNoneMatchHeaders, problems } from '../http/schemas.ts';
-import { representAtVersion, sentBody } from '../http/versioning.ts';
+import { representAtVersion, sentBody } from '../http/version-routes.ts';
 import { showsField } from '../http/versions/versions.ts';
 import type { Queryable } from '../db/db.ts';
 import {

@@ -13,7 +13,8 @@ import { PROBLEM_CONTENT_TYPE, problemBody, problemHeaders } from '../problem.ts
 import { toProblem } from '../problems.ts';
 import { CACHE_NONE } from '../representation.ts';
 import { isMissingHeader, type AjvError } from '../validation-problems.ts';
-import { jsonContentType, representAtVersion, sentBody } from '../versioning.ts';
+import { representAtVersion, sentBody } from '../version-routes.ts';
+import { jsonContentType } from '../versioning.ts';
 import type { Failpoint } from './failpoints.ts';
 import {
   decideOnTakenKey,
