@@ -1,10 +1,11 @@
 // oidc-provider mounted at /oauth (and its RFC 8414 metadata) as middleware in the Fastify process:
 // every request counted against the per-IP limit first, its host and scheme pinned to PUBLIC_URL.
-import type { IncomingMessage } from 'node:http';
-import type { FastifyInstance } from 'fastify';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import middie from '@fastify/middie';
 import type { Config } from '../config.ts';
 import type { Db } from '../db/db.ts';
+import { databaseFailure } from '../db/sqlstate.ts';
 import type { RotatingProvider } from './rotating-provider.ts';
 import { limitOAuthRequests } from './rate-limits.ts';
 
@@ -26,6 +27,31 @@ function pinToPublicUrl(req: IncomingMessage, publicUrl: URL): void {
   delete req.headers['x-forwarded-host'];
 }
 
+/**
+ * A request the mount could not serve (the rate limit's database unreachable, the provider failing
+ * to build): RFC 6749's JSON error, 503 temporarily_unavailable with Retry-After when the database
+ * is the cause, else 500 server_error, logged. Never the router's 404 it would fall through to.
+ */
+function answerFailure(res: ServerResponse, error: unknown, log: FastifyBaseLogger): void {
+  const unavailable = databaseFailure(error)?.code === 'SERVICE_UNAVAILABLE';
+  if (!unavailable) log.error({ err: error }, 'authorization server request failed');
+  if (res.headersSent) {
+    res.destroy();
+    return;
+  }
+  res.statusCode = unavailable ? 503 : 500;
+  if (unavailable) res.setHeader('retry-after', '1');
+  res.setHeader('content-type', 'application/json; charset=utf-8');
+  res.setHeader('cache-control', 'no-store');
+  res.end(
+    JSON.stringify(
+      unavailable
+        ? { error: 'temporarily_unavailable', error_description: 'The authorization server cannot reach its database; retry shortly.' }
+        : { error: 'server_error', error_description: 'An unexpected failure on our side.' },
+    ),
+  );
+}
+
 function readClientIp(req: IncomingMessage): string {
   return (req as { ip?: string }).ip ?? req.socket.remoteAddress ?? 'unknown';
 }
@@ -44,7 +70,7 @@ export async function mountProvider(app: FastifyInstance, { config, db, provider
         if (req.url?.startsWith('/token')) res.setHeader('pragma', 'no-cache');
         return provider.current().then(() => provider.callback()(req, res));
       })
-      .catch(next);
+      .catch((error: unknown) => answerFailure(res, error, app.log));
   });
   // RFC 8414 §3.1: the metadata of an issuer with a path lives at /.well-known/…/<path>.
   app.use('/.well-known/oauth-authorization-server/oauth', function serveServerMetadata(req, res, next) {
@@ -59,6 +85,6 @@ export async function mountProvider(app: FastifyInstance, { config, db, provider
         (req as { originalUrl?: string }).originalUrl = `/oauth${req.url}`;
         return provider.current().then(() => provider.callback()(req, res));
       })
-      .catch(next);
+      .catch((error: unknown) => answerFailure(res, error, app.log));
   });
 }

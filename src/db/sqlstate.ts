@@ -54,9 +54,10 @@ export function isUniqueViolation(error: unknown, constraint?: string): error is
 }
 
 const UNREACHABLE_NODE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND']);
-// node-postgres reports a pool or client it cannot use with these messages and no code.
+// node-postgres reports a pool or client it cannot use with these messages and no code; PGlite, once
+// closed (its process shutting down), answers every query with "PGlite is closed".
 const UNREACHABLE_MESSAGES =
-  /timeout exceeded when trying to connect|Connection terminated|connection error and is not queryable|closed and is not queryable/i;
+  /timeout exceeded when trying to connect|Connection terminated|connection error and is not queryable|closed and is not queryable|^PGlite is closed$/i;
 
 /** The database failure this error is, as a domain error; undefined when it is not one we know. */
 export function databaseFailure(error: unknown): DomainError | undefined {

@@ -17,11 +17,12 @@ export interface TestDatabase {
   drop(): Promise<void>;
 }
 
-async function adminQuery(sql: string): Promise<void> {
+/** Runs one statement on the server's maintenance connection (PostgreSQL only). */
+async function adminQuery(sql: string, params: unknown[] = []): Promise<void> {
   const client = new pg.Client({ connectionString: serverUrl });
   await client.connect();
   try {
-    await client.query(sql);
+    await client.query(sql, params);
   } finally {
     await client.end();
   }
@@ -53,4 +54,21 @@ export async function createTestDatabase(): Promise<TestDatabase> {
       await empty.drop();
     },
   };
+}
+
+/**
+ * Makes a test's database unreachable as a client sees it; returns what makes it reachable again.
+ * PostgreSQL refuses new connections and cuts the open ones; the embedded database has no network,
+ * so it is closed (and stays closed: the app must then not close it again).
+ */
+export async function makeDatabaseUnreachable(db: Db): Promise<() => Promise<void>> {
+  if (db.kind !== 'postgres') {
+    await db.close();
+    return async () => {};
+  }
+  const { rows } = await db.query<{ name: string }>('SELECT current_database() AS name');
+  const name = rows[0]!.name;
+  await adminQuery(`ALTER DATABASE ${name} ALLOW_CONNECTIONS false`);
+  await adminQuery('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()', [name]);
+  return () => adminQuery(`ALTER DATABASE ${name} ALLOW_CONNECTIONS true`);
 }

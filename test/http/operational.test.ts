@@ -2,24 +2,12 @@
 // our issuer, and the HTML pages behind every problem type URI.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import pg from 'pg';
 import { createSigningKey, findActiveSigningKey } from '../../src/auth/keys.store.ts';
 import { ERRORS, problemSlug, type ErrorCode } from '../../src/core/errors.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
-import { serverUrl } from '../helpers/db.ts';
+import { makeDatabaseUnreachable } from '../helpers/db.ts';
 
 const PRIVATE_MEMBERS = ['d', 'p', 'q', 'dp', 'dq', 'qi', 'k'];
-
-/** Runs one statement on the server's maintenance connection (PostgreSQL only). */
-async function adminQuery(sql: string, params: unknown[] = []): Promise<void> {
-  const client = new pg.Client({ connectionString: serverUrl });
-  await client.connect();
-  try {
-    await client.query(sql, params);
-  } finally {
-    await client.end();
-  }
-}
 
 describe('operational endpoints', () => {
   let t: TestApp;
@@ -147,19 +135,8 @@ describe('operational endpoints', () => {
 
   // Last: it takes the database away.
   test('GET /readyz → 503 SERVICE_UNAVAILABLE problem with Retry-After when the database is unreachable; /livez stays 200', async () => {
-    let restore = async () => {};
-    if (t.db.kind === 'postgres') {
-      // Unreachable as a client sees it: new connections are refused and the open ones are cut.
-      const { rows } = await t.db.query<{ name: string }>('SELECT current_database() AS name');
-      const name = rows[0]!.name;
-      await adminQuery(`ALTER DATABASE ${name} ALLOW_CONNECTIONS false`);
-      await adminQuery('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()', [name]);
-      restore = () => adminQuery(`ALTER DATABASE ${name} ALLOW_CONNECTIONS true`);
-    } else {
-      // The embedded database has no network: closing it is how it becomes unreachable.
-      await t.db.close();
-      pgliteClosed = true;
-    }
+    const restore = await makeDatabaseUnreachable(t.db);
+    pgliteClosed = t.db.kind !== 'postgres';
     try {
       const response = await t.request(undefined, { method: 'GET', url: '/readyz' });
       assert.equal(response.statusCode, 503, response.body);
