@@ -1,6 +1,7 @@
 // The authorization server's limits: every /oauth request per client IP, and failed sign-ins per
 // account and per IP (brute force). Counted in the database, so all processes share them.
 import type { ServerResponse } from 'node:http';
+import { emailKey } from '../core/email.ts';
 import type { Queryable } from '../db/db.ts';
 import { hitRateLimit, releaseRateLimitHit, type RateLimitRule, type RateLimitState } from '../db/rate-limits.ts';
 import { rateLimitHeaders } from '../http/rate-limit-headers.ts';
@@ -38,7 +39,8 @@ export async function countSignInAttempt(
   ip: string,
   now = new Date(),
 ): Promise<{ blocked?: RateLimitState; succeeded(): Promise<void> }> {
-  const account = email.toLowerCase();
+  // The account's key, as the lookup uses it; an address no account can have keeps its own.
+  const account = emailKey(email) ?? email;
   const [byAccount, byIp] = [
     await hitRateLimit(db, LOGIN_FAILURES_PER_ACCOUNT, account, now),
     await hitRateLimit(db, LOGIN_FAILURES_PER_IP, ip, now),

@@ -4,6 +4,7 @@ import { loadConfig } from '../config.ts';
 import { isUniqueViolation } from '../db/sqlstate.ts';
 import { insertUser, listUsers, type Role } from '../users/users.store.ts';
 import { parseCommandLine, takeWord, UsageError, withMigratedDatabase, type Output } from './command.ts';
+import { emailKey } from '../core/email.ts';
 
 export const USERS_USAGE = `  users create               add a user who can sign in
       --email <email>        unique, case-insensitively
@@ -33,6 +34,8 @@ function readNewUser(values: { email?: string; password?: string; name?: string;
   const { email, password } = values;
   if (!email || !password) throw new UsageError('usage: orderpay users create --email E --password P [--name N] [--role customer|staff]');
   if (!EMAIL.test(email) || email.length > 320) throw new UsageError(`--email "${email}" is not an email address`);
+  if (emailKey(email) === undefined)
+    throw new UsageError(`--email "${email}": account emails are ASCII (internationalised addresses are refused)`);
   const role = values.role ?? 'customer';
   if (!(ROLES as readonly string[]).includes(role)) throw new UsageError(`--role must be customer or staff, got "${role}"`);
   const refused = checkPasswordPolicy(password);

@@ -1,4 +1,5 @@
 // Users in SQL.
+import { emailKey } from '../core/email.ts';
 import type { Queryable } from '../db/db.ts';
 
 export type Role = 'customer' | 'staff';
@@ -15,8 +16,11 @@ export async function userExists(db: Queryable, id: number): Promise<boolean> {
   return rows.length > 0;
 }
 
+/** The account of an email, by its key (core/email.ts): an address no account can have finds none. */
 export async function findUserByEmail(db: Queryable, email: string): Promise<User | undefined> {
-  const { rows } = await db.query<User>('SELECT id, email, name, role FROM users WHERE lower(email) = lower($1)', [email]);
+  const key = emailKey(email);
+  if (key === undefined) return undefined;
+  const { rows } = await db.query<User>('SELECT id, email, name, role FROM users WHERE lower(email) = $1', [key]);
   return rows[0];
 }
 
@@ -35,9 +39,11 @@ export async function countUsers(db: Queryable): Promise<number> {
 
 /** The password hash of a user, for sign-in only. */
 export async function findUserCredentials(db: Queryable, email: string): Promise<{ id: number; passwordHash: string | null } | undefined> {
+  const key = emailKey(email);
+  if (key === undefined) return undefined;
   const { rows } = await db.query<{ id: number; passwordHash: string | null }>(
-    'SELECT id, password_hash AS "passwordHash" FROM users WHERE lower(email) = lower($1)',
-    [email],
+    'SELECT id, password_hash AS "passwordHash" FROM users WHERE lower(email) = $1',
+    [key],
   );
   return rows[0];
 }

@@ -130,6 +130,10 @@ describe(`orderpay users (${DATABASE})`, () => {
       await refuse(['users', 'create', '--email', 'not-an-email', '--password', '12345678']),
       /--email "not-an-email" is not an email address/,
     );
+    assert.match(
+      await refuse(['users', 'create', '--email', 'hİl@example.com', '--password', '12345678']),
+      /--email "hİl@example.com": account emails are ASCII/,
+    );
     assert.match(await refuse(['users', 'create', '--email', 'hal@example.com']), /usage: orderpay users create/);
     assert.match(await refuse(['users', 'create', '--password', '12345678']), /usage: orderpay users create/);
     assert.match(await refuse(['users', 'create', '--email', 'hal@example.com', '--password', '12345678', '--scope', 'x']), /--scope/);
