@@ -87,7 +87,11 @@ export function createOidcAdapter(db: Queryable, now: () => Date = () => new Dat
     }
 
     async find(id: string): Promise<AdapterPayload | undefined> {
-      if (this.model === 'Client') return (await findClientMetadata(db, id)) as AdapterPayload | undefined;
+      if (this.model === 'Client') {
+        // PostgreSQL refuses a NUL in text (22021): answered as the malformed input it is, not a 500.
+        if (id.includes('\0')) throw new errors.InvalidRequest('client_id must not contain a NUL character');
+        return (await findClientMetadata(db, id)) as AdapterPayload | undefined;
+      }
       const payload = await this.findLive('id', id);
       return payload && { ...payload, jti: id };
     }

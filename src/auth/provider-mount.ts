@@ -52,6 +52,12 @@ function answerFailure(res: ServerResponse, error: unknown, log: FastifyBaseLogg
   );
 }
 
+/** X-Request-Id as on every other response: the provider answers outside Fastify's onSend. */
+function identifyResponse(req: IncomingMessage, res: ServerResponse): void {
+  const id = (req as { id?: unknown }).id;
+  if (typeof id === 'string') res.setHeader('x-request-id', id);
+}
+
 function readClientIp(req: IncomingMessage): string {
   return (req as { ip?: string }).ip ?? req.socket.remoteAddress ?? 'unknown';
 }
@@ -60,6 +66,7 @@ export async function mountProvider(app: FastifyInstance, { config, db, provider
   const publicUrl = new URL(config.publicUrl);
   await app.register(middie);
   app.use('/oauth', function serveAuthorizationServer(req, res, next) {
+    identifyResponse(req, res);
     limitOAuthRequests(db, readClientIp(req), res, now())
       .then((limited) => {
         if (limited) return;
@@ -75,6 +82,7 @@ export async function mountProvider(app: FastifyInstance, { config, db, provider
   // RFC 8414 §3.1: the metadata of an issuer with a path lives at /.well-known/…/<path>.
   app.use('/.well-known/oauth-authorization-server/oauth', function serveServerMetadata(req, res, next) {
     if (req.url !== '/' && req.url !== '') return next();
+    identifyResponse(req, res);
     limitOAuthRequests(db, readClientIp(req), res, now())
       .then((limited) => {
         if (limited) return;

@@ -108,6 +108,11 @@ export function createProvider({ config, db, signingKeys, cookieKeys }: Provider
   provider.Client.prototype.compareClientSecret = function compareHashedClientSecret(this: { clientSecret?: string }, actual: string) {
     return this.clientSecret ? verifyClientSecret(this.clientSecret, actual) : Promise.resolve(false);
   } as never;
+  // The provider answers an unexpected failure with a bare server_error; the cause goes to the log,
+  // with the request's id (the mount's request carries Fastify's logger, src/auth/provider-mount.ts).
+  provider.on('server_error', function logServerError(ctx, error) {
+    (ctx.req as { log?: { error(object: object, message: string): void } }).log?.error({ err: error }, 'authorization server error');
+  });
   return provider;
 }
 
