@@ -35,6 +35,14 @@ function bearerAuthentication(verifier: TokenVerifier) {
         headers: { 'www-authenticate': challenge({ error: 'invalid_request', error_description: 'token in query string' }) },
       });
     }
+    // Node keeps the first of several Authorization fields and drops the rest: which credentials
+    // were meant is ambiguous, so the request is malformed (RFC 6750 §3.1 invalid_request).
+    if (countAuthorizationFields(request.raw.rawHeaders) > 1) {
+      throw new ProblemError('REQUEST_HEADER_INVALID', 'Send one Authorization header, not several.', {
+        errors: [{ parameter: 'Authorization', detail: 'Authorization must be sent once' }],
+        headers: { 'www-authenticate': challenge({ error: 'invalid_request', error_description: 'several Authorization headers' }) },
+      });
+    }
     const header = request.headers.authorization;
     // RFC 6750 §3.1: no credentials, or another scheme (Basic…), is a challenge without an error code.
     if (!header || SCHEME.exec(header)?.[1]?.toLowerCase() !== 'bearer') {
@@ -57,6 +65,14 @@ function bearerAuthentication(verifier: TokenVerifier) {
       throw error;
     }
   };
+}
+
+/** rawHeaders alternates names and values. */
+function countAuthorizationFields(rawHeaders: readonly string[]): number {
+  let count = 0;
+  for (let i = 0; i < rawHeaders.length; i += 2)
+    if (rawHeaders[i]!.length === 13 && rawHeaders[i]!.toLowerCase() === 'authorization') count++;
+  return count;
 }
 
 /** Route-level scope check: 403 insufficient_scope naming the scope needed (RFC 6750 §3.1). */

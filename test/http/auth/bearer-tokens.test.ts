@@ -9,6 +9,7 @@ import { LATEST_API_VERSION, UNPINNED_API_VERSION } from '../../../src/core/api-
 import { createTokenVerifier } from '../../../src/http/token-verifier.ts';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
 import { createUser } from '../../helpers/factories.ts';
+import { expectProblem } from '../../helpers/problems.ts';
 
 const REALM_ONLY = 'Bearer realm="orderpay"';
 
@@ -110,6 +111,22 @@ describe('RFC 6750 / RFC 9068 bearer tokens', () => {
       for (const header of ['Bearer', 'Bearer ', `Bearer ${token} extra`, `Bearer ${token.replace('.', '!')}`, `Bearer "${token}"`]) {
         assertInvalid(await listOrders(header), 'the Bearer credentials are malformed');
       }
+    });
+
+    test('two Authorization headers → 400 REQUEST_HEADER_INVALID with invalid_request (Node would silently keep the first)', async () => {
+      const token = await t.token({ userId: customerId, scopes: ['orders:read'] });
+      const injected = await t.request(undefined, {
+        method: 'GET',
+        url: '/orders',
+        headers: { authorization: [`Bearer ${token}`, `Bearer ${token}`] as unknown as string },
+      });
+      expectProblem(injected, 400, 'REQUEST_HEADER_INVALID', '/orders', 'Send one Authorization header, not several.', {
+        errors: [{ parameter: 'Authorization', detail: 'Authorization must be sent once' }],
+      });
+      assert.equal(
+        injected.headers['www-authenticate'],
+        'Bearer realm="orderpay", error="invalid_request", error_description="several Authorization headers"',
+      );
     });
 
     test('access_token in the query string → 400 AUTH_TOKEN_NOT_IN_HEADER (RFC 9700 §2.5), with or without a header', async () => {
