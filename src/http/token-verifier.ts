@@ -93,6 +93,9 @@ export interface TokenVerifier {
   verify(token: string): Promise<Principal>;
 }
 
+/** How far ahead of this server's clock a token's issuing clock may be (docs/api.md). */
+export const MAX_CLOCK_SKEW_SECONDS = 60;
+
 /**
  * Verified tokens are remembered until they expire (bounded), so a client reusing its token pays
  * for the signature check once. This memoises a pure function of the token: a second instance
@@ -127,6 +130,11 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
         requiredClaims: ['exp', 'iat', 'sub', 'client_id'],
         currentDate: now(),
       });
+      // A token issued in the future comes from a clock (or a forger) we do not trust; jose checks
+      // iat only against a maximum age. Clocks may differ by MAX_CLOCK_SKEW_SECONDS.
+      if ((payload.iat ?? 0) > nowSeconds + MAX_CLOCK_SKEW_SECONDS) {
+        throw new joseErrors.JWTClaimValidationFailed('"iat" is in the future', payload, 'iat', 'check_failed');
+      }
       const principal = principalFrom(payload);
       // Another issuer's gid, if it has one, is not ours to read.
       const grantDigest = revocations ? grantDigestFrom(payload) : undefined;

@@ -6,7 +6,7 @@ import { base64url, exportJWK, exportSPKI, generateKeyPair, importJWK, SignJWT, 
 import { signAccessToken } from '../../../src/auth/access-token.ts';
 import { createSigningKey, findActiveSigningKey, listPublishedKeys, type SigningKey } from '../../../src/auth/keys.store.ts';
 import { LATEST_API_VERSION, UNPINNED_API_VERSION } from '../../../src/core/api-versions.ts';
-import { createTokenVerifier } from '../../../src/http/token-verifier.ts';
+import { createTokenVerifier, MAX_CLOCK_SKEW_SECONDS } from '../../../src/http/token-verifier.ts';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
 import { createUser } from '../../helpers/factories.ts';
 import { expectProblem } from '../../helpers/problems.ts';
@@ -193,6 +193,15 @@ describe('RFC 6750 / RFC 9068 bearer tokens', () => {
       } finally {
         clock = start;
       }
+    });
+
+    test(`issued in the future (iat more than ${MAX_CLOCK_SKEW_SECONDS} s ahead) → 401 invalid_token; within the skew → 200`, async () => {
+      const nowSeconds = Math.floor(clock.getTime() / 1000);
+      const sign = (iat: number) =>
+        signWith(key.privateJwk, key.alg, { kid: key.kid, typ: 'at+jwt' }, { ...accessTokenClaims(), iat, exp: iat + 600 });
+      assertInvalid(await listOrders(`Bearer ${await sign(nowSeconds + MAX_CLOCK_SKEW_SECONDS + 5)}`));
+      assertInvalid(await listOrders(`Bearer ${await sign(nowSeconds + 3600)}`));
+      assert.equal((await listOrders(`Bearer ${await sign(nowSeconds + MAX_CLOCK_SKEW_SECONDS - 5)}`)).statusCode, 200);
     });
 
     test('not yet valid (nbf in the future) → 401 invalid_token', async () => {
