@@ -195,13 +195,24 @@ function normaliseUrl(name: string, url: string): string {
   return new URL(url).toString().replace(/\/$/, '');
 }
 
+/** An RFC 3339 date-time that names a real calendar day (2026-02-30 and 2026-13-01 do not). */
+function readDate(name: string, text: string): Date {
+  const date = new Date(text);
+  const [year, month, day] = text.slice(0, 10).split('-').map(Number) as [number, number, number];
+  const calendar = new Date(Date.UTC(year, month - 1, day));
+  if (Number.isNaN(date.getTime()) || calendar.getUTCMonth() !== month - 1 || calendar.getUTCDate() !== day) {
+    throw new ConfigError(`${name} must be an RFC 3339 date-time such as 2027-06-01T00:00:00Z, got "${text}"`);
+  }
+  return date;
+}
+
 /** v1's dates; the migration window between them is never shorter than MIN_MIGRATION_WINDOW_MONTHS. */
 function readDeprecation(version: number, deprecationText: string, sunsetText: string): ApiDeprecation {
-  const deprecation = new Date(deprecationText);
-  const sunset = new Date(sunsetText);
+  const deprecation = readDate(`ORDERPAY_API_V${version}_DEPRECATION`, deprecationText);
+  const sunset = readDate(`ORDERPAY_API_V${version}_SUNSET`, sunsetText);
   const earliestSunset = new Date(deprecation);
   earliestSunset.setUTCMonth(earliestSunset.getUTCMonth() + MIN_MIGRATION_WINDOW_MONTHS);
-  if (Number.isNaN(deprecation.getTime()) || Number.isNaN(sunset.getTime()) || sunset < earliestSunset) {
+  if (sunset < earliestSunset) {
     throw new ConfigError(
       `ORDERPAY_API_V${version}_SUNSET must be at least ${MIN_MIGRATION_WINDOW_MONTHS} months after ORDERPAY_API_V${version}_DEPRECATION (${deprecationText}), got ${sunsetText}`,
     );

@@ -23,17 +23,23 @@ export function migrationGuideUrl(publicUrl: string, version: number): string {
   return `${publicUrl}/docs/migrating-to-v${version + 1}`;
 }
 
-/** The versions named in Accept through the vendor media type, in the client's order. */
+/**
+ * The versions named in Accept through the vendor media type, most preferred first: by weight
+ * (RFC 9110 §12.4.2, q case-insensitive; q=0 refuses), then in the client's order.
+ */
 function versionsInAccept(accept: string | undefined): number[] {
   if (!accept || !/vnd\.orderpay/i.test(accept)) return [];
-  const versions: number[] = [];
+  const named: { version: number; weight: number }[] = [];
   for (const range of accept.split(',')) {
     const [type, ...params] = range.trim().split(';');
-    if (params.some((p) => /^\s*q\s*=\s*0(\.0*)?\s*$/.test(p))) continue;
     const match = VENDOR_TYPE.exec(type?.trim() ?? '');
-    if (match) versions.push(Number(match[1]));
+    if (!match) continue;
+    const q = params.map((p) => /^\s*q\s*=\s*([01](?:\.\d{0,3})?)\s*$/i.exec(p)).find(Boolean);
+    const weight = q ? Number(q[1]) : 1;
+    if (weight > 0) named.push({ version: Number(match[1]), weight });
   }
-  return versions;
+  // Array.prototype.sort is stable: equal weights keep the client's order.
+  return named.sort((a, b) => b.weight - a.weight).map((n) => n.version);
 }
 
 /**
@@ -42,22 +48,8 @@ function versionsInAccept(accept: string | undefined): number[] {
  * the token before anything else; a forged claim gets the 401 any forged token gets.
  */
 function pinnedVersion(authorization: string | undefined): number {
-  if (!authorization || authorization.length > 8192) return UNPINNED_API_VERSION;
-  let version = recentPins.get(authorization);
-  if (version === undefined) {
-    version = readPin(authorization);
-    // A client sends its token many times: decoding it once is enough (bounded; any process can redo it).
-    if (recentPins.size >= RECENT_PINS) recentPins.delete(recentPins.keys().next().value as string);
-    recentPins.set(authorization, version);
-  }
-  return version;
-}
-
-const RECENT_PINS = 1024;
-const recentPins = new Map<string, number>();
-
-function readPin(authorization: string): number {
-  const payload = /^Bearer +[\w-]+\.([\w-]+)\.[\w-]+$/i.exec(authorization)?.[1];
+  // Only bearer JWTs name a pin; other credentials (a client's Basic secret) are not even read.
+  const payload = authorization && /^Bearer +[\w-]+\.([\w-]+)\.[\w-]+$/i.exec(authorization)?.[1];
   if (!payload) return UNPINNED_API_VERSION;
   try {
     const claim = (JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as { api_version?: unknown }).api_version;
@@ -111,7 +103,9 @@ export function jsonContentType(request: FastifyRequest): string {
  * resolved (406 when Accept contradicts it), its deprecation published, 410 after its sunset.
  */
 export function versionRoutes(app: FastifyInstance, scope: VersionScope): void {
-  app.addHook('onRoute', (route) => versionRoute(scope, route));
+  app.addHook('onRoute', function reshapeForVersion(route) {
+    versionRoute(scope, route);
+  });
   const retired = scope.deprecations.find((d) => d.version === scope.version);
   const published = retired && deprecationHeaders(app.config.publicUrl, retired);
   const pathVersion = scope.negotiated ? undefined : scope.version;
@@ -119,7 +113,17 @@ export function versionRoutes(app: FastifyInstance, scope: VersionScope): void {
   app.addHook('onRequest', async function resolveApiVersion(request, reply) {
     reply.header('vary', 'Accept');
     const requested = versionsInAccept(request.headers.accept);
-    if (requested.length > 0 && !requested.includes(scope.version)) {
+    const contradicted = requested.length > 0 && !requested.includes(scope.version);
+    // A /v<N> path is in its version whatever Accept says: its dates (and sunset) come first.
+    // An unversioned request whose Accept names no version served is in none.
+    if (pathVersion !== undefined || !contradicted) {
+      reply.header('api-version', versionHeader);
+      if (retired && published) {
+        reply.header('deprecation', published.deprecation).header('sunset', published.sunset).header('link', published.link);
+        if (Date.now() >= retired.sunset.getTime()) throw sunsetProblem(request, retired);
+      }
+    }
+    if (contradicted) {
       throw new DomainError(
         'VERSION_NOT_ACCEPTABLE',
         pathVersion === undefined
@@ -130,11 +134,6 @@ export function versionRoutes(app: FastifyInstance, scope: VersionScope): void {
     request.apiVersion = scope.version;
     request.apiPathPrefix = pathVersion === undefined ? '' : `/v${pathVersion}`;
     request.wantsVendorType = requested.length > 0;
-    reply.header('api-version', versionHeader);
-    if (retired && published) {
-      reply.header('deprecation', published.deprecation).header('sunset', published.sunset).header('link', published.link);
-      if (Date.now() >= retired.sunset.getTime()) throw sunsetProblem(request, retired);
-    }
   });
 }
 

@@ -123,7 +123,7 @@ export async function ordersRoutes(parent: FastifyInstance): Promise<void> {
         summary: 'Place an order',
         security: writeSecurity,
         description:
-          "The signed-in user orders 1–100 lines, each qty units of one product at its current price; the total is the sum of the line totals, in the products' one currency. An optional Idempotency-Key makes the request safe to retry: a retry with the same key replays the stored response with Idempotent-Replayed: true.",
+          'The signed-in user orders qty units of products at their current price (v1: one productId and qty; v2: items, 1–100 lines in one currency); the total is the sum of the line totals. An optional Idempotency-Key makes the request safe to retry: a retry with the same key replays the stored response with Idempotent-Replayed: true.',
         body: CreateOrderBody,
         response: { 201: OrderRef, ...problems(400, 401, 403, 406, 409, 413, 415, 422) },
       },

@@ -79,7 +79,7 @@ export const ReplaceOrderBody = Type.Object(
     title: 'ReplaceOrderBody',
     additionalProperties: false,
     description:
-      'The complete writable representation of an order: its status. A GET answer may be sent back as it is: server-managed fields (id, createdAt, updatedAt, items) are ignored, and the other read-only fields must equal the current ones or be absent.',
+      'The complete writable representation of an order: its status. A GET answer may be sent back as it is: server-managed fields (id, createdAt, updatedAt, and in v2 items) are ignored, and the other read-only fields must equal the current ones or be absent.',
   },
 );
 export type ReplaceOrderBody = Static<typeof ReplaceOrderBody>;

@@ -175,6 +175,22 @@ describe('orders in v2 and v1', () => {
     assert.equal(hundred.statusCode, 201, hundred.body);
     assert.equal(hundred.json().items.length, 100);
 
+    const dear = await createProduct(t.db, { price: 1_000_000_000_000 });
+    const tooLarge = await placeV2Order(
+      token,
+      Array.from({ length: 2 }, () => ({ productId: dear.id, qty: 1000 })),
+    );
+    expectProblem(
+      tooLarge,
+      422,
+      'ORDER_TOTAL_TOO_LARGE',
+      '/v2/orders',
+      'The order total 2000000000000000 exceeds 1000000000000000 minor units.',
+      {
+        errors: [{ pointer: '/items', detail: 'the lines add up to more than 1000000000000000' }],
+      },
+    );
+
     const unknown = await placeV2Order(token, [
       { productId: product.id, qty: 1 },
       { productId: 2_000_000_000, qty: 1 },
@@ -311,6 +327,32 @@ describe('negotiation and the migration window', () => {
     assert.equal(v1Body.statusCode, 400);
   });
 
+  test("Accept weights decide between versions (q, case-insensitive; q=0 refuses), ties in the client's order", async () => {
+    const { token } = await createCustomer(t);
+    for (const [accept, version] of [
+      [`${V2};q=0.1, ${V1}`, '1'],
+      [`${V1};q=0.5, ${V2};q=0.9`, '2'],
+      [`${V2};Q=0`, '1'],
+      [`${V2};Q=0, ${V1}`, '1'],
+      [`${V2}, ${V1}`, '2'],
+      [`${V1}, ${V2}`, '1'],
+    ] as const) {
+      const res = await t.request(token, { method: 'GET', url: '/orders', headers: { accept } });
+      assert.equal(res.statusCode, 200, `${accept}: ${res.body}`);
+      assert.equal(res.headers['api-version'], version, accept);
+    }
+  });
+
+  test('a /v1 path refused by Accept (406) still names its version and carries its dates', async () => {
+    const { token } = await createCustomer(t);
+    const res = await t.request(token, { method: 'GET', url: '/v1/orders', headers: { accept: V2 } });
+    assert.equal(res.statusCode, 406);
+    assert.equal(res.headers['api-version'], '1');
+    assert.ok(res.headers.deprecation);
+    assert.ok(res.headers.sunset);
+    assert.ok(String(res.headers.link).endsWith(GUIDE_LINK));
+  });
+
   test('every v1 response carries Deprecation, Sunset and the guide link; v2 responses none', async () => {
     const { token } = await createCustomer(t);
     const deprecation = `@${Math.floor(t.config.apiDeprecations[0]!.deprecation.getTime() / 1000)}`;
@@ -365,6 +407,9 @@ describe('after the sunset', () => {
       );
       assert.equal(res.headers.sunset, 'Wed, 01 Jul 2020 00:00:00 GMT');
     }
+    // Accept naming another version does not turn a retired /v1 path into a 406: it is gone.
+    const contradicted = await retired.request(token, { method: 'GET', url: '/v1/orders', headers: { accept: V2 } });
+    assert.equal(contradicted.statusCode, 410);
     const v2 = await retired.request(token, { method: 'GET', url: '/v2/orders' });
     assert.equal(v2.statusCode, 200);
   });

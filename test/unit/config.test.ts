@@ -57,6 +57,13 @@ describe('loadConfig', () => {
       () => dates('2027-01-31T12:00:00Z', '2027-07-31T11:59:59Z'),
       (e: unknown) => e instanceof ConfigError && /ORDERPAY_API_V1_SUNSET must be at least 6 months after/.test(e.message),
     );
+    for (const impossible of ['2026-13-01T00:00:00Z', '2026-02-30T00:00:00Z']) {
+      assert.throws(
+        () => dates(impossible, '2030-01-01T00:00:00Z'),
+        (e: unknown) => e instanceof ConfigError && e.message.startsWith('ORDERPAY_API_V1_DEPRECATION must be an RFC 3339 date-time'),
+        impossible,
+      );
+    }
     assert.throws(
       () => dates('next week', '2030-01-01T00:00:00Z'),
       (e: unknown) => e instanceof ConfigError && /ORDERPAY_API_V1_DEPRECATION must be an RFC 3339 date-time/.test(e.message),
