@@ -17,6 +17,14 @@ type JsonObject = Record<string, unknown>;
 type Operation = JsonObject & { responses?: Record<string, { content?: Record<string, unknown> }> };
 type Document = JsonObject & { info: JsonObject; paths: Record<string, Record<string, Operation>>; components: { schemas?: JsonObject } };
 
+const ENVIRONMENTS: Record<Config['env'], string> = { production: 'production', development: 'local development', test: 'test' };
+
+const TAGS = [
+  { name: 'orders', description: "Orders and their items: a customer's own, or any with the staff role." },
+  { name: 'products', description: 'The catalogue: readable by every caller, written by staff (products:write).' },
+  { name: 'payments', description: 'Payments of orders and their refunds; writes take an Idempotency-Key.' },
+];
+
 const problemResponse = (description: string) => ({
   description,
   content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } },
@@ -73,7 +81,8 @@ export function versionDocument(all: Document, config: Config, version: number):
   return renameRefs({
     ...all,
     info: { ...all.info, version: String(version), description: describeVersion(config, version) },
-    servers: [{ url: `${config.publicUrl}${prefix}`, description: `API v${version}.` }],
+    // OWASP API9:2023: say which environment a server is and who it is for.
+    servers: [{ url: `${config.publicUrl}${prefix}`, description: `API v${version}, ${ENVIRONMENTS[config.env]}.`, 'x-internal': false }],
     paths,
     components: { ...all.components, schemas: schemasOf(all.components.schemas ?? {}, version) },
   }) as Document;
@@ -102,14 +111,25 @@ async function openApi(app: FastifyInstance, { config }: { config: Config }): Pr
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
-      info: { title: 'orderpay', version: String(LATEST_API_VERSION) },
+      info: {
+        title: 'orderpay',
+        version: String(LATEST_API_VERSION),
+        contact: { name: 'orderpay API reference', url: `${config.publicUrl}/docs` },
+      },
+      tags: TAGS,
       components: {
         securitySchemes: {
           bearer: {
             type: 'oauth2',
-            description: 'RFC 9068 JWT access token from the authorization server, sent as Authorization: Bearer <token>.',
+            description:
+              'RFC 9068 JWT access token from the authorization server, sent as Authorization: Bearer <token>. Tokens follow the JWT best current practices (RFC8725): signed with an asymmetric key named in the JWKS, typed at+jwt, audience and issuer checked, 10 minutes of life. The authorization code grant also issues a refresh token, rotated on every use; client credentials get none (RFC 6749 §4.4.3) and ask again.',
             flows: {
-              authorizationCode: { authorizationUrl: `${config.issuer}/authorize`, tokenUrl: `${config.issuer}/token`, scopes },
+              authorizationCode: {
+                authorizationUrl: `${config.issuer}/authorize`,
+                tokenUrl: `${config.issuer}/token`,
+                refreshUrl: `${config.issuer}/token`,
+                scopes,
+              },
               clientCredentials: { tokenUrl: `${config.issuer}/token`, scopes },
             },
           },

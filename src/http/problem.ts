@@ -2,6 +2,7 @@
 // the catalogue (src/core/errors.ts). ProblemError adds what only the edge knows: HTTP headers.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { DomainError, ERRORS, problemSlug, type DomainErrorOptions, type ErrorCode, type FieldError } from '../core/errors.ts';
+import { MAX_FIELD_ERRORS, MAX_PROBLEM_TEXT } from './schemas.ts';
 import { requestPointer } from './versions/versions.ts';
 
 export interface ProblemOptions extends DomainErrorOptions {
@@ -31,14 +32,30 @@ export function problemBody(request: FastifyRequest, problem: DomainError): Reco
     type: problemTypeUri(request.server.config.publicUrl, problem.code),
     title: definition.title,
     status: definition.status,
-    detail,
-    instance: request.url.split('?', 1)[0],
+    detail: bounded(detail),
+    instance: bounded(request.url.split('?', 1)[0] ?? '/'),
     code: problem.code,
     requestId: request.id,
     ...problem.options.extensions,
   };
-  if (errors?.length) body.errors = errors;
+  if (errors?.length) body.errors = errors.slice(0, MAX_FIELD_ERRORS).map(boundedFieldError);
   return body;
+}
+
+/** Text cut to the length the Problem schema promises (a body of unknown fields can name 64 KiB of them). */
+function bounded(text: string): string {
+  return text.length <= MAX_PROBLEM_TEXT ? text : `${text.slice(0, MAX_PROBLEM_TEXT - 1)}…`;
+}
+
+function boundedFieldError({ detail, pointer, parameter }: FieldError): FieldError {
+  return {
+    detail: bounded(detail),
+    // A pointer cut inside an RFC 6901 escape ("~0", "~1") would no longer be a pointer.
+    ...(pointer === undefined
+      ? {}
+      : { pointer: pointer.length <= MAX_PROBLEM_TEXT ? pointer : pointer.slice(0, MAX_PROBLEM_TEXT).replace(/~$/, '') }),
+    ...(parameter === undefined ? {} : { parameter: bounded(parameter) }),
+  };
 }
 
 /**

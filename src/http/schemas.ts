@@ -2,40 +2,73 @@
 import { Type, type TInteger, type TSchema } from 'typebox';
 
 export const MAX_ID = Number.MAX_SAFE_INTEGER;
+const MAX_PAGE = 1_000_000;
+const MAX_PAGE_SIZE = 100;
 
-export const Id = (description: string) => Type.Integer({ minimum: 1, maximum: MAX_ID, description });
+// Every integer names its width (int32/int64) and every string its longest length: a bounded
+// schema is one a client, a proxy or a generated SDK can size (OWASP API4:2023, checked by
+// test/contract/owasp-lint.test.ts on every served OpenAPI document).
+export const Id = (description: string) => Type.Integer({ format: 'int64', minimum: 1, maximum: MAX_ID, description });
 
 export const Money = (description: string) =>
   Type.Integer({
+    format: 'int64',
     minimum: 0,
     maximum: 1_000_000_000_000_000,
     description: `${description} Integer count of minor units of \`currency\` (cents for EUR/USD, yen for JPY).`,
   });
 
-export const Currency = Type.String({ pattern: '^[A-Z]{3}$', description: 'ISO 4217 alphabetic currency code.', examples: ['EUR'] });
+export const Currency = Type.String({
+  pattern: '^[A-Z]{3}$',
+  description: 'ISO 4217 alphabetic currency code.',
+  examples: ['EUR'],
+});
 
 /** A money object (v2): an integer amount in minor units with its currency, as one value. */
 export const MoneyOf = (value: TInteger, description: string) =>
   Type.Object({ value, currency: Currency }, { additionalProperties: false, description });
 
-export const Timestamp = (description: string) => Type.String({ format: 'date-time', description: `${description} RFC 3339, UTC.` });
+export const Timestamp = (description: string) =>
+  Type.String({ format: 'date-time', maxLength: 32, description: `${description} RFC 3339, UTC.` });
+
+/** Longest free text in a problem: a detail may quote the request path, which Node bounds at 16 KiB. */
+export const MAX_PROBLEM_TEXT = 16_384;
+/** Field errors listed in one problem; the detail still counts them all. */
+export const MAX_FIELD_ERRORS = 100;
 
 export const Problem = Type.Object(
   {
-    type: Type.String({ format: 'uri', description: 'Identifies the problem type; a page describing it.' }),
-    title: Type.String(),
-    status: Type.Integer(),
-    detail: Type.String(),
-    instance: Type.String({ description: 'The request path this occurrence belongs to.' }),
-    code: Type.String({ description: 'Stable machine-readable code from the error catalogue (docs/errors.md).' }),
-    requestId: Type.String({ description: 'Also in the X-Request-Id response header; quote it in support requests.' }),
+    type: Type.String({ format: 'uri', maxLength: 2048, description: 'Identifies the problem type; a page describing it.' }),
+    title: Type.String({ maxLength: 200 }),
+    status: Type.Integer({ format: 'int32', minimum: 400, maximum: 599 }),
+    detail: Type.String({ maxLength: MAX_PROBLEM_TEXT }),
+    instance: Type.String({ maxLength: MAX_PROBLEM_TEXT, description: 'The request path this occurrence belongs to.' }),
+    code: Type.String({
+      pattern: '^[A-Z][A-Z0-9_]*$',
+      maxLength: 64,
+      description: 'Stable machine-readable code from the error catalogue (docs/errors.md).',
+    }),
+    requestId: Type.String({
+      pattern: '^[A-Za-z0-9._:-]+$',
+      maxLength: 128,
+      description: 'Also in the X-Request-Id response header; quote it in support requests.',
+    }),
     errors: Type.Optional(
       Type.Array(
         Type.Object({
-          detail: Type.String(),
-          pointer: Type.Optional(Type.String({ description: 'RFC 6901 JSON Pointer into the request body.' })),
-          parameter: Type.Optional(Type.String({ description: 'Name of the query, path or header parameter.' })),
+          detail: Type.String({ maxLength: MAX_PROBLEM_TEXT }),
+          pointer: Type.Optional(
+            Type.String({
+              format: 'json-pointer',
+              maxLength: MAX_PROBLEM_TEXT,
+              description: 'RFC 6901 JSON Pointer into the request body.',
+            }),
+          ),
+          parameter: Type.Optional(
+            Type.String({ maxLength: MAX_PROBLEM_TEXT, description: 'Name of the query, path or header parameter.' }),
+          ),
         }),
+        { maxItems: MAX_FIELD_ERRORS, description: `At most ${MAX_FIELD_ERRORS} field errors, the first found.` },
       ),
     ),
   },
@@ -46,22 +79,35 @@ export const ProblemRef = Type.Ref('Problem');
 
 export const CollectionMeta = Type.Object(
   {
-    total: Type.Integer({ minimum: 0, description: 'Exact number of elements matching the filters, across all pages.' }),
-    page: Type.Integer({ minimum: 1 }),
-    pageSize: Type.Integer({ minimum: 1, maximum: 100 }),
-    totalPages: Type.Integer({ minimum: 0 }),
+    total: Type.Integer({
+      format: 'int64',
+      minimum: 0,
+      maximum: MAX_ID,
+      description: 'Exact number of elements matching the filters, across all pages.',
+    }),
+    page: Type.Integer({ format: 'int32', minimum: 1, maximum: MAX_PAGE }),
+    pageSize: Type.Integer({ format: 'int32', minimum: 1, maximum: MAX_PAGE_SIZE }),
+    totalPages: Type.Integer({ format: 'int64', minimum: 0, maximum: MAX_ID }),
   },
   { additionalProperties: false },
 );
 
 export function Envelope<T extends TSchema>(item: T, description: string) {
-  return Type.Object({ data: Type.Array(item), meta: CollectionMeta }, { additionalProperties: false, description });
+  return Type.Object(
+    { data: Type.Array(item, { maxItems: MAX_PAGE_SIZE }), meta: CollectionMeta },
+    { additionalProperties: false, description },
+  );
 }
 
 export const PageParams = {
-  page: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000, default: 1, description: 'Page number, from 1.' })),
-  pageSize: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20, description: 'Elements per page, 1–100.' })),
+  page: Type.Optional(Type.Integer({ format: 'int32', minimum: 1, maximum: MAX_PAGE, default: 1, description: 'Page number, from 1.' })),
+  pageSize: Type.Optional(
+    Type.Integer({ format: 'int32', minimum: 1, maximum: MAX_PAGE_SIZE, default: 20, description: 'Elements per page, 1–100.' }),
+  ),
 };
+
+/** A sort parameter: comma-separated keys, "-" for descending (parsed by src/core/paging.ts). */
+export const SortParam = (description: string, example: string) => Type.String({ description, examples: [example] });
 
 /** Conditional request headers (RFC 9110 §13.1), as read by GET, PUT and DELETE. */
 export const IfMatchHeaders = Type.Object({

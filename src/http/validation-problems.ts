@@ -10,9 +10,14 @@ export interface AjvError {
   data?: unknown;
 }
 
+/** A member name as one RFC 6901 reference token ("~" → "~0", "/" → "~1"); Ajv's instancePath is already escaped. */
+function token(name: unknown): string {
+  return String(name).replaceAll('~', '~0').replaceAll('/', '~1');
+}
+
 function pointerOf(error: AjvError): string {
-  if (error.keyword === 'additionalProperties') return `${error.instancePath}/${String(error.params.additionalProperty)}`;
-  if (error.keyword === 'required') return `${error.instancePath}/${String(error.params.missingProperty)}`;
+  if (error.keyword === 'additionalProperties') return `${error.instancePath}/${token(error.params.additionalProperty)}`;
+  if (error.keyword === 'required') return `${error.instancePath}/${token(error.params.missingProperty)}`;
   return error.instancePath || '';
 }
 

@@ -56,6 +56,7 @@ export async function ordersRoutes(parent: FastifyInstance): Promise<void> {
     {
       schema: {
         tags: ['orders'],
+        operationId: 'listOrders',
         summary: 'List orders',
         security,
         description:
@@ -76,6 +77,7 @@ export async function ordersRoutes(parent: FastifyInstance): Promise<void> {
     {
       schema: {
         tags: ['orders'],
+        operationId: 'listUserOrders',
         summary: "List one user's orders",
         security,
         description: 'A customer may list only their own (403 otherwise).',
@@ -96,6 +98,7 @@ export async function ordersRoutes(parent: FastifyInstance): Promise<void> {
     {
       schema: {
         tags: ['orders'],
+        operationId: 'getOrder',
         summary: 'Get an order',
         security,
         description: 'Carries a strong ETag; with a matching If-None-Match the answer is 304 without a body.',
@@ -120,6 +123,7 @@ export async function ordersRoutes(parent: FastifyInstance): Promise<void> {
       config: { idempotency: 'optional' },
       schema: {
         tags: ['orders'],
+        operationId: 'placeOrder',
         summary: 'Place an order',
         security: writeSecurity,
         description:
@@ -146,6 +150,7 @@ export async function ordersRoutes(parent: FastifyInstance): Promise<void> {
     {
       schema: {
         tags: ['orders'],
+        operationId: 'replaceOrder',
         summary: 'Replace an order (change its status)',
         security: writeSecurity,
         description:
@@ -175,6 +180,7 @@ export async function ordersRoutes(parent: FastifyInstance): Promise<void> {
     {
       schema: {
         tags: ['orders'],
+        operationId: 'deleteOrder',
         summary: 'Delete an order',
         security: writeSecurity,
         description: 'Only pending or cancelled orders. The order disappears from reads; deleting it again answers 204 again.',
@@ -198,7 +204,10 @@ export async function ordersRoutes(parent: FastifyInstance): Promise<void> {
     {
       schema: {
         tags: ['orders'],
+        operationId: 'listOrderItems',
         summary: "List an order's items",
+        description:
+          'The lines of one order (`orderId` is required), in line order. Scope orders:read; a customer sees only the items of their own orders (404 otherwise).',
         security,
         querystring: ListOrderItemsQuery,
         response: { 200: Envelope(OrderItemRef, 'A page of order items.'), ...problems(400, 401, 403, 404, 406) },

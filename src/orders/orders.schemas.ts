@@ -1,6 +1,6 @@
 // Order and order item representations and the request schemas of their routes.
 import { Type, type Static } from 'typebox';
-import { Id, Money, MoneyOf, PageParams, Timestamp } from '../http/schemas.ts';
+import { Id, Money, MoneyOf, PageParams, SortParam, Timestamp } from '../http/schemas.ts';
 import { MAX_ORDER_LINES, ORDER_STATUSES, type OrderStatus } from './orders.rules.ts';
 
 export const OrderStatusSchema = Type.Unsafe<OrderStatus>({
@@ -32,7 +32,7 @@ export const OrderItem = Type.Object(
     id: Id('Identifier of the order item.'),
     orderId: Id('The order this item belongs to.'),
     productId: Id('The product ordered.'),
-    qty: Type.Integer({ minimum: 1, maximum: 1000 }),
+    qty: Type.Integer({ format: 'int32', minimum: 1, maximum: 1000 }),
     unitPrice: MoneyOf(Money('Price of one unit when the order was placed.'), 'Price of one unit when the order was placed.'),
     lineTotal: MoneyOf(Money('unitPrice × qty.'), 'unitPrice × qty.'),
   },
@@ -43,7 +43,7 @@ export type OrderItem = Static<typeof OrderItem>;
 export const OrderLineBody = Type.Object(
   {
     productId: Id('The product to order.'),
-    qty: Type.Integer({ minimum: 1, maximum: 1000, description: 'Quantity, 1–1000.' }),
+    qty: Type.Integer({ format: 'int32', minimum: 1, maximum: 1000, description: 'Quantity, 1–1000.' }),
   },
   { additionalProperties: false },
 );
@@ -60,20 +60,24 @@ export const CreateOrderBody = Type.Object(
 );
 export type CreateOrderBody = Static<typeof CreateOrderBody>;
 
+// Read-only and ignored fields take what v1 always took (its contract is frozen): any integer,
+// any string; a value other than the current one is refused by the service (422).
+const AnyInteger = (description: string) => Type.Integer({ format: 'int64', description });
+
 export const ReplaceOrderBody = Type.Object(
   {
     status: OrderStatusSchema,
-    id: Type.Optional(Type.Integer({ description: 'Read-only: may be repeated with its current value.' })),
-    customerId: Type.Optional(Type.Integer({ description: 'Read-only.' })),
+    id: Type.Optional(AnyInteger('Server-managed: ignored.')),
+    customerId: Type.Optional(AnyInteger('Read-only.')),
     total: Type.Optional(
       Type.Object(
-        { value: Type.Integer({ description: 'Read-only.' }), currency: Type.String({ description: 'Read-only.' }) },
+        { value: AnyInteger('Read-only.'), currency: Type.String({ description: 'Read-only.' }) },
         { additionalProperties: false, description: 'Read-only.' },
       ),
     ),
-    createdAt: Type.Optional(Type.String({ description: 'Read-only.' })),
-    updatedAt: Type.Optional(Type.String({ description: 'Read-only.' })),
-    items: Type.Optional(Type.Array(Type.Unknown(), { description: 'Server-managed: ignored.' })),
+    createdAt: Type.Optional(Type.String({ description: 'Server-managed: ignored.' })),
+    updatedAt: Type.Optional(Type.String({ description: 'Server-managed: ignored.' })),
+    items: Type.Optional(Type.Array(Type.Unknown(), { maxItems: MAX_ORDER_LINES, description: 'Server-managed: ignored.' })),
   },
   {
     title: 'ReplaceOrderBody',
@@ -87,14 +91,18 @@ export type ReplaceOrderBody = Static<typeof ReplaceOrderBody>;
 export const OrderFilterParams = {
   status: Type.Optional(OrderStatusSchema),
   minTotal: Type.Optional(
-    Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, description: 'Only orders whose total (minor units) is at least this.' }),
+    Type.Integer({
+      format: 'int64',
+      minimum: 0,
+      maximum: Number.MAX_SAFE_INTEGER,
+      description: 'Only orders whose total (minor units) is at least this.',
+    }),
   ),
   sort: Type.Optional(
-    Type.String({
-      description:
-        'Comma-separated keys from createdAt, status, total, id; "-" prefix for descending. Default createdAt. id is always the last tie-breaker.',
-      examples: ['-createdAt,status'],
-    }),
+    SortParam(
+      'Comma-separated keys from createdAt, status, total, id; "-" prefix for descending. Default createdAt. id is always the last tie-breaker.',
+      '-createdAt,status',
+    ),
   ),
   ...PageParams,
 };

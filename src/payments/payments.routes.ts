@@ -38,6 +38,7 @@ export async function paymentsRoutes(parent: FastifyInstance): Promise<void> {
       config: { idempotency: 'required' },
       schema: {
         tags: ['payments'],
+        operationId: 'createPayment',
         summary: 'Make a payment',
         security: writeSecurity,
         description:
@@ -71,6 +72,7 @@ export async function paymentsRoutes(parent: FastifyInstance): Promise<void> {
     {
       schema: {
         tags: ['payments'],
+        operationId: 'listPayments',
         summary: 'List payments',
         security: readSecurity,
         description:
@@ -91,6 +93,7 @@ export async function paymentsRoutes(parent: FastifyInstance): Promise<void> {
     {
       schema: {
         tags: ['payments'],
+        operationId: 'getPayment',
         summary: 'Get a payment',
         security: readSecurity,
         description: "The payment's owner, staff and service clients may read it; to anyone else it does not exist (404).",
@@ -114,6 +117,7 @@ export async function paymentsRoutes(parent: FastifyInstance): Promise<void> {
       config: { idempotency: 'required' },
       schema: {
         tags: ['payments'],
+        operationId: 'createRefund',
         summary: 'Refund a payment',
         security: writeSecurity,
         description:
@@ -152,7 +156,9 @@ export async function paymentsRoutes(parent: FastifyInstance): Promise<void> {
     {
       schema: {
         tags: ['payments'],
+        operationId: 'listRefunds',
         summary: "List a payment's refunds",
+        description: 'Oldest first. Scope payments:read; a customer sees only the refunds of their own payments (404 otherwise).',
         security: readSecurity,
         params: PaymentIdParams,
         querystring: ListRefundsQuery,
@@ -171,6 +177,7 @@ export async function paymentsRoutes(parent: FastifyInstance): Promise<void> {
     {
       schema: {
         tags: ['payments'],
+        operationId: 'getRefund',
         summary: 'Get a refund',
         security: readSecurity,
         description: 'Carries a strong ETag (a refund never changes); with a matching If-None-Match the answer is 304 without a body.',

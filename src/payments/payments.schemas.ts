@@ -1,6 +1,6 @@
 // Payment and refund representations and the request schemas of their routes.
 import { Type, type Static } from 'typebox';
-import { Id, Money, MoneyOf, PageParams, Timestamp } from '../http/schemas.ts';
+import { Id, Money, MoneyOf, PageParams, Timestamp, SortParam } from '../http/schemas.ts';
 import { DECLINE_CODES } from './processor.ts';
 import { MAX_PAYMENT_AMOUNT, PAYMENT_STATUSES, type PaymentStatus } from './payments.rules.ts';
 
@@ -12,6 +12,7 @@ export const PaymentStatusSchema = Type.Unsafe<PaymentStatus>({
 
 const Amount = (description: string) =>
   Type.Integer({
+    format: 'int64',
     minimum: 1,
     maximum: MAX_PAYMENT_AMOUNT,
     description: `${description} Integer count of minor units (cents for EUR/USD, yen for JPY), 1–${MAX_PAYMENT_AMOUNT}.`,
@@ -77,11 +78,10 @@ export const ListPaymentsQuery = Type.Object(
     status: Type.Optional(PaymentStatusSchema),
     orderId: Type.Optional(Id('Only payments of this order.')),
     sort: Type.Optional(
-      Type.String({
-        description:
-          'Comma-separated keys from createdAt, id; "-" prefix for descending. Default createdAt. id is always the last tie-breaker.',
-        examples: ['-createdAt'],
-      }),
+      SortParam(
+        'Comma-separated keys from createdAt, id; "-" prefix for descending. Default createdAt. id is always the last tie-breaker.',
+        '-createdAt',
+      ),
     ),
     ...PageParams,
   },

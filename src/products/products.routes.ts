@@ -23,7 +23,9 @@ export async function productsRoutes(parent: FastifyInstance): Promise<void> {
     {
       schema: {
         tags: ['products'],
+        operationId: 'listProducts',
         summary: 'List products',
+        description: 'The catalogue, to any authenticated caller; filter by `active`, sort by name, price, createdAt or id.',
         security: readSecurity,
         querystring: ListProductsQuery,
         response: { 200: Envelope(ProductRef, 'A page of products.'), ...problems(400, 401, 406) },
@@ -40,7 +42,9 @@ export async function productsRoutes(parent: FastifyInstance): Promise<void> {
     {
       schema: {
         tags: ['products'],
+        operationId: 'getProduct',
         summary: 'Get a product',
+        description: 'Carries a strong ETag; with a matching If-None-Match the answer is 304 without a body.',
         security: readSecurity,
         params: ProductIdParams,
         headers: IfNoneMatchHeaders,
@@ -60,7 +64,9 @@ export async function productsRoutes(parent: FastifyInstance): Promise<void> {
     {
       schema: {
         tags: ['products'],
+        operationId: 'createProduct',
         summary: 'Create a product (staff)',
+        description: 'Scope products:write (staff only). Answers 201 with Location and ETag.',
         security: writeSecurity,
         body: CreateProductBody,
         response: { 201: ProductRef, ...problems(400, 401, 403, 406, 413, 415) },
@@ -82,6 +88,7 @@ export async function productsRoutes(parent: FastifyInstance): Promise<void> {
     {
       schema: {
         tags: ['products'],
+        operationId: 'replaceProduct',
         summary: 'Replace a product (staff)',
         security: writeSecurity,
         description: 'Complete replacement; If-Match honoured. Orders already placed keep the price they were placed at.',

@@ -1,6 +1,6 @@
 // Product representation and the request schemas of the product routes.
 import { Type, type Static } from 'typebox';
-import { Id, Money, MoneyOf, PageParams, Timestamp } from '../http/schemas.ts';
+import { Id, Money, MoneyOf, PageParams, Timestamp, SortParam } from '../http/schemas.ts';
 
 export const MAX_PRICE = 1_000_000_000_000;
 
@@ -20,7 +20,10 @@ export type Product = Static<typeof Product>;
 export const ProductBody = Type.Object(
   {
     name: Type.String({ minLength: 1, maxLength: 200 }),
-    price: MoneyOf(Type.Integer({ minimum: 0, maximum: MAX_PRICE, description: 'Unit price in minor units of currency.' }), 'Unit price.'),
+    price: MoneyOf(
+      Type.Integer({ format: 'int64', minimum: 0, maximum: MAX_PRICE, description: 'Unit price in minor units of currency.' }),
+      'Unit price.',
+    ),
     active: Type.Boolean(),
   },
   { title: 'ProductBody', additionalProperties: false, description: 'The complete writable representation of a product.' },
@@ -36,9 +39,7 @@ export type CreateProductBody = Static<typeof CreateProductBody>;
 export const ListProductsQuery = Type.Object(
   {
     active: Type.Optional(Type.Boolean({ description: 'Only active (true) or inactive (false) products.' })),
-    sort: Type.Optional(
-      Type.String({ description: 'Comma-separated keys from name, price, createdAt, id; "-" for descending. Default id.' }),
-    ),
+    sort: Type.Optional(SortParam('Comma-separated keys from name, price, createdAt, id; "-" for descending. Default id.', '-price,name')),
     ...PageParams,
   },
   { additionalProperties: false },

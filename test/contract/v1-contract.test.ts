@@ -49,6 +49,19 @@ function changesAfter(change: (document: DocumentJson) => void): ContractChanges
 
 const breakingAfter = (change: (document: DocumentJson) => void): string[] => changesAfter(change).breaking;
 
+/** The breaking changes from a copy made by `prepare` to that copy changed further by `change`. */
+function breakingBetween(prepare: (document: DocumentJson) => void, change: (document: DocumentJson) => void): string[] {
+  const before = structuredClone(frozen);
+  prepare(before);
+  const after = structuredClone(before);
+  change(after);
+  return contractChanges(before, after).breaking;
+}
+
+/** A query parameter's schema, as a mutable JSON object. */
+const parameterSchema = (document: DocumentJson, path: string, name: string): Record<string, unknown> =>
+  operation(document, path, 'get').parameters!.find((p) => p.name === name)!.schema as Record<string, unknown>;
+
 const operation = (document: DocumentJson, path: string, method: string): OperationJson => document.paths[path]![method]!;
 const jsonBody = (op: OperationJson): SchemaJson => op.requestBody!.content['application/json']!.schema;
 const order = (document: DocumentJson): SchemaJson => document.components.schemas.Order!;
@@ -229,6 +242,25 @@ describe('breaking changes found in a copy of the frozen document', { concurrenc
     assert.deepEqual(lines, ['DELETE /orders/{orderId}: operation removed']);
   });
 
+  test('int32 named for an integer parameter that may exceed 2³¹', () => {
+    const lines = breakingBetween(
+      (d) => {
+        delete parameterSchema(d, '/orders', 'minTotal').format;
+      },
+      (d) => {
+        parameterSchema(d, '/orders', 'minTotal').format = 'int32';
+      },
+    );
+    assert.deepEqual(lines, ['GET /orders — query parameter `minTotal`: format added: "int32"']);
+  });
+
+  test('a maxLength added to a free string parameter', () => {
+    const lines = breakingAfter((d) => {
+      parameterSchema(d, '/orders', 'sort').maxLength = 10;
+    });
+    assert.deepEqual(lines, ['GET /orders — query parameter `sort`: maxLength added: 10']);
+  });
+
   test('a request schema moved into components with a new required field on the way', () => {
     const lines = breakingAfter((d) => {
       const body = jsonBody(operation(d, '/orders', 'post'));
@@ -283,6 +315,23 @@ describe('non-breaking changes in a copy of the frozen document', { concurrency:
         d.servers = [{ url: 'https://api.example.com/v1' }];
         d.info = { title: 'orderpay v1', version: '1.1', description: 'Deprecated; see v2.' };
       }),
+      [],
+    );
+  });
+
+  // int64 holds every JSON integer, and int32 every one within ±2³¹.
+  test('int64 named for an integer, int32 for one its bounds keep within 2³¹', () => {
+    assert.deepEqual(
+      breakingBetween(
+        (d) => {
+          delete parameterSchema(d, '/orders', 'customerId').format;
+          delete parameterSchema(d, '/orders', 'pageSize').format;
+        },
+        (d) => {
+          parameterSchema(d, '/orders', 'customerId').format = 'int64';
+          parameterSchema(d, '/orders', 'pageSize').format = 'int32';
+        },
+      ),
       [],
     );
   });

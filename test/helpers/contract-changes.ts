@@ -1,6 +1,6 @@
 // The changes between two OpenAPI 3.1 documents that break a client, as lines a developer can act on.
 // api-smart-diff finds and classifies the differences; around it (docs/decisions.md), references
-// it would not follow are inlined first, and two of its classifications are corrected.
+// it would not follow are inlined first, and three of its classifications are corrected.
 import { apiCompare, type Diff } from 'api-smart-diff';
 
 type JsonObject = Record<string, unknown>;
@@ -59,7 +59,24 @@ function valueAt(document: OpenApiJson, path: readonly (string | number)[]): unk
 // rules; for these keywords a replaced value breaks clients on either side of the wire.
 const REPLACE_BREAKS_BOTH_WAYS = new Set(['type', 'format', 'pattern', 'const']);
 
+const INT32 = 2 ** 31;
+
+/**
+ * A width named for an integer that changes nothing a client must send or can receive: int64
+ * holds every JSON integer, and int32 every one the schema's existing minimum and maximum keep
+ * within ±2³¹ (the server's validator takes both as annotations: src/http/validation.ts).
+ */
+function isIntegerWidthAnnotation(diff: Diff, before: OpenApiJson): boolean {
+  if (diff.action !== 'add' || diff.path.at(-1) !== 'format') return false;
+  const schema = valueAt(before, diff.path.slice(0, -1));
+  if (!isObject(schema) || schema.type !== 'integer') return false;
+  if (diff.after === 'int64') return true;
+  const { minimum, maximum } = schema;
+  return diff.after === 'int32' && typeof minimum === 'number' && typeof maximum === 'number' && minimum >= -INT32 && maximum < INT32;
+}
+
 function isBreaking(diff: Diff, before: OpenApiJson): boolean {
+  if (isIntegerWidthAnnotation(diff, before)) return false;
   if (diff.type === 'breaking') return true;
   const key = diff.path.at(-1);
   const parentKey = diff.path.at(-2);

@@ -199,6 +199,33 @@ describe('errors: RFC 9457 problem details for every failure', () => {
     });
   });
 
+  test('an unknown field named with "/" or "~" is pointed at as RFC 6901 escapes it', async () => {
+    const { token } = await createCustomer(t);
+    const response = await t.request(token, { method: 'POST', url: '/orders', payload: { productId: 1, qty: 1, 'a/b~c': 1 } });
+    const body = assertProblem(response, 400, 'REQUEST_BODY_INVALID', '/orders');
+    assert.deepEqual(body.errors, [{ pointer: '/a~1b~0c', detail: '/a~1b~0c is not a known field' }]);
+  });
+
+  describe('problem bodies stay within the bounds their schema documents', () => {
+    test('300 field errors → the first 100 listed; the detail, the pointers and the path cut to 16 KiB', async () => {
+      const { token } = await createCustomer(t);
+      const items = Array.from({ length: 100 }, () => ({ productId: 0, qty: 0, note: 'x' }));
+      const response = await t.request(token, {
+        method: 'POST',
+        url: '/v2/orders',
+        payload: { items, [`~${'k'.repeat(20_000)}`]: 1 },
+      });
+      // t.request has validated the body against the Problem schema (maxItems, maxLength).
+      const body = assertProblem(response, 400, 'REQUEST_BODY_INVALID', '/v2/orders');
+      const errors = body.errors as { pointer: string; detail: string }[];
+      assert.equal(errors.length, 100);
+      assert.ok((body.detail as string).length <= 16_384 && (body.detail as string).endsWith('…'));
+      const long = errors.find((e) => e.pointer.startsWith('/~0k'));
+      assert.ok(long, 'the unknown field is among the first errors');
+      assert.ok(long.pointer.length <= 16_384 && long.detail.length <= 16_384);
+    });
+  });
+
   describe('request ids', () => {
     test('a well-formed X-Request-Id is echoed in the header and the problem', async () => {
       for (const id of ['abc-123', 'trace.7:span_9', 'A'.repeat(128)]) {
