@@ -48,6 +48,18 @@ export interface Config {
     /** How long a claim is held before another request may take over a key whose process died. */
     readonly lockSeconds: number;
   };
+  /** The API's rate limits (src/http/rate-limit/): budgets per window, and where they are counted. */
+  readonly rateLimits: RateLimitsConfig;
+}
+
+export interface RateLimitsConfig {
+  readonly windowSeconds: number;
+  readonly reads: number;
+  readonly writes: number;
+  readonly payments: number;
+  /** Redis to count in; undefined counts in the database. */
+  readonly redisUrl: string | undefined;
+  readonly redisKeyPrefix: string;
 }
 
 export interface ApiDeprecation {
@@ -226,7 +238,7 @@ function readTrustProxy(value: string): Config['trustProxy'] {
   return /^\d+$/.test(trimmed) ? Number(trimmed) : trimmed;
 }
 
-/** Frozen with its parts (db, servers, idempotency), so that no one can change the configuration under another. */
+/** Frozen with its parts (db, servers, idempotency, rateLimits), so that no one can change the configuration under another. */
 function freezeConfig(config: Config): Config {
   for (const part of Object.values(config)) if (part && typeof part === 'object') Object.freeze(part);
   return Object.freeze(config);
@@ -260,6 +272,14 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     idempotency: {
       retentionSeconds: vars.ORDERPAY_IDEMPOTENCY_RETENTION_SECONDS,
       lockSeconds: vars.ORDERPAY_IDEMPOTENCY_LOCK_SECONDS,
+    },
+    rateLimits: {
+      windowSeconds: vars.ORDERPAY_RATE_LIMIT_WINDOW_SECONDS,
+      reads: vars.ORDERPAY_RATE_LIMIT_READS,
+      writes: vars.ORDERPAY_RATE_LIMIT_WRITES,
+      payments: vars.ORDERPAY_RATE_LIMIT_PAYMENTS,
+      redisUrl: vars.REDIS_URL,
+      redisKeyPrefix: vars.ORDERPAY_RATE_LIMIT_REDIS_PREFIX,
     },
     ...overrides,
   };

@@ -133,11 +133,14 @@ describe('OpenAPI document (OpenAPI 3.1)', () => {
     }
   });
 
-  it('every $ref resolves inside the document and points at a named component schema', () => {
+  it('every $ref resolves inside the document and points at a named component schema (or header)', () => {
     const refs = [...walk(document)].filter(([pointer, value]) => pointer.endsWith('/$ref') && typeof value === 'string');
     assert.ok(refs.length > 0, 'the document uses $ref');
     for (const [pointer, ref] of refs as [string, string][]) {
-      assert.match(ref, /^#\/components\/schemas\/[A-Za-z][A-Za-z0-9]*$/, `${pointer}: ${ref}`);
+      const component = pointer.includes('/headers/')
+        ? /^#\/components\/headers\/[A-Za-z][A-Za-z-]*$/
+        : /^#\/components\/schemas\/[A-Za-z][A-Za-z0-9]*$/;
+      assert.match(ref, component, `${pointer}: ${ref}`);
       assert.notEqual(resolvePointer(document, ref.slice(1)), undefined, `${pointer}: ${ref} does not resolve`);
     }
   });
