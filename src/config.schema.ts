@@ -118,6 +118,7 @@ export const EnvironmentSchema = Type.Object({
   REDIS_URL: Type.Optional(
     Type.String({
       format: 'url',
+      pattern: '^rediss?://',
       description:
         'Redis (`redis://[user:password@]host:port[/db]`, `rediss://` for TLS) for the rate limits. Unset: they are counted in PostgreSQL ([docs/deploy.md](docs/deploy.md#rate-limits)).',
     }),

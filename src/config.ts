@@ -128,7 +128,8 @@ function describeRefusal(name: string, raw: string | undefined, value: unknown, 
       if (schema.format === 'date-time') return `${name} must be an RFC 3339 date-time such as 2027-06-01T00:00:00Z, got "${raw}"`;
       return mustBeUrl(name, raw ?? '');
     case 'pattern':
-      // ORDERPAY_TRUST_PROXY, the one variable with a pattern.
+      if (name === 'REDIS_URL') return `${name} must be a redis:// or rediss:// URL, got "${raw}"`;
+      // ORDERPAY_TRUST_PROXY, the other variable with a pattern.
       return `${name} must be a hop count (e.g. 1) or the proxies' addresses/CIDRs, not "true": trusting every hop lets clients choose their IP`;
     default:
       return `${name} is invalid (${keyword}), got "${raw}"`;

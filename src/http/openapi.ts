@@ -66,8 +66,8 @@ export function versionDocument(all: Document, config: Config, version: number):
     if (!path.startsWith(`${prefix}/`)) continue;
     const operations: Record<string, Operation> = {};
     for (const [method, operation] of Object.entries(structuredClone(item))) {
-      documentMediaTypes(operation, version);
       if (deprecated) operation.responses!['410'] = problemResponse('The version is past its sunset date (VERSION_SUNSET).');
+      documentMediaTypes(operation, version);
       operations[method] = deprecated ? { ...operation, deprecated: true } : operation;
     }
     paths[path.slice(prefix.length)] = operations;

@@ -215,6 +215,23 @@ describe('OpenAPI document (OpenAPI 3.1)', () => {
     }
   });
 
+  it('every operation is rate limited as the OWASP API4 rules ask: a 429 problem with Retry-After, RateLimit on each answer', () => {
+    for (const version of API_VERSION_NUMBERS) {
+      const versionDocument = openApiDocument(t.app, version) as OpenApiDocument & { components: { headers?: Record<string, unknown> } };
+      assert.deepEqual(Object.keys(versionDocument.components.headers ?? {}).sort(), ['RateLimit', 'RateLimit-Policy', 'Retry-After']);
+      for (const { path, method, operation } of operationsOf(versionDocument)) {
+        const name = `v${version} ${method.toUpperCase()} ${path}`;
+        const responses = operation.responses as Record<string, { content?: unknown; headers?: Record<string, { $ref: string }> }>;
+        assert.ok(responses['429']?.content, `${name} documents no 429 problem`);
+        assert.equal(responses['429'].headers?.['Retry-After']?.$ref, '#/components/headers/Retry-After', `${name} 429`);
+        for (const [status, response] of Object.entries(responses)) {
+          assert.equal(response.headers?.RateLimit?.$ref, '#/components/headers/RateLimit', `${name} ${status}`);
+          assert.equal(response.headers?.['RateLimit-Policy']?.$ref, '#/components/headers/RateLimit-Policy', `${name} ${status}`);
+        }
+      }
+    }
+  });
+
   it('documents every registered route with its method, and nothing that is not served', () => {
     const served = routes.filter((r) => r.method !== 'HEAD' && !isVersionedMirror(r.url) && !isOperationalPath(r.url));
     assert.ok(served.length > 0, 'routes were collected');
