@@ -1,12 +1,13 @@
 // Rate-limit counters in PostgreSQL at a fraction of a round trip per request. Each process leases
-// hits of a window from the shared counter (src/db/rate-limits.ts) and hands them out itself:
-// a key's first lease in a window is 1 hit, each next one twice the last, up to 1% of the limit
-// (at most 1000). The shared counter never hands out more than the limit, so no window ever admits
-// more than its limit, across any number of processes. What a lease costs is the other way: hits a
-// process leased and did not use are lost to the others, so a caller spread over N processes may
-// be refused up to (N−1) × (block − 1) hits early, under N % of its limit. A caller making a few
-// requests a window is counted exactly, one round trip each, as is every limit under 200.
-// docs/decisions.md, "Rate limits", has the bound and the alternatives.
+// hits of a window from the shared counter (src/db/rate-limits.ts) and hands them out itself: a
+// key's first lease in a window is 1 hit, each next one twice the last, up to 1% of the limit (at
+// most 1000), and a busy key's next block is leased while the last one lasts. The database grants
+// only the hits under the limit, so no window ever admits more than its limit, across any number
+// of processes. What a lease costs is the other way: hits a process leased and did not use are
+// lost to the others, so a caller spread over N processes may be refused up to (N−1) × (block − 1)
+// hits early, under (N−1) % of its limit. A caller with one request a window costs one round trip
+// and strands nothing; limits under 200 are counted one hit at a time, exactly.
+// docs/decisions.md, "Rate limits", has the bounds and the alternatives.
 import type { Clock } from '../../core/clock.ts';
 import type { Queryable } from '../../db/db.ts';
 import { addRateLimitHits, takeBackRateLimitHit } from '../../db/rate-limits.ts';
