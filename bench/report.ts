@@ -250,7 +250,7 @@ ${roundsTable(results)}
 | software | Node.js ${process.version}, ${info.postgresVersion}, ${info.loadGenerator} |
 | data | ${int(info.orders)} orders (one item each) of 10,000 customers, created over a year; pending 20%, paid 25%, shipped 20%, delivered 30%, cancelled 5%${info.seedSeconds === undefined ? ' (reused from an earlier run)' : `; seeded in ${info.seedSeconds.toFixed(0)} s`} |
 | load | ${info.connections} connections on 127.0.0.1, ${info.seconds} s per measurement after a ${info.warmupSeconds} s warm-up of each server and scenario; ${info.rounds} rounds, orderpay and baseline alternating (A/B, then B/A) |
-| orderpay | \`node src/cli.ts serve\`, NODE_ENV=production, LOG_LEVEL=warn, pool of 10, a staff bearer token (RS256; orders:read payments:write) |
+| orderpay | \`node src/cli.ts serve\`, NODE_ENV=production, LOG_LEVEL=warn, pool of 10, a staff bearer token (RS256; orders:read payments:write); rate limits on, counted in PostgreSQL, budgets of 10⁹ per minute so that the load is never refused |
 | baseline | \`bench/raw-server.ts\`: node:http + pg Pool of 10, the same SQL and type parsing for (a)–(c), the minimal SQL of (d) and (e), no framework, no authentication |
 
 ## Payments (d) and (e)

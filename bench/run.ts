@@ -212,6 +212,9 @@ async function chooseWorkloads(db: Db, options: Options): Promise<Workload[]> {
   return all.filter((w) => !options.scenarios || options.scenarios.has(w.scenario.key));
 }
 
+/** Requests per minute per caller: the most the configuration allows, far above what a run sends. */
+const BENCH_RATE_LIMIT = 1_000_000_000;
+
 async function startServers(options: Options, orderpayPort: number, payerUserId: number): Promise<ServerProcess[]> {
   const servers: ServerProcess[] = [];
   try {
@@ -225,6 +228,11 @@ async function startServers(options: Options, orderpayPort: number, payerUserId:
           HOST: '127.0.0.1',
           LOG_LEVEL: 'warn',
           NODE_ENV: 'production',
+          // The limiter stays on and counts every request (in PostgreSQL, as by default), with
+          // budgets the load cannot reach: a 429 would count as an error and void the run.
+          ORDERPAY_RATE_LIMIT_READS: String(BENCH_RATE_LIMIT),
+          ORDERPAY_RATE_LIMIT_WRITES: String(BENCH_RATE_LIMIT),
+          ORDERPAY_RATE_LIMIT_PAYMENTS: String(BENCH_RATE_LIMIT),
         },
         /"event":"listening","url":"([^"]+)"/,
       ),

@@ -1,12 +1,12 @@
 // buildApp(config, db) → the Fastify instance with every plugin and route registered. Never listens.
 // The order is the request's way through: problems (errors anywhere become problem bodies) →
-// versioning → authenticate → idempotency → the resource routes; then operations and /oauth.
+// versioning → authenticate → rate limits → idempotency → the resource routes; then operations and /oauth.
 import Fastify, { type FastifyInstance } from 'fastify';
 import { registerAuthorizationServer } from './auth/authorization-server.ts';
 import { listPublishedKeys } from './auth/keys.store.ts';
 import { listRevokedGrantsSince } from './auth/revoked-grants.store.ts';
 import type { Config } from './config.ts';
-import type { Clock } from './core/clock.ts';
+import { type Clock, systemClock } from './core/clock.ts';
 import type { Db } from './db/db.ts';
 import { authenticatePlugin } from './http/authenticate.ts';
 import { createGrantRevocations } from './http/grant-revocations.ts';
@@ -16,6 +16,7 @@ import { metricsPlugin } from './http/metrics.ts';
 import { openApiPlugin } from './http/openapi.ts';
 import { registerOperationalRoutes } from './http/operational.routes.ts';
 import { problemsPlugin, sendFrameworkError } from './http/problems.ts';
+import { createCounters, limitRoutes, rateLimitPlugin } from './http/rate-limit/rate-limit.ts';
 import { generateRequestId } from './http/request-id.ts';
 import { Problem } from './http/schemas.ts';
 import { createTokenVerifier } from './http/token-verifier.ts';
@@ -40,7 +41,7 @@ export interface AppOptions {
   keyCheckIntervalMs?: number;
   /** How stale the resource server's copy of revoked grants may get (default 1000; tests use 0). */
   revocationCheckIntervalMs?: number;
-  /** Clock of the authorization server's rate limits (tests freeze it inside one window). */
+  /** Clock of the rate limits counted in the database (tests freeze it inside one window). */
   rateLimitNow?: Clock;
   /** Pino logger options; false silences logging (tests). */
   logger?: boolean | object;
@@ -103,6 +104,8 @@ export async function buildApp(config: Config, db: Db, options: AppOptions = {})
       now: options.now,
     }),
   });
+  const counters = await createCounters(config.rateLimits, db, { now: options.rateLimitNow ?? systemClock, log: app.log });
+  await app.register(rateLimitPlugin, { counters, config: config.rateLimits });
   await app.register(idempotencyPlugin, { failpoint: options.failpoint });
 
   app.addSchema(Problem);
@@ -124,7 +127,7 @@ export async function buildApp(config: Config, db: Db, options: AppOptions = {})
     }
   }
   if (config.servers.authorization) {
-    await registerAuthorizationServer(app, config, db, { keyCheckIntervalMs: options.keyCheckIntervalMs, now: options.rateLimitNow });
+    await registerAuthorizationServer(app, config, db, { counters, keyCheckIntervalMs: options.keyCheckIntervalMs });
   }
 
   const scheduler = createScheduler(backgroundJobs(db, config.servers), app.log);
@@ -137,10 +140,13 @@ export async function buildApp(config: Config, db: Db, options: AppOptions = {})
   return app;
 }
 
-/** The API's routes in one version (under /v<N>, or unversioned): the version resolved, the caller authenticated. */
+/**
+ * The API's routes in one version (under /v<N>, or unversioned): the version resolved, the caller
+ * authenticated and counted against the route's budget.
+ */
 async function resourceRoutes(scope: FastifyInstance, opts: VersionScope): Promise<void> {
   versionRoutes(scope, opts);
-  scope.addHook('onRequest', scope.authenticate);
+  limitRoutes(scope);
   await scope.register(ordersRoutes);
   await scope.register(productsRoutes);
   await scope.register(paymentsRoutes);

@@ -115,6 +115,43 @@ export const EnvironmentSchema = Type.Object({
     description:
       "How long a request's claim on a key is held before a retry may take over a key whose process died. Keep it above the longest request. At most half of `ORDERPAY_IDEMPOTENCY_RETENTION_SECONDS`.",
   }),
+  REDIS_URL: Type.Optional(
+    Type.String({
+      format: 'url',
+      pattern: '^rediss?://',
+      description:
+        'Redis (`redis://[user:password@]host:port[/db]`, `rediss://` for TLS) for the rate limits. Unset: they are counted in PostgreSQL ([docs/deploy.md](docs/deploy.md#rate-limits)).',
+    }),
+  ),
+  ORDERPAY_RATE_LIMIT_REDIS_PREFIX: Type.String({
+    default: 'orderpay:ratelimit:',
+    description: 'Prefix of the rate-limit keys in Redis, so that several deployments can share one Redis.',
+  }),
+  ORDERPAY_RATE_LIMIT_WINDOW_SECONDS: Type.Integer({
+    minimum: 1,
+    maximum: 3600,
+    default: 60,
+    description: 'The window of the API budgets below (fixed windows; [docs/api.md](docs/api.md#rate-limits)).',
+  }),
+  ORDERPAY_RATE_LIMIT_READS: Type.Integer({
+    minimum: 1,
+    maximum: 1_000_000_000,
+    default: 600,
+    description:
+      'Reads (`GET`, `HEAD`) per window, per caller (client and subject of the access token) or, without a valid token, per client IP.',
+  }),
+  ORDERPAY_RATE_LIMIT_WRITES: Type.Integer({
+    minimum: 1,
+    maximum: 1_000_000_000,
+    default: 120,
+    description: 'Writes (`POST`, `PUT`, `DELETE`) other than payments per window, per caller or IP.',
+  }),
+  ORDERPAY_RATE_LIMIT_PAYMENTS: Type.Integer({
+    minimum: 1,
+    maximum: 1_000_000_000,
+    default: 30,
+    description: 'Payments and refunds created per window, per caller or IP (a retry with the same `Idempotency-Key` counts too).',
+  }),
 });
 
 interface ConfigurationVariable {

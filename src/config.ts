@@ -48,6 +48,18 @@ export interface Config {
     /** How long a claim is held before another request may take over a key whose process died. */
     readonly lockSeconds: number;
   };
+  /** The API's rate limits (src/http/rate-limit/): budgets per window, and where they are counted. */
+  readonly rateLimits: RateLimitsConfig;
+}
+
+export interface RateLimitsConfig {
+  readonly windowSeconds: number;
+  readonly reads: number;
+  readonly writes: number;
+  readonly payments: number;
+  /** Redis to count in; undefined counts in the database. */
+  readonly redisUrl: string | undefined;
+  readonly redisKeyPrefix: string;
 }
 
 export interface ApiDeprecation {
@@ -116,7 +128,8 @@ function describeRefusal(name: string, raw: string | undefined, value: unknown, 
       if (schema.format === 'date-time') return `${name} must be an RFC 3339 date-time such as 2027-06-01T00:00:00Z, got "${raw}"`;
       return mustBeUrl(name, raw ?? '');
     case 'pattern':
-      // ORDERPAY_TRUST_PROXY, the one variable with a pattern.
+      if (name === 'REDIS_URL') return `${name} must be a redis:// or rediss:// URL, got "${raw}"`;
+      // ORDERPAY_TRUST_PROXY, the other variable with a pattern.
       return `${name} must be a hop count (e.g. 1) or the proxies' addresses/CIDRs, not "true": trusting every hop lets clients choose their IP`;
     default:
       return `${name} is invalid (${keyword}), got "${raw}"`;
@@ -226,7 +239,7 @@ function readTrustProxy(value: string): Config['trustProxy'] {
   return /^\d+$/.test(trimmed) ? Number(trimmed) : trimmed;
 }
 
-/** Frozen with its parts (db, servers, idempotency), so that no one can change the configuration under another. */
+/** Frozen with its parts (db, servers, idempotency, rateLimits), so that no one can change the configuration under another. */
 function freezeConfig(config: Config): Config {
   for (const part of Object.values(config)) if (part && typeof part === 'object') Object.freeze(part);
   return Object.freeze(config);
@@ -260,6 +273,14 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     idempotency: {
       retentionSeconds: vars.ORDERPAY_IDEMPOTENCY_RETENTION_SECONDS,
       lockSeconds: vars.ORDERPAY_IDEMPOTENCY_LOCK_SECONDS,
+    },
+    rateLimits: {
+      windowSeconds: vars.ORDERPAY_RATE_LIMIT_WINDOW_SECONDS,
+      reads: vars.ORDERPAY_RATE_LIMIT_READS,
+      writes: vars.ORDERPAY_RATE_LIMIT_WRITES,
+      payments: vars.ORDERPAY_RATE_LIMIT_PAYMENTS,
+      redisUrl: vars.REDIS_URL,
+      redisKeyPrefix: vars.ORDERPAY_RATE_LIMIT_REDIS_PREFIX,
     },
     ...overrides,
   };

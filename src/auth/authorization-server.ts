@@ -3,6 +3,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Config } from '../config.ts';
 import type { Db } from '../db/db.ts';
+import type { Counters } from '../http/rate-limit/counters.ts';
 import { interactionRoutes } from './interactions.routes.ts';
 import { registerJwksRoute } from './jwks.routes.ts';
 import { ensureActiveSigningKey } from './keys.store.ts';
@@ -16,12 +17,12 @@ export async function registerAuthorizationServer(
   app: FastifyInstance,
   config: Config,
   db: Db,
-  { keyCheckIntervalMs = KEY_CHECK_INTERVAL_MS, now = () => new Date() }: { keyCheckIntervalMs?: number; now?: () => Date } = {},
+  { counters, keyCheckIntervalMs = KEY_CHECK_INTERVAL_MS }: { counters: Counters; keyCheckIntervalMs?: number },
 ): Promise<void> {
   await ensureActiveSigningKey(db);
   const cookieKeys = await ensureCookieKeys(db);
   const provider = await createRotatingProvider({ config, db, cookieKeys, keyCheckIntervalMs });
-  await mountProvider(app, { config, db, provider, now });
+  await mountProvider(app, { config, provider, counters });
   registerJwksRoute(app, db);
-  await app.register(interactionRoutes, { provider: provider.latest, db, csrfKey: cookieKeys[0]!, now });
+  await app.register(interactionRoutes, { provider: provider.latest, db, csrfKey: cookieKeys[0]!, counters });
 }

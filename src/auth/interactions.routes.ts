@@ -8,6 +8,7 @@ import formbody from '@fastify/formbody';
 import type { Interaction } from 'oidc-provider';
 import type Provider from 'oidc-provider';
 import type { Db } from '../db/db.ts';
+import type { Counters } from '../http/rate-limit/counters.ts';
 import { findConsentScopes, listConsentScopes, recordConsent } from './consent.ts';
 import { consentPage, layout, loginPage, PAGE_HEADERS, escapeHtml } from './pages.ts';
 import { type SignInRefusal, signIn } from './sign-in.service.ts';
@@ -17,11 +18,13 @@ interface InteractionOptions {
   provider: () => Provider;
   db: Db;
   csrfKey: string;
-  /** Clock of the sign-in limits (tests freeze it inside one window). */
-  now: () => Date;
+  /** Where the sign-in limits are counted. */
+  counters: Counters;
 }
 
 type Form = Record<string, string | undefined>;
+
+const REFUSAL_STATUS: Record<SignInRefusal['kind'], number> = { refused: 401, blocked: 429, unavailable: 503 };
 
 function csrfToken(key: string, uid: string): string {
   return createHmac('sha256', key).update(`interaction:${uid}`).digest('base64url');
@@ -51,7 +54,7 @@ function sendErrorPage(reply: FastifyReply, status: number, message: string): Fa
 
 export async function interactionRoutes(
   app: FastifyInstance,
-  { provider: currentProvider, db, csrfKey, now }: InteractionOptions,
+  { provider: currentProvider, db, csrfKey, counters }: InteractionOptions,
 ): Promise<void> {
   // Forms post application/x-www-form-urlencoded; only these routes accept it.
   await app.register(formbody);
@@ -71,13 +74,16 @@ export async function interactionRoutes(
     return client?.clientName ?? clientId;
   }
 
-  /** The login form again, with why the last try did not sign in (RFC 6585 §4: 429 with Retry-After). */
+  /**
+   * The login form again, with why the last try did not sign in: 401, 429 when blocked (RFC 6585
+   * §4), 503 while the attempt cannot be counted; both with Retry-After.
+   */
   async function sendLoginRefusal(reply: FastifyReply, details: Interaction, email: string, refusal: SignInRefusal) {
     const name = await clientName(String(details.params.client_id));
-    if (refusal.kind === 'blocked') reply.header('retry-after', String(refusal.retryAfterSeconds));
+    if (refusal.kind !== 'refused') reply.header('retry-after', String(refusal.retryAfterSeconds));
     return sendPage(
       reply,
-      refusal.kind === 'blocked' ? 429 : 401,
+      REFUSAL_STATUS[refusal.kind],
       loginPage({
         action: `/oauth/interaction/${details.uid}/login`,
         csrf: csrfToken(csrfKey, details.uid),
@@ -86,7 +92,9 @@ export async function interactionRoutes(
         error:
           refusal.kind === 'blocked'
             ? `Too many failed sign-in attempts. Try again in ${Math.ceil(refusal.retryAfterSeconds / 60)} minutes.`
-            : 'The email or password is not correct.',
+            : refusal.kind === 'unavailable'
+              ? 'Signing in is unavailable for a moment. Try again shortly.'
+              : 'The email or password is not correct.',
       }),
     );
   }
@@ -127,7 +135,7 @@ export async function interactionRoutes(
         return sendErrorPage(reply, 403, 'The form could not be verified. Reload the page and try again.');
       const email = String(request.body?.email ?? '').trim();
       const password = String(request.body?.password ?? '');
-      const result = await signIn(db, { email, password, ip: request.ip, now: now() });
+      const result = await signIn(db, counters, { email, password, ip: request.ip });
       if (result.kind !== 'signed-in') return sendLoginRefusal(reply, details, email, result);
       reply.hijack();
       await currentProvider().interactionFinished(

@@ -1,20 +1,20 @@
 // oidc-provider mounted at /oauth (and its RFC 8414 metadata) as middleware in the Fastify process:
-// every request counted against the per-IP limit first, its host and scheme pinned to PUBLIC_URL.
+// every request counted against the per-IP limit first (a hook before the middleware), its host
+// and scheme pinned to PUBLIC_URL.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import middie from '@fastify/middie';
 import type { Config } from '../config.ts';
-import type { Db } from '../db/db.ts';
 import { databaseFailure } from '../db/sqlstate.ts';
+import type { Counters } from '../http/rate-limit/counters.ts';
 import type { RotatingProvider } from './rotating-provider.ts';
-import { limitOAuthRequests } from './rate-limits.ts';
+import { oauthRequestLimit } from './rate-limits.ts';
 
 interface MountOptions {
   config: Config;
-  db: Db;
   provider: RotatingProvider;
-  /** Clock of the rate limits. */
-  now: () => Date;
+  /** Where the per-IP limit is counted. */
+  counters: Counters;
 }
 
 /**
@@ -28,8 +28,8 @@ function pinToPublicUrl(req: IncomingMessage, publicUrl: URL): void {
 }
 
 /**
- * A request the mount could not serve (the rate limit's database unreachable, the provider failing
- * to build): RFC 6749's JSON error, 503 temporarily_unavailable with Retry-After when the database
+ * A request the mount could not serve (the provider failing to build, its database unreachable):
+ * RFC 6749's JSON error, 503 temporarily_unavailable with Retry-After when the database
  * is the cause, else 500 server_error, logged. Never the router's 404 it would fall through to.
  */
 function answerFailure(res: ServerResponse, error: unknown, log: FastifyBaseLogger): void {
@@ -58,41 +58,35 @@ function identifyResponse(req: IncomingMessage, res: ServerResponse): void {
   if (typeof id === 'string') res.setHeader('x-request-id', id);
 }
 
-function readClientIp(req: IncomingMessage): string {
-  return (req as { ip?: string }).ip ?? req.socket.remoteAddress ?? 'unknown';
-}
-
-export async function mountProvider(app: FastifyInstance, { config, db, provider, now }: MountOptions): Promise<void> {
+export async function mountProvider(app: FastifyInstance, { config, provider, counters }: MountOptions): Promise<void> {
   const publicUrl = new URL(config.publicUrl);
+  // Added before middie's own hook, so it runs first: a refused request never reaches the provider.
+  app.addHook('onRequest', oauthRequestLimit(app, counters));
   await app.register(middie);
   app.use('/oauth', function serveAuthorizationServer(req, res, next) {
     identifyResponse(req, res);
-    limitOAuthRequests(db, readClientIp(req), res, now())
-      .then((limited) => {
-        if (limited) return;
-        pinToPublicUrl(req, publicUrl);
-        // The interaction pages and the JWKS are Fastify routes; everything else is the provider's.
-        if (req.url?.startsWith('/interaction/') || req.url === '/jwks') return next();
-        // RFC 6749 §5.1: token responses carry Pragma: no-cache beside the provider's no-store.
-        if (req.url?.startsWith('/token')) res.setHeader('pragma', 'no-cache');
-        return provider.current().then(() => provider.callback()(req, res));
-      })
+    pinToPublicUrl(req, publicUrl);
+    // The interaction pages and the JWKS are Fastify routes; everything else is the provider's.
+    if (req.url?.startsWith('/interaction/') || req.url === '/jwks') return next();
+    // RFC 6749 §5.1: token responses carry Pragma: no-cache beside the provider's no-store.
+    if (req.url?.startsWith('/token')) res.setHeader('pragma', 'no-cache');
+    provider
+      .current()
+      .then(() => provider.callback()(req, res))
       .catch((error: unknown) => answerFailure(res, error, app.log));
   });
   // RFC 8414 §3.1: the metadata of an issuer with a path lives at /.well-known/…/<path>.
   app.use('/.well-known/oauth-authorization-server/oauth', function serveServerMetadata(req, res, next) {
     if (req.url !== '/' && req.url !== '') return next();
     identifyResponse(req, res);
-    limitOAuthRequests(db, readClientIp(req), res, now())
-      .then((limited) => {
-        if (limited) return;
-        pinToPublicUrl(req, publicUrl);
-        req.url = '/.well-known/openid-configuration';
-        // oidc-provider takes its mount path from originalUrl less url; without this the endpoints
-        // in the document would lose their /oauth prefix.
-        (req as { originalUrl?: string }).originalUrl = `/oauth${req.url}`;
-        return provider.current().then(() => provider.callback()(req, res));
-      })
+    pinToPublicUrl(req, publicUrl);
+    req.url = '/.well-known/openid-configuration';
+    // oidc-provider takes its mount path from originalUrl less url; without this the endpoints
+    // in the document would lose their /oauth prefix.
+    (req as { originalUrl?: string }).originalUrl = `/oauth${req.url}`;
+    provider
+      .current()
+      .then(() => provider.callback()(req, res))
       .catch((error: unknown) => answerFailure(res, error, app.log));
   });
 }

@@ -2,29 +2,32 @@
 // while blocked, find the credentials, verify the password, give the attempt back. Knows no HTTP:
 // the interaction route renders the result.
 import type { Queryable } from '../db/db.ts';
+import type { Counters } from '../http/rate-limit/counters.ts';
 import { findUserCredentials } from '../users/users.store.ts';
 import { DUMMY_PASSWORD_HASH, verifyPassword } from './passwords.ts';
-import { countSignInAttempt } from './rate-limits.ts';
+import { countSignInAttempt, type SignInAttempt } from './rate-limits.ts';
 
 interface SignInCommand {
   /** As typed (trimmed): the limits count it whether or not an account has it. */
   email: string;
   password: string;
   ip: string;
-  /** Clock of the sign-in limits. */
-  now: Date;
 }
 
-type SignInResult = { kind: 'signed-in'; accountId: string } | { kind: 'blocked'; retryAfterSeconds: number } | { kind: 'refused' };
+type SignInResult =
+  | { kind: 'signed-in'; accountId: string }
+  | { kind: 'blocked'; retryAfterSeconds: number }
+  | { kind: 'unavailable'; retryAfterSeconds: number }
+  | { kind: 'refused' };
 
 export type SignInRefusal = Exclude<SignInResult, { kind: 'signed-in' }>;
 
 type Credentials = Awaited<ReturnType<typeof findUserCredentials>>;
-type SignInAttempt = Awaited<ReturnType<typeof countSignInAttempt>>;
 
-export async function signIn(db: Queryable, command: SignInCommand): Promise<SignInResult> {
-  const attempt = await countAttempt(db, command);
-  if (attempt.blocked) return { kind: 'blocked', retryAfterSeconds: attempt.blocked.resetSeconds };
+export async function signIn(db: Queryable, counters: Counters, command: SignInCommand): Promise<SignInResult> {
+  const attempt = await countAttempt(counters, command);
+  if (!attempt) return { kind: 'unavailable', retryAfterSeconds: 1 };
+  if (attempt.blocked) return { kind: 'blocked', retryAfterSeconds: attempt.blocked.retryAfterSeconds };
   const credentials = await findCredentials(db, command.email);
   const accountId = await verifyCredentials(credentials, command.password);
   if (!accountId) return { kind: 'refused' };
@@ -34,10 +37,11 @@ export async function signIn(db: Queryable, command: SignInCommand): Promise<Sig
 
 /**
  * Counted before the password is checked, so parallel guesses cannot all pass the limit while the
- * first ones are still hashing.
+ * first ones are still hashing. Undefined when the counters cannot be reached: no password is
+ * checked without its limit.
  */
-function countAttempt(db: Queryable, { email, ip, now }: SignInCommand): Promise<SignInAttempt> {
-  return countSignInAttempt(db, email, ip, now);
+function countAttempt(counters: Counters, { email, ip }: SignInCommand): Promise<SignInAttempt | undefined> {
+  return countSignInAttempt(counters, email, ip).catch(() => undefined);
 }
 
 async function findCredentials(db: Queryable, email: string): Promise<Credentials> {
@@ -53,7 +57,10 @@ async function verifyCredentials(credentials: Credentials, password: string): Pr
   return credentials?.passwordHash && valid ? String(credentials.id) : undefined;
 }
 
-/** Only failures use up the budget. */
+/**
+ * Only failures use up the budget. Should the counters fail just now, the attempt stays counted
+ * like a failure: the sign-in itself goes through.
+ */
 function giveAttemptBack(attempt: SignInAttempt): Promise<void> {
-  return attempt.succeeded();
+  return attempt.succeeded().catch(() => undefined);
 }

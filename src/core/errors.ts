@@ -229,6 +229,20 @@ export const ERRORS = {
       'The payment processor failed or did not answer within 10 seconds. Nothing was recorded and the idempotency key was released: retry the same request with the same key after `Retry-After`; the processor receives the same reference, so a charge it took before failing is not taken twice.',
     retryAfterSeconds: 1,
   },
+  // Rate limits (docs/api.md, "Rate limits")
+  RATE_LIMITED: {
+    status: 429,
+    title: 'Too many requests',
+    description:
+      'The caller has used up a budget of the current window: its reads, its writes, or its payments and refunds (per caller, or per client IP without a valid access token). `violatedPolicies` names the budget, `RateLimit` shows it at zero, and `Retry-After` says in how many seconds the window ends. Nothing was done.',
+  },
+  RATE_LIMIT_UNAVAILABLE: {
+    status: 503,
+    title: 'Payments paused: rate limits cannot be counted',
+    description:
+      'The store the rate limits are counted in (PostgreSQL, or Redis when configured) cannot be reached, and payments and refunds are not taken without their limit. Nothing was done and the idempotency key was not used: retry after `Retry-After`. Reads and other writes go on meanwhile, unlimited.',
+    retryAfterSeconds: 1,
+  },
   // Server side
   RESOURCE_CONFLICT: {
     status: 409,

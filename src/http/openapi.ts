@@ -10,11 +10,13 @@ import swaggerUi from '@fastify/swagger-ui';
 import type { Config } from '../config.ts';
 import { API_VERSION_NUMBERS, LATEST_API_VERSION } from '../core/api-versions.ts';
 import { SCOPES } from '../core/scopes.ts';
+import { RATE_LIMIT_HEADER_COMPONENTS } from './rate-limit/fields.ts';
 import { migrationGuideUrl, vendorMediaType } from './versioning.ts';
 import { unversionedSchemaId } from './versions/versions.ts';
 
 type JsonObject = Record<string, unknown>;
-type Operation = JsonObject & { responses?: Record<string, { content?: Record<string, unknown> }> };
+type Response = { description?: string; content?: Record<string, unknown>; headers?: Record<string, unknown> };
+type Operation = JsonObject & { responses?: Record<string, Response> };
 type Document = JsonObject & { info: JsonObject; paths: Record<string, Record<string, Operation>>; components: { schemas?: JsonObject } };
 
 const ENVIRONMENTS: Record<Config['env'], string> = { production: 'production', development: 'local development', test: 'test' };
@@ -72,8 +74,8 @@ export function versionDocument(all: Document, config: Config, version: number):
     if (!path.startsWith(`${prefix}/`)) continue;
     const operations: Record<string, Operation> = {};
     for (const [method, operation] of Object.entries(structuredClone(item))) {
-      documentMediaTypes(operation, version);
       if (deprecated) operation.responses!['410'] = problemResponse('The version is past its sunset date (VERSION_SUNSET).');
+      documentMediaTypes(operation, version);
       operations[method] = deprecated ? { ...operation, deprecated: true } : operation;
     }
     paths[path.slice(prefix.length)] = operations;
@@ -103,7 +105,28 @@ function documentMediaTypes(operation: Operation, version: number): void {
   // Any operation can meet a server-side failure; those answers are problems too.
   operation.responses ??= {};
   operation.responses['500'] ??= problemResponse('Unexpected server error (no internals in the body).');
-  operation.responses['503'] ??= problemResponse('Database unavailable or server shutting down; see Retry-After.');
+  operation.responses['503'] ??= problemResponse(
+    'Database unavailable, server shutting down, or (payments and refunds) the rate limits cannot be counted; see Retry-After.',
+  );
+  documentRateLimits(operation);
+}
+
+const headerRef = (name: keyof typeof RATE_LIMIT_HEADER_COMPONENTS) => ({ $ref: `#/components/headers/${name}` });
+
+/** Every operation is rate limited (src/http/rate-limit/): its 429, and the fields on each answer. */
+function documentRateLimits(operation: Operation): void {
+  operation.responses ??= {};
+  const responses = operation.responses;
+  // Declared by the route (src/http/rate-limit/rate-limit.ts); described here like the 5xx above.
+  responses['429'] = {
+    ...problemResponse('A rate-limit budget of the caller is used up (RATE_LIMITED): retry after Retry-After.'),
+    ...responses['429'],
+    description: 'A rate-limit budget of the caller is used up (RATE_LIMITED): retry after Retry-After.',
+  };
+  for (const [status, response] of Object.entries(responses)) {
+    response.headers = { ...response.headers, 'RateLimit-Policy': headerRef('RateLimit-Policy'), RateLimit: headerRef('RateLimit') };
+    if (status === '429' || status === '503') response.headers['Retry-After'] = headerRef('Retry-After');
+  }
 }
 
 async function openApi(app: FastifyInstance, { config }: { config: Config }): Promise<void> {
@@ -118,6 +141,7 @@ async function openApi(app: FastifyInstance, { config }: { config: Config }): Pr
       },
       tags: TAGS,
       components: {
+        headers: RATE_LIMIT_HEADER_COMPONENTS,
         securitySchemes: {
           bearer: {
             type: 'oauth2',

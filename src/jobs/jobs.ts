@@ -12,16 +12,16 @@ const EVERY_TEN_MINUTES = 10 * 60_000;
 
 /** The jobs of the servers this process runs. */
 export function backgroundJobs(db: Db, servers: Config['servers']): Job[] {
-  const jobs: Job[] = [];
+  // Old rate-limit windows: both servers count in them (when no Redis is configured).
+  const jobs: Job[] = [{ name: 'purge-rate-limit-windows', everyMs: EVERY_TEN_MINUTES, run: () => purgeRateLimitWindows(db) }];
   if (servers.resource) {
     jobs.push({ name: 'purge-idempotency-keys', everyMs: EVERY_TEN_MINUTES, run: () => purgeExpiredKeys(db) });
   }
   if (servers.authorization) {
-    // Expired codes, tokens and sessions; grant revocations no token can need; old rate-limit windows.
+    // Expired codes, tokens and sessions; grant revocations no token can need.
     jobs.push(
       { name: 'purge-oidc-payloads', everyMs: EVERY_TEN_MINUTES, run: () => purgeExpiredOidcPayloads(db) },
       { name: 'purge-revoked-grants', everyMs: EVERY_TEN_MINUTES, run: () => purgeExpiredRevokedGrants(db) },
-      { name: 'purge-rate-limit-windows', everyMs: EVERY_TEN_MINUTES, run: () => purgeRateLimitWindows(db) },
     );
   }
   return jobs;

@@ -35,7 +35,7 @@ export async function paymentsRoutes(parent: FastifyInstance): Promise<void> {
   app.post(
     '/payments',
     {
-      config: { idempotency: 'required' },
+      config: { idempotency: 'required', rateLimitBudget: 'payments' },
       schema: {
         tags: ['payments'],
         operationId: 'createPayment',
@@ -114,7 +114,7 @@ export async function paymentsRoutes(parent: FastifyInstance): Promise<void> {
   app.post(
     '/payments/:paymentId/refunds',
     {
-      config: { idempotency: 'required' },
+      config: { idempotency: 'required', rateLimitBudget: 'payments' },
       schema: {
         tags: ['payments'],
         operationId: 'createRefund',

@@ -13,6 +13,7 @@ import type { Db } from '../../src/db/db.ts';
 import { migrate } from '../../src/db/migrate.ts';
 import { ERRORS } from '../../src/core/errors.ts';
 import type { FailpointName } from '../../src/http/idempotency/failpoints.ts';
+import { UNREACHED_RATE_LIMITS } from '../helpers/app.ts';
 import { serverUrl } from '../helpers/db.ts';
 import { createOrder, createUser } from '../helpers/factories.ts';
 import {
@@ -72,8 +73,9 @@ async function createPayer(target: TargetDatabase): Promise<Payer> {
   return { userId: user.id, orderId: order.id, token: parseJsonOutput(issued.stdout).access_token as string };
 }
 
+/** A burst of retries spends the payments budget too: budgets it cannot reach, as in the other tests. */
 function serveEnv(target: TargetDatabase, port: number, extra: Env = {}): Env {
-  return commandEnv({ ...target.env, NODE_ENV: 'test', PORT: String(port), ...extra });
+  return commandEnv({ ...target.env, NODE_ENV: 'test', PORT: String(port), ...UNREACHED_RATE_LIMITS, ...extra });
 }
 
 /** Starts one process per port, runs fn, then stops them all (SIGTERM) and asserts clean exits. */

@@ -98,7 +98,8 @@ describe('/oauth request limit per client IP', () => {
       if (response.status === 429) limited = response;
       else {
         assert.equal(response.status, 200);
-        assert.equal(response.headers.get('ratelimit-limit'), String(OAUTH_REQUESTS_PER_IP.limit));
+        assert.equal(response.headers.get('ratelimit-policy'), `"oauth";q=${OAUTH_REQUESTS_PER_IP.limit};w=60`);
+        assert.match(String(response.headers.get('ratelimit')), /^"oauth";r=\d+;t=\d+$/);
         await response.arrayBuffer();
       }
     }
@@ -106,6 +107,7 @@ describe('/oauth request limit per client IP', () => {
     assert.equal(limited.status, 429);
     assert.ok(Number(limited.headers.get('retry-after')) >= 1);
     assert.equal(limited.headers.get('cache-control'), 'no-store');
+    assert.match(String(limited.headers.get('ratelimit')), /^"oauth";r=0;t=\d+$/);
     const body = (await limited.json()) as Record<string, unknown>;
     assert.equal(body.error, 'temporarily_unavailable');
     assert.match(String(body.error_description), /Too many requests/);

@@ -35,12 +35,22 @@ export interface TestApp {
   close(): Promise<void>;
 }
 
+/**
+ * Budgets the ordinary tests never reach (the fuzz tests alone send thousands of requests with one
+ * token): the limiter still counts every request. test/http/rate-limits.test.ts sets small ones.
+ */
+export const UNREACHED_RATE_LIMITS = {
+  ORDERPAY_RATE_LIMIT_READS: '1000000000',
+  ORDERPAY_RATE_LIMIT_WRITES: '1000000000',
+  ORDERPAY_RATE_LIMIT_PAYMENTS: '1000000000',
+};
+
 export const ALL_SCOPES: Scope[] = ['orders:read', 'orders:write', 'products:write', 'payments:read', 'payments:write'];
 
 /** appOptions reach buildApp as given (a payment processor, a failpoint); logging stays off. */
 export async function startTestApp(overrides: Partial<Config> = {}, now?: () => Date, appOptions: AppOptions = {}): Promise<TestApp> {
   const { db, url: databaseUrl, drop } = await createTestDatabase();
-  const config = loadConfig({ NODE_ENV: 'test', PUBLIC_URL, LOG_LEVEL: 'silent' }, overrides);
+  const config = loadConfig({ NODE_ENV: 'test', PUBLIC_URL, LOG_LEVEL: 'silent', ...UNREACHED_RATE_LIMITS }, overrides);
   const app = await buildApp(config, db, { ...appOptions, logger: false, now });
   await app.ready();
   const key = await ensureActiveSigningKey(db);

@@ -8,6 +8,7 @@ import { hashPassword } from '../../src/auth/passwords.ts';
 import { loadConfig, type Config } from '../../src/config.ts';
 import type { Db } from '../../src/db/db.ts';
 import { insertUser, type Role } from '../../src/users/users.store.ts';
+import { UNREACHED_RATE_LIMITS } from './app.ts';
 import { createTestDatabase } from './db.ts';
 
 export interface AuthServer {
@@ -28,7 +29,14 @@ export interface AuthServer {
 export async function startAuthServer(port: number, env: Record<string, string> = {}, options: AppOptions = {}): Promise<AuthServer> {
   const { db, drop } = await createTestDatabase();
   const baseUrl = `http://127.0.0.1:${port}`;
-  const config = loadConfig({ NODE_ENV: 'test', PUBLIC_URL: baseUrl, PORT: String(port), LOG_LEVEL: 'silent', ...env });
+  const config = loadConfig({
+    NODE_ENV: 'test',
+    PUBLIC_URL: baseUrl,
+    PORT: String(port),
+    LOG_LEVEL: 'silent',
+    ...UNREACHED_RATE_LIMITS,
+    ...env,
+  });
   const app = await buildApp(config, db, { logger: false, ...options });
   await app.listen({ host: '127.0.0.1', port });
   return {

@@ -20,6 +20,7 @@ const DOMAINS = [
   'USER',
   'IDEMPOTENCY',
   'PAYMENT',
+  'RATE',
   'RESOURCE',
   'SERVICE',
   'INTERNAL',

@@ -133,11 +133,14 @@ describe('OpenAPI document (OpenAPI 3.1)', () => {
     }
   });
 
-  it('every $ref resolves inside the document and points at a named component schema', () => {
+  it('every $ref resolves inside the document and points at a named component schema (or header)', () => {
     const refs = [...walk(document)].filter(([pointer, value]) => pointer.endsWith('/$ref') && typeof value === 'string');
     assert.ok(refs.length > 0, 'the document uses $ref');
     for (const [pointer, ref] of refs as [string, string][]) {
-      assert.match(ref, /^#\/components\/schemas\/[A-Za-z][A-Za-z0-9]*$/, `${pointer}: ${ref}`);
+      const component = pointer.includes('/headers/')
+        ? /^#\/components\/headers\/[A-Za-z][A-Za-z-]*$/
+        : /^#\/components\/schemas\/[A-Za-z][A-Za-z0-9]*$/;
+      assert.match(ref, component, `${pointer}: ${ref}`);
       assert.notEqual(resolvePointer(document, ref.slice(1)), undefined, `${pointer}: ${ref} does not resolve`);
     }
   });
@@ -207,6 +210,23 @@ describe('OpenAPI document (OpenAPI 3.1)', () => {
         for (const [scheme, scopes] of Object.entries(requirement)) {
           assert.ok(scheme in (document.components.securitySchemes ?? {}), `${name} names unknown scheme ${scheme}`);
           for (const scope of scopes) assert.ok((SCOPES as readonly string[]).includes(scope), `${name} names unknown scope ${scope}`);
+        }
+      }
+    }
+  });
+
+  it('every operation is rate limited as the OWASP API4 rules ask: a 429 problem with Retry-After, RateLimit on each answer', () => {
+    for (const version of API_VERSION_NUMBERS) {
+      const versionDocument = openApiDocument(t.app, version) as OpenApiDocument & { components: { headers?: Record<string, unknown> } };
+      assert.deepEqual(Object.keys(versionDocument.components.headers ?? {}).sort(), ['RateLimit', 'RateLimit-Policy', 'Retry-After']);
+      for (const { path, method, operation } of operationsOf(versionDocument)) {
+        const name = `v${version} ${method.toUpperCase()} ${path}`;
+        const responses = operation.responses as Record<string, { content?: unknown; headers?: Record<string, { $ref: string }> }>;
+        assert.ok(responses['429']?.content, `${name} documents no 429 problem`);
+        assert.equal(responses['429'].headers?.['Retry-After']?.$ref, '#/components/headers/Retry-After', `${name} 429`);
+        for (const [status, response] of Object.entries(responses)) {
+          assert.equal(response.headers?.RateLimit?.$ref, '#/components/headers/RateLimit', `${name} ${status}`);
+          assert.equal(response.headers?.['RateLimit-Policy']?.$ref, '#/components/headers/RateLimit-Policy', `${name} ${status}`);
         }
       }
     }

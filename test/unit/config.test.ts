@@ -32,6 +32,45 @@ describe('loadConfig', () => {
     assert.throws(() => loadConfig({ ORDERPAY_SERVERS: 'payments' }), ConfigError);
   });
 
+  test('rate limits: 600 reads, 120 writes, 30 payments a minute in the database by default; Redis when REDIS_URL is set', () => {
+    assert.deepEqual(loadConfig({}).rateLimits, {
+      windowSeconds: 60,
+      reads: 600,
+      writes: 120,
+      payments: 30,
+      redisUrl: undefined,
+      redisKeyPrefix: 'orderpay:ratelimit:',
+    });
+    const configured = loadConfig({
+      REDIS_URL: 'redis://:secret@cache.internal:6380/2',
+      ORDERPAY_RATE_LIMIT_REDIS_PREFIX: 'shop:',
+      ORDERPAY_RATE_LIMIT_WINDOW_SECONDS: '10',
+      ORDERPAY_RATE_LIMIT_READS: '100',
+      ORDERPAY_RATE_LIMIT_WRITES: '20',
+      ORDERPAY_RATE_LIMIT_PAYMENTS: '1',
+    }).rateLimits;
+    assert.deepEqual(configured, {
+      windowSeconds: 10,
+      reads: 100,
+      writes: 20,
+      payments: 1,
+      redisUrl: 'redis://:secret@cache.internal:6380/2',
+      redisKeyPrefix: 'shop:',
+    });
+    for (const [name, value] of [
+      ['ORDERPAY_RATE_LIMIT_READS', '0'],
+      ['ORDERPAY_RATE_LIMIT_PAYMENTS', '1000000001'],
+      ['ORDERPAY_RATE_LIMIT_WINDOW_SECONDS', '3601'],
+      ['REDIS_URL', 'cache.internal:6379'],
+    ] as const) {
+      assert.throws(
+        () => loadConfig({ [name]: value }),
+        (e: unknown) => e instanceof ConfigError && e.message.startsWith(name),
+        `${name}=${value}`,
+      );
+    }
+  });
+
   test('idempotency keys: kept a day and locked 30 s by default; a lock must be at most half the retention', () => {
     assert.deepEqual(loadConfig({}).idempotency, { retentionSeconds: 86_400, lockSeconds: 30 });
     assert.deepEqual(
@@ -142,7 +181,11 @@ describe('loadConfig: the one schema of the environment', () => {
   test('the configuration is frozen, nested parts too', () => {
     const config = loadConfig({});
     assert.ok(
-      Object.isFrozen(config) && Object.isFrozen(config.db) && Object.isFrozen(config.idempotency) && Object.isFrozen(config.servers),
+      Object.isFrozen(config) &&
+        Object.isFrozen(config.db) &&
+        Object.isFrozen(config.idempotency) &&
+        Object.isFrozen(config.servers) &&
+        Object.isFrozen(config.rateLimits),
     );
   });
 

@@ -37,8 +37,11 @@ export function postWithKey(
   });
 }
 
-/** Headers of every response that are not the stored response's: its own id, the time, the marker. */
-const PER_RESPONSE_HEADERS = new Set(['x-request-id', 'date', 'idempotent-replayed']);
+/**
+ * Headers of every response that are not the stored response's: its own id, the time, the marker,
+ * and what is left of the rate limit (a retry is counted like any request; docs/api.md).
+ */
+const PER_RESPONSE_HEADERS = new Set(['x-request-id', 'date', 'idempotent-replayed', 'ratelimit']);
 
 const storedHeaders = (res: LightMyRequestResponse) =>
   Object.fromEntries(Object.entries(res.headers).filter(([name]) => !PER_RESPONSE_HEADERS.has(name)));

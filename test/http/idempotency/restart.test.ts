@@ -14,7 +14,7 @@ import { loadConfig } from '../../../src/config.ts';
 import { createDatabase } from '../../../src/db/create-database.ts';
 import type { Db } from '../../../src/db/db.ts';
 import { migrate } from '../../../src/db/migrate.ts';
-import { ALL_SCOPES, PUBLIC_URL } from '../../helpers/app.ts';
+import { ALL_SCOPES, PUBLIC_URL, UNREACHED_RATE_LIMITS } from '../../helpers/app.ts';
 import { createEmptyServerDatabase, DB_OPTIONS, serverUrl } from '../../helpers/db.ts';
 import { createOrder, createUser } from '../../helpers/factories.ts';
 import { assertMatchesOpenApi } from '../../helpers/openapi.ts';
@@ -42,7 +42,7 @@ async function createReopenableDatabase(): Promise<{ open(): Promise<Db>; drop()
   };
 }
 
-const config = loadConfig({ NODE_ENV: 'test', PUBLIC_URL, LOG_LEVEL: 'silent' });
+const config = loadConfig({ NODE_ENV: 'test', PUBLIC_URL, LOG_LEVEL: 'silent', ...UNREACHED_RATE_LIMITS });
 
 async function startInstance(db: Db): Promise<FastifyInstance> {
   const app = await buildApp(config, db, { logger: false });
