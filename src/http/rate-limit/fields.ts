@@ -25,15 +25,15 @@ export const RATE_LIMIT_HEADER_COMPONENTS = {
   'RateLimit-Policy': {
     description:
       'The quota policy this operation spends (draft-ietf-httpapi-ratelimit-headers-10 §3): `q` requests per window of `w` seconds, per caller (client and subject of the access token) or, without a valid token, per client IP. The policies are `reads`, `writes` and `payments` (payments and refunds).',
-    schema: { type: 'string', maxLength: 100, examples: ['"reads";q=600;w=60'] },
+    schema: { type: 'string', maxLength: 100, pattern: '^"[a-z]+";q=[0-9]+;w=[0-9]+$', examples: ['"reads";q=600;w=60'] },
   },
   RateLimit: {
     description:
       'What is left of the policy (draft-ietf-httpapi-ratelimit-headers-10 §4): `r` requests in the current window, which ends in `t` seconds. Absent when the request could not be counted.',
-    schema: { type: 'string', maxLength: 100, examples: ['"reads";r=599;t=42'] },
+    schema: { type: 'string', maxLength: 100, pattern: '^"[a-z]+";r=[0-9]+;t=[0-9]+$', examples: ['"reads";r=599;t=42'] },
   },
   'Retry-After': {
     description: 'Seconds to wait before trying again (RFC 9110 §10.2.3): until the window ends, after a 429.',
-    schema: { type: 'integer', minimum: 1, maximum: 86400 },
+    schema: { type: 'integer', format: 'int32', minimum: 1, maximum: 86400 },
   },
 } as const;
