@@ -37,7 +37,7 @@ interface Attempt {
 /** Within this an attempt gets an answer or the connection fails: a server that hangs is a finding. */
 const ATTEMPT_TIMEOUT_MS = 20_000;
 /** An operation not answered within this is a finding (the service did not recover for it). */
-const OPERATION_DEADLINE_MS = 90_000;
+const OPERATION_DEADLINE_MS = 30_000;
 const MAX_RETRY_AFTER_WAIT_MS = 5_000;
 
 export interface Ledger {
@@ -121,6 +121,10 @@ export function describeBadUnavailable(answer: Answer): string | undefined {
   return faults.length > 0 ? `503 with ${faults.join(', ')}: ${answer.body.slice(0, 200)}` : undefined;
 }
 
+function countAnswer(ledger: Ledger, answer: Answer): void {
+  ledger.statuses.set(answer.status, (ledger.statuses.get(answer.status) ?? 0) + 1);
+}
+
 const successStatus = (op: Operation) => (op.method === 'POST' ? 201 : 200);
 
 export interface ClientOptions {
@@ -191,7 +195,7 @@ async function sendWithRetries(options: ClientOptions, op: Operation, firstServe
       await sleep(Math.min(50 * 2 ** attempt, 500));
       continue;
     }
-    ledger.statuses.set(answer.status, (ledger.statuses.get(answer.status) ?? 0) + 1);
+    countAnswer(ledger, answer);
     record.status = answer.status;
     record.code = problemCode(answer);
     if (answer.status === successStatus(op)) {
@@ -340,8 +344,10 @@ export async function timeToRecovery(options: ClientOptions, since: number, give
   const op: Operation = { kind: 'read', method: 'GET', path: PROBE_PATH };
   for (let attempt = 0; ledger.now() - since < giveUpMs; attempt++) {
     const server = servers[attempt % servers.length]!;
+    ledger.requests++;
     try {
       const answer = await sendOnce(server, op, token);
+      countAnswer(ledger, answer);
       if (answer.status === 200) return ledger.now() - since;
       if (answer.status === 503) {
         ledger.unavailableAt.push(ledger.now());
@@ -352,6 +358,7 @@ export async function timeToRecovery(options: ClientOptions, since: number, give
       }
     } catch {
       // Not listening yet, or the connection was cut: not an answer.
+      ledger.networkErrors++;
     }
     await sleep(100);
   }

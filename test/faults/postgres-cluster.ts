@@ -37,8 +37,8 @@ export interface PostgresCluster {
   restart(mode: ShutdownMode): Promise<void>;
   /** The server's log so far (for failure messages). */
   log(): string;
-  /** Stops the server (immediate: nothing in it is kept) and removes its directory. Idempotent. */
-  destroy(): Promise<void>;
+  /** Stops the server (immediate: nothing in it is kept) and removes its directory, synchronously. Idempotent. */
+  destroy(): void;
 }
 
 /** The bin directory of the newest PostgreSQL under /usr/lib/postgresql, or ORDERPAY_FAULTS_PG_BIN. */
@@ -164,7 +164,7 @@ export async function startCluster(settings: Record<string, string | number> = {
     url,
     restart: (mode) => runLogged(pgCtl, ['restart', '-D', dataDir, '-m', mode, '-w', '-t', '60'], logFile),
     log: () => tail(logFile, 200),
-    async destroy() {
+    destroy() {
       process.off('exit', destroySync);
       destroySync();
     },

@@ -12,6 +12,8 @@ import { checkInvariants, type DatabaseFigures } from './invariants.ts';
 import type { World } from './orderpay-fleet.ts';
 import { startCluster, type PostgresCluster } from './postgres-cluster.ts';
 
+const INTERRUPTIONS: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
+
 export interface Seeded {
   seed: number;
   /** The generator of the operations. */
@@ -39,9 +41,17 @@ export function seedScenario(fileUrl: string): Seeded {
  */
 export async function clusterForFile(settings: Record<string, string | number> = {}): Promise<PostgresCluster> {
   const cluster = await startCluster(settings);
+  const onSignal = (signal: NodeJS.Signals) => {
+    // Interrupted (Ctrl-C): the SIGKILLs go out at once, the cluster goes, then the signal takes its course.
+    void killRemaining();
+    cluster.destroy();
+    process.kill(process.pid, signal);
+  };
+  for (const signal of INTERRUPTIONS) process.once(signal, onSignal);
   after(async () => {
+    for (const signal of INTERRUPTIONS) process.off(signal, onSignal);
     await killRemaining();
-    await cluster.destroy();
+    cluster.destroy();
   });
   return cluster;
 }

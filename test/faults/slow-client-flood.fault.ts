@@ -15,7 +15,7 @@ import {
   SLOW_BODY_CUT_MS,
   SLOW_HEADERS_CUT_MS,
 } from './bounds.ts';
-import { createLedger, mixedOperations, startLoad, timeToRecovery, type Ledger } from './clients.ts';
+import { createLedger, mixedOperations, startLoad, timeToRecovery, type Ledger, type Operation } from './clients.ts';
 import { createSlot, PORTS, prepareWorld, type OrderpaySlot, type World } from './orderpay-fleet.ts';
 import { adminQuery } from './postgres-cluster.ts';
 import { assertInvariantsHeld, assertWithin, clusterForFile, seedScenario } from './scenario.ts';
@@ -28,17 +28,14 @@ const LOW_FD_LIMIT = 256;
 const seeded = seedScenario(import.meta.url);
 const cluster = await clusterForFile();
 
-function normalLoad(world: World, slot: OrderpaySlot, ledger: Ledger, name: string) {
-  const think = seeded.stream(name.length);
-  return startLoad({
-    servers: [slot.url],
-    token: world.token,
-    ledger,
-    clients: NORMAL_CLIENTS,
-    next: mixedOperations(seeded.random, world, { keyPrefix: `${name}-${seeded.seed}` }),
-    thinkMs: () => 20 + think.int(100),
-  });
+/** The normal clients of one test: `stream` picks the seed's stream of their think times. */
+function normalLoad(world: World, slot: OrderpaySlot, ledger: Ledger, next: () => Operation | undefined, stream: number) {
+  const think = seeded.stream(stream);
+  return startLoad({ servers: [slot.url], token: world.token, ledger, clients: NORMAL_CLIENTS, next, thinkMs: () => 20 + think.int(100) });
 }
+
+/** One source of operations per world: each pending order is paid by one operation only. */
+const operationsFor = (world: World, name: string) => mixedOperations(seeded.random, world, { keyPrefix: `${name}-${seeded.seed}` });
 
 const percentile = (values: number[], p: number) =>
   [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor(values.length * p))];
@@ -48,7 +45,7 @@ test(`a flood of ${floodSize()} slow connections: normal operations answered wit
   const slot = createSlot(world, PORTS.first);
   await slot.start();
   const ledger = createLedger();
-  const load = normalLoad(world, slot, ledger, 'flood');
+  const load = normalLoad(world, slot, ledger, operationsFor(world, 'flood'), 1);
   await sleep(500);
   ledger.mark('flood');
   const flood = await startSlowFlood({ port: slot.port, connections: floodSize(), token: world.token });
@@ -103,7 +100,7 @@ test(`SIGTERM while slow requests are stalled: exit 0 within ${DRAIN_MS} ms, not
   const slot = createSlot(world, PORTS.second);
   await slot.start();
   const ledger = createLedger();
-  const load = normalLoad(world, slot, ledger, 'stalled');
+  const load = normalLoad(world, slot, ledger, operationsFor(world, 'stalled'), 2);
   await sleep(500);
   const flood = await startSlowFlood({ port: slot.port, connections: 20, token: world.token });
   await sleep(1000);
@@ -133,7 +130,8 @@ test(`a flood beyond the process's file descriptor limit (${LOW_FD_LIMIT}) while
   // Lowered on the running process: the machine's limit is too high to reach with a test's flood.
   execFileSync('prlimit', [`--pid=${slot.pid}`, `--nofile=${LOW_FD_LIMIT}:${LOW_FD_LIMIT}`]);
   const ledger = createLedger();
-  const warmUp = normalLoad(world, slot, ledger, 'descriptors-warm');
+  const operations = operationsFor(world, 'descriptors');
+  const warmUp = normalLoad(world, slot, ledger, operations, 3);
   await sleep(500);
   await warmUp.stop();
   ledger.mark('flood');
@@ -143,7 +141,7 @@ test(`a flood beyond the process's file descriptor limit (${LOW_FD_LIMIT}) while
   await adminQuery(cluster, ["SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = 'orderpay'"]);
   await sleep(300);
   const topUp = await startSlowFlood({ port: slot.port, connections: 64, token: world.token });
-  const load = normalLoad(world, slot, ledger, 'descriptors');
+  const load = normalLoad(world, slot, ledger, operations, 4);
   await sleep(3000);
   ledger.mark('flood ended');
   flood.end();
@@ -153,7 +151,7 @@ test(`a flood beyond the process's file descriptor limit (${LOW_FD_LIMIT}) while
   await sleep(1000);
   await load.stop();
 
-  assert.ok(slot.running, `the process survived running out of file descriptors:\n${slot.output().slice(-3000)}`);
+  assert.ok(slot.running, `the process survived running out of file descriptors; its last output:\n${slot.output().slice(-1500)}`);
   await assertInvariantsHeld('descriptor-exhaustion', seeded, world, ledger, slot.url, {
     slowConnections: flood.size + topUp.size,
     cutAtOnce: [...flood.closedAfterMs(), ...topUp.closedAfterMs()].filter((ms) => ms < 1000).length,
