@@ -21,19 +21,6 @@ export interface Operation {
   body?: unknown;
 }
 
-/** One request as sent and what became of it. */
-interface Attempt {
-  server: string;
-  /** Milliseconds since the ledger was created. */
-  at: number;
-  ms: number;
-  status?: number;
-  /** The problem code of an error answer. */
-  code?: string;
-  /** A network error or a timeout: no answer. */
-  error?: string;
-}
-
 /** Within this an attempt gets an answer or the connection fails: a server that hangs is a finding. */
 const ATTEMPT_TIMEOUT_MS = 20_000;
 /** An operation not answered within this is a finding (the service did not recover for it). */
@@ -41,12 +28,11 @@ const OPERATION_DEADLINE_MS = 30_000;
 const MAX_RETRY_AFTER_WAIT_MS = 5_000;
 
 export interface Ledger {
-  readonly startedAt: number;
   /** Every Idempotency-Key sent, with its operation: a row no key accounts for is a finding. */
   readonly sentKeys: Map<string, Operation>;
   /** key → the id of the resource its 201s named (every 201 of a key must name the same one). */
-  readonly created: Map<string, { kind: OperationKind; id: number; body: Record<string, unknown> }>;
-  /** Answers by status, and the requests that got none. */
+  readonly created: Map<string, { kind: OperationKind; id: number }>;
+  /** Answers by status. */
   readonly statuses: Map<number, number>;
   networkErrors: number;
   /** Network errors by kind (ECONNREFUSED, ECONNRESET, UND_ERR_SOCKET, timeout …). */
@@ -70,7 +56,6 @@ export interface Ledger {
 export function createLedger(): Ledger {
   const startedAt = performance.now();
   const ledger: Ledger = {
-    startedAt,
     sentKeys: new Map(),
     created: new Map(),
     statuses: new Map(),
@@ -153,12 +138,11 @@ function networkErrorName(error: unknown): string {
 
 /** The 201 of a write: the id it names, the same for every answer to one key. */
 function recordCreated(ledger: Ledger, op: Operation, answer: Answer): void {
-  const body = JSON.parse(answer.body) as Record<string, unknown>;
-  const id = body.id as number;
+  const id = (JSON.parse(answer.body) as { id: number }).id;
   if (answer.headers.get('idempotent-replayed') === 'true') ledger.replayed201s++;
   const earlier = ledger.created.get(op.key!);
   if (earlier && earlier.id !== id) ledger.violations.push(`key ${op.key} answered 201 for ${earlier.id}, then 201 for ${id}`);
-  if (!earlier) ledger.created.set(op.key!, { kind: op.kind, id, body });
+  if (!earlier) ledger.created.set(op.key!, { kind: op.kind, id });
 }
 
 /**
@@ -181,42 +165,39 @@ async function sendWithRetries(options: ClientOptions, op: Operation, firstServe
   const { ledger, servers, token } = options;
   for (let attempt = 0; performance.now() < deadline; attempt++) {
     const server = servers[(firstServer + attempt) % servers.length]!;
-    const record: Attempt = { server, at: ledger.now(), ms: 0 };
+    const at = ledger.now();
     ledger.requests++;
     let answer: Answer;
     try {
       answer = await sendOnce(server, op, token);
     } catch (error) {
-      record.error = networkErrorName(error);
+      const kind = networkErrorName(error);
       ledger.networkErrors++;
-      ledger.networkErrorKinds.set(record.error, (ledger.networkErrorKinds.get(record.error) ?? 0) + 1);
-      if (record.error === 'timeout')
-        ledger.violations.push(`${op.method} ${op.path} to ${server}: no answer within ${ATTEMPT_TIMEOUT_MS} ms`);
+      ledger.networkErrorKinds.set(kind, (ledger.networkErrorKinds.get(kind) ?? 0) + 1);
+      if (kind === 'timeout') ledger.violations.push(`${op.method} ${op.path} to ${server}: no answer within ${ATTEMPT_TIMEOUT_MS} ms`);
       await sleep(Math.min(50 * 2 ** attempt, 500));
       continue;
     }
     countAnswer(ledger, answer);
-    record.status = answer.status;
-    record.code = problemCode(answer);
     if (answer.status === successStatus(op)) {
       if (op.method === 'POST') recordCreated(ledger, op, answer);
       return answer;
     }
-    const describe = () =>
-      `${op.method} ${op.path} (key ${op.key ?? '-'}) to ${server} at ${record.at} ms: ${answer.status} ${answer.body.slice(0, 300)}`;
     if (answer.status === 503) {
-      ledger.unavailableAt.push(record.at);
+      ledger.unavailableAt.push(at);
       const bad = describeBadUnavailable(answer);
       if (bad) ledger.violations.push(`${op.method} ${op.path}: ${bad}`);
       await sleep(Math.min((retryAfterSeconds(answer) ?? 1) * 1000, MAX_RETRY_AFTER_WAIT_MS));
       continue;
     }
     // The first request with this key is still being performed (or its process died): wait and retry.
-    if (answer.status === 409 && record.code === 'IDEMPOTENCY_KEY_IN_USE' && retryAfterSeconds(answer) !== undefined) {
+    if (answer.status === 409 && problemCode(answer) === 'IDEMPOTENCY_KEY_IN_USE' && retryAfterSeconds(answer) !== undefined) {
       await sleep(Math.min(retryAfterSeconds(answer)! * 1000, MAX_RETRY_AFTER_WAIT_MS));
       continue;
     }
-    ledger.violations.push(describe());
+    ledger.violations.push(
+      `${op.method} ${op.path} (key ${op.key ?? '-'}) to ${server} at ${at} ms: ${answer.status} ${answer.body.slice(0, 300)}`,
+    );
     // A server error may be retried with the same key; anything else is final.
     if (answer.status >= 500) {
       await sleep(200);

@@ -163,7 +163,7 @@ export async function startCluster(settings: Record<string, string | number> = {
     adminUrl: (database = 'postgres') => url('postgres', database),
     url,
     restart: (mode) => runLogged(pgCtl, ['restart', '-D', dataDir, '-m', mode, '-w', '-t', '60'], logFile),
-    log: () => tail(logFile, 200),
+    log: () => readFileSync(logFile, 'utf8'),
     destroy() {
       process.off('exit', destroySync);
       destroySync();

@@ -69,6 +69,8 @@ export interface Figures {
   networkErrors: Record<string, number>;
   statuses: Record<string, number>;
   database: DatabaseFigures;
+  /** When each fault happened, ms from the start of the load. */
+  marks: Record<string, number>;
   [more: string]: unknown;
 }
 
@@ -95,6 +97,7 @@ export async function assertInvariantsHeld(
     networkErrors: Object.fromEntries(ledger.networkErrorKinds),
     statuses: Object.fromEntries([...ledger.statuses].sort(([a], [b]) => a - b)),
     database,
+    marks: Object.fromEntries(ledger.marks),
     ...extra,
   };
   console.log(`fault figures ${JSON.stringify(figures)}`);
