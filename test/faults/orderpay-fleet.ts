@@ -20,8 +20,8 @@ import { createOrder, createProduct, createUser } from '../helpers/factories.ts'
 import { LOCK_SECONDS } from './bounds.ts';
 import { adminQuery, type PostgresCluster } from './postgres-cluster.ts';
 
-/** The ports of this suite's orderpay processes: 6300–6399. */
-export const PORTS = { first: 6300, second: 6301, third: 6302 } as const;
+/** The ports of this suite's orderpay processes: 29700–29799. */
+export const PORTS = { first: 29700, second: 29701, third: 29702 } as const;
 
 const APP_ROLE = 'orderpay';
 const APP_DATABASE = 'orderpay';
