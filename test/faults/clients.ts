@@ -97,12 +97,18 @@ function retryAfterSeconds(answer: Answer): number | undefined {
   return value !== null && /^\d+$/.test(value) ? Number(value) : undefined;
 }
 
+/**
+ * The codes a 503 may carry under these faults: the database (or the server) unavailable, and
+ * payments paused because their rate limit cannot be counted while the database is away.
+ */
+const UNAVAILABLE_CODES = new Set(['SERVICE_UNAVAILABLE', 'RATE_LIMIT_UNAVAILABLE']);
+
 /** What a 503 must be: a problem body with Retry-After (docs/reliability.md). */
 export function describeBadUnavailable(answer: Answer): string | undefined {
   const faults: string[] = [];
   if (retryAfterSeconds(answer) === undefined) faults.push(`Retry-After ${JSON.stringify(answer.headers.get('retry-after'))}`);
   if (answer.headers.get('content-type') !== PROBLEM_JSON) faults.push(`content-type ${answer.headers.get('content-type')}`);
-  else if (problemCode(answer) !== 'SERVICE_UNAVAILABLE') faults.push(`code ${problemCode(answer)}`);
+  else if (!UNAVAILABLE_CODES.has(problemCode(answer) ?? '')) faults.push(`code ${problemCode(answer)}`);
   return faults.length > 0 ? `503 with ${faults.join(', ')}: ${answer.body.slice(0, 200)}` : undefined;
 }
 
