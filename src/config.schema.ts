@@ -122,7 +122,7 @@ export const EnvironmentSchema = Type.Object({
     maximum: 600_000,
     default: 1000,
     description:
-      'Load shedding: while the event loop lags more than this (mean over a second), requests are answered `503` with `Retry-After` instead of queueing behind the backlog. `0` turns it off.',
+      'Load shedding: while the event loop lags more than this (the mean over a second, two seconds in a row), requests are answered `503` with `Retry-After` instead of queueing behind the backlog. `0` turns it off.',
   }),
   ORDERPAY_API_V1_DEPRECATION: Type.String({
     format: 'date-time',

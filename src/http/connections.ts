@@ -81,10 +81,6 @@ async function connections(app: FastifyInstance, { config }: { config: Config['h
   app.addHook('onRequest', function trackExchange(request: FastifyRequest, reply: FastifyReply, done: () => void) {
     const socket = request.raw.socket as TrackedSocket;
     socket[kExchange] = { req: request.raw, res: reply.raw, id: request.id };
-    reply.raw.once('finish', function closeAfterLastResponse() {
-      // Once draining, a connection has nothing left to wait for after its response.
-      if (draining && !pendingExchange(socket)) closeLingering(socket);
-    });
     if (draining) refuseWhileDraining(request, reply);
     else done();
   });
@@ -124,6 +120,8 @@ async function connections(app: FastifyInstance, { config }: { config: Config['h
       if (!exchange) closeLingering(socket);
       else if (!exchange.req.complete) socket.destroy();
       else if (!exchange.res.headersSent) exchange.res.setHeader('connection', 'close');
+      // Its headers went out saying keep-alive: the connection closes once the response is done.
+      else exchange.res.once('finish', () => closeLingering(socket));
     }
   }
 

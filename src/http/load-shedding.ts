@@ -21,13 +21,19 @@ async function loadShedding(app: FastifyInstance, { maxEventLoopDelayMs }: { max
   // The lag is the mean over this window: a second, or the limit when it is shorter.
   const windowMs = Math.min(1000, maxEventLoopDelayMs);
   const histogram = monitorEventLoopDelay({ resolution: RESOLUTION_MS });
-  let lagMs = 0;
+  let lagging = false;
+  let lastWindowLagged = false;
   let sampler: NodeJS.Timeout | undefined;
 
   function sampleLag(): void {
     // A window without a single turn of the loop was blocked throughout.
-    lagMs = histogram.count === 0 ? Number.POSITIVE_INFINITY : Math.max(0, histogram.mean / 1e6 - RESOLUTION_MS);
+    const lagMs = histogram.count === 0 ? Number.POSITIVE_INFINITY : Math.max(0, histogram.mean / 1e6 - RESOLUTION_MS);
     histogram.reset();
+    const lagged = lagMs > maxEventLoopDelayMs;
+    // Two windows in a row: one pause (a garbage collection, one slow synchronous step) has
+    // passed by the time it is measured, and is no reason to refuse anyone.
+    lagging = lagged && lastWindowLagged;
+    lastWindowLagged = lagged;
   }
 
   app.addHook('onReady', async function startMeasuringLag() {
@@ -41,7 +47,7 @@ async function loadShedding(app: FastifyInstance, { maxEventLoopDelayMs }: { max
   });
 
   app.addHook('onRequest', function shedWhileLagging(request: FastifyRequest, reply: FastifyReply, done: () => void) {
-    if (lagMs <= maxEventLoopDelayMs || request.routeOptions.config.shedUnderLoad === false) return done();
+    if (!lagging || request.routeOptions.config.shedUnderLoad === false) return done();
     // Answered here, not thrown: one log line per refusal would add to the load (the metrics count them).
     sendProblem(request, reply, new DomainError('SERVICE_UNAVAILABLE', 'The server is overloaded; retry shortly.'));
   });
