@@ -37,7 +37,8 @@ export async function startServer(config: Config): Promise<RunningServer> {
       app,
       db,
       url,
-      // Drained before Fastify closes: a closing Fastify would refuse requests already read.
+      // Drained before Fastify closes: its onClose hooks (background jobs, the provider) must not
+      // run under a request still in flight.
       stop: () =>
         (stopping ??= app
           .drainConnections()

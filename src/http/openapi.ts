@@ -99,11 +99,12 @@ function documentMediaTypes(operation: Operation, version: number): void {
 
 /**
  * Swagger UI's Content-Security-Policy: its scripts and styles from /docs/static, inline style
- * attributes (its React components set them), data: images and fonts, the documents and the token
- * endpoint fetched from here or the issuer; framed by no one.
+ * attributes (its React components set them), data: images and fonts, the documents, the API and
+ * the token endpoint fetched from here, PUBLIC_URL or the issuer; framed by no one.
  */
 function swaggerUiCsp(config: Config): string {
-  const connect = new Set(["'self'", new URL(config.issuer).origin]);
+  // "Try it out" calls the API at PUBLIC_URL; "Authorize" the issuer's token endpoint.
+  const connect = new Set(["'self'", new URL(config.publicUrl).origin, new URL(config.issuer).origin]);
   return [
     "default-src 'self'",
     "base-uri 'self'",
