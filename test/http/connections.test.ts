@@ -103,9 +103,10 @@ describe('timeouts: ORDERPAY_HTTP_HEADERS_TIMEOUT_MS, ORDERPAY_HTTP_REQUEST_TIME
     connection.socket.write('GET /livez HTTP/1.1\r\nHost: orderpay.test\r\n\r\n');
     await connection.receivedUntil((text) => text.endsWith('{"status":"ok"}'));
     const answeredAt = performance.now();
-    const end = await closedWithin(connection, 3000);
+    const end = await closedWithin(connection, 4000);
     const idle = end.at - answeredAt;
-    assert.ok(idle >= 350 && idle < 2000, `closed after ${idle} ms idle`);
+    // Node waits keepAliveTimeoutBuffer (1 s) beyond the timeout it announces.
+    assert.ok(idle >= 350 && idle < 3000, `closed after ${idle} ms idle`);
     assert.equal(end.finished, true);
     assert.equal(end.error, undefined);
     assert.equal(onlyResponse(end.received).status, 200);
