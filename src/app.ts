@@ -1,6 +1,7 @@
 // buildApp(config, db) → the Fastify instance with every plugin and route registered. Never listens.
-// The order is the request's way through: problems (errors anywhere become problem bodies) →
-// versioning → authenticate → rate limits → idempotency → the resource routes; then operations and /oauth.
+// The order is the request's way through: connections (refused while draining) → load shedding →
+// problems (errors anywhere become problem bodies) → versioning → authenticate → rate limits →
+// idempotency → the resource routes; then operations and /oauth.
 import Fastify, { type FastifyInstance } from 'fastify';
 import { registerAuthorizationServer } from './auth/authorization-server.ts';
 import { listPublishedKeys } from './auth/keys.store.ts';
@@ -9,15 +10,20 @@ import type { Config } from './config.ts';
 import { type Clock, systemClock } from './core/clock.ts';
 import type { Db } from './db/db.ts';
 import { authenticatePlugin } from './http/authenticate.ts';
+import { answerClientError } from './http/client-errors.ts';
+import { connectionsPlugin, serverOptions } from './http/connections.ts';
+import { contentCodingPlugin } from './http/content-coding.ts';
 import { createGrantRevocations } from './http/grant-revocations.ts';
 import type { Failpoint } from './http/idempotency/failpoints.ts';
 import { idempotencyPlugin } from './http/idempotency/idempotency.ts';
+import { loadSheddingPlugin } from './http/load-shedding.ts';
 import { metricsPlugin } from './http/metrics.ts';
 import { openApiPlugin } from './http/openapi.ts';
 import { registerOperationalRoutes } from './http/operational.routes.ts';
 import { problemsPlugin, sendFrameworkError } from './http/problems.ts';
 import { createCounters, limitRoutes, rateLimitPlugin } from './http/rate-limit/rate-limit.ts';
 import { generateRequestId } from './http/request-id.ts';
+import { securityHeadersPlugin } from './http/security-headers.ts';
 import { Problem } from './http/schemas.ts';
 import { createTokenVerifier } from './http/token-verifier.ts';
 import { createValidatorCompiler } from './http/validation.ts';
@@ -67,7 +73,13 @@ export async function buildApp(config: Config, db: Db, options: AppOptions = {})
     logger: options.logger ?? { level: config.logLevel },
     genReqId: generateRequestId,
     bodyLimit: BODY_LIMIT,
-    return503OnClosing: true,
+    // Timeouts from the configuration (src/http/connections.ts); what the HTTP parser refuses, and
+    // requests that time out, are answered as problems (src/http/client-errors.ts).
+    ...serverOptions(config.http),
+    clientErrorHandler: answerClientError,
+    // Fastify's own 503 while closing is not a problem; the server is drained before it closes,
+    // and requests read while draining are refused as problems (src/http/connections.ts).
+    return503OnClosing: false,
     // A hop count trusts that many proxies nearest to us (RFC 7239 hops), never the client's claims.
     trustProxy:
       typeof config.trustProxy === 'number' ? (_address: string, hop: number) => hop < (config.trustProxy as number) : config.trustProxy,
@@ -88,7 +100,12 @@ export async function buildApp(config: Config, db: Db, options: AppOptions = {})
     reply.header('x-request-id', request.id);
   });
 
+  // connections first: its onRequest hook refuses requests that arrive while the server drains.
+  await app.register(connectionsPlugin, { config: config.http });
+  await app.register(loadSheddingPlugin, { maxEventLoopDelayMs: config.http.maxEventLoopDelayMs });
+  await app.register(securityHeadersPlugin);
   await app.register(problemsPlugin);
+  await app.register(contentCodingPlugin);
   await app.register(versioningPlugin);
   await app.register(authenticatePlugin, {
     verifier: createTokenVerifier({

@@ -89,6 +89,41 @@ export const EnvironmentSchema = Type.Object({
     default: 30_000,
     description: 'Server-side `idle_in_transaction_session_timeout`.',
   }),
+  ORDERPAY_HTTP_HEADERS_TIMEOUT_MS: Type.Integer({
+    minimum: 100,
+    maximum: 600_000,
+    default: 10_000,
+    description:
+      "How long a client may take to send a request's headers, from its first byte (Node's `headersTimeout`); then `408` and the connection is closed.",
+  }),
+  ORDERPAY_HTTP_REQUEST_TIMEOUT_MS: Type.Integer({
+    minimum: 100,
+    maximum: 600_000,
+    default: 30_000,
+    description:
+      "How long a client may take to send a whole request, headers and body (Node's `requestTimeout`); then `408` and the connection is closed. At least `ORDERPAY_HTTP_HEADERS_TIMEOUT_MS`.",
+  }),
+  ORDERPAY_HTTP_KEEP_ALIVE_TIMEOUT_MS: Type.Integer({
+    minimum: 100,
+    maximum: 600_000,
+    default: 72_000,
+    description:
+      "How long an idle kept-alive connection stays open for the client's next request. Behind a load balancer, keep it above the balancer's own idle timeout (60 s on many), so that the balancer closes first.",
+  }),
+  ORDERPAY_HTTP_MAX_CONNECTIONS: Type.Integer({
+    minimum: 1,
+    maximum: 1_000_000,
+    default: 4096,
+    description:
+      "Open client connections per process; connections beyond it are closed as they arrive. Each one holds a file descriptor: keep it well below the process's open-file limit (`ulimit -n`) less `ORDERPAY_DB_POOL_MAX` (docs/deploy.md).",
+  }),
+  ORDERPAY_HTTP_MAX_EVENT_LOOP_DELAY_MS: Type.Integer({
+    minimum: 0,
+    maximum: 600_000,
+    default: 1000,
+    description:
+      'Load shedding: while the event loop lags more than this (the mean over a second, two seconds in a row), requests are answered `503` with `Retry-After` instead of queueing behind the backlog. `0` turns it off.',
+  }),
   ORDERPAY_API_V1_DEPRECATION: Type.String({
     format: 'date-time',
     default: '2026-12-01T00:00:00Z',

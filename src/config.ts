@@ -42,6 +42,19 @@ export interface Config {
   readonly seedOnEmpty: boolean;
   /** Versions with a published deprecation: RFC 9745 Deprecation and RFC 8594 Sunset dates. */
   readonly apiDeprecations: readonly ApiDeprecation[];
+  /** The HTTP server's limits: how long a client may take, how many connections it may hold (docs/deploy.md). */
+  readonly http: {
+    /** Headers of a request must arrive within this, counted from its first byte. */
+    readonly headersTimeoutMs: number;
+    /** The whole request (headers and body) must arrive within this. */
+    readonly requestTimeoutMs: number;
+    /** An idle kept-alive connection is closed after this. */
+    readonly keepAliveTimeoutMs: number;
+    /** Open connections at most; more are closed as they arrive. */
+    readonly maxConnections: number;
+    /** Shed load (503) while the event loop lags more than this; 0: never. */
+    readonly maxEventLoopDelayMs: number;
+  };
   readonly idempotency: {
     /** How long a completed key replays its response (and a used key stays taken). */
     readonly retentionSeconds: number;
@@ -239,7 +252,7 @@ function readTrustProxy(value: string): Config['trustProxy'] {
   return /^\d+$/.test(trimmed) ? Number(trimmed) : trimmed;
 }
 
-/** Frozen with its parts (db, servers, idempotency, rateLimits), so that no one can change the configuration under another. */
+/** Frozen with its parts (db, http, servers, idempotency, rateLimits), so that no one can change the configuration under another. */
 function freezeConfig(config: Config): Config {
   for (const part of Object.values(config)) if (part && typeof part === 'object') Object.freeze(part);
   return Object.freeze(config);
@@ -266,6 +279,13 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       statementTimeoutMs: vars.ORDERPAY_DB_STATEMENT_TIMEOUT_MS,
       idleInTransactionTimeoutMs: vars.ORDERPAY_DB_IDLE_IN_TRANSACTION_TIMEOUT_MS,
     },
+    http: {
+      headersTimeoutMs: vars.ORDERPAY_HTTP_HEADERS_TIMEOUT_MS,
+      requestTimeoutMs: vars.ORDERPAY_HTTP_REQUEST_TIMEOUT_MS,
+      keepAliveTimeoutMs: vars.ORDERPAY_HTTP_KEEP_ALIVE_TIMEOUT_MS,
+      maxConnections: vars.ORDERPAY_HTTP_MAX_CONNECTIONS,
+      maxEventLoopDelayMs: vars.ORDERPAY_HTTP_MAX_EVENT_LOOP_DELAY_MS,
+    },
     servers: { resource: vars.ORDERPAY_SERVERS.includes('resource'), authorization: vars.ORDERPAY_SERVERS.includes('authorization') },
     trustProxy: readTrustProxy(vars.ORDERPAY_TRUST_PROXY),
     seedOnEmpty: vars.NODE_ENV !== 'production' && (vars.ORDERPAY_SEED_ON_EMPTY ?? vars.DATABASE_URL === undefined),
@@ -287,6 +307,10 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
   // A claim must lapse long before its key expires: a key is never reclaimed from a live request.
   if (config.idempotency.lockSeconds * 2 > config.idempotency.retentionSeconds) {
     throw new ConfigError('ORDERPAY_IDEMPOTENCY_LOCK_SECONDS must be at most half of ORDERPAY_IDEMPOTENCY_RETENTION_SECONDS');
+  }
+  // The headers are part of the request: Node refuses a headers timeout longer than the request's.
+  if (config.http.headersTimeoutMs > config.http.requestTimeoutMs) {
+    throw new ConfigError('ORDERPAY_HTTP_HEADERS_TIMEOUT_MS must be at most ORDERPAY_HTTP_REQUEST_TIMEOUT_MS');
   }
   return freezeConfig(config);
 }

@@ -1,6 +1,6 @@
 // Process entry: load configuration → open and migrate the database → build the app → listen.
-// The only module that listens; SIGTERM/SIGINT drain in-flight requests, then close the database.
-import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+// The only module that listens; SIGTERM/SIGINT drain the connections (src/http/connections.ts),
+// then close the database.
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.ts';
 import { ensureActiveSigningKey } from './auth/keys.store.ts';
@@ -37,8 +37,11 @@ export async function startServer(config: Config): Promise<RunningServer> {
       app,
       db,
       url,
+      // Drained before Fastify closes: its onClose hooks (background jobs, the provider) must not
+      // run under a request still in flight.
       stop: () =>
-        (stopping ??= drainConnections(app.server)
+        (stopping ??= app
+          .drainConnections()
           .then(() => app.close())
           .finally(() => db.close())),
     };
@@ -46,26 +49,6 @@ export async function startServer(config: Config): Promise<RunningServer> {
     await db.close().catch(() => undefined);
     throw error;
   }
-}
-
-/**
- * Stops accepting connections and lets the open ones finish their requests before Fastify closes:
- * once Fastify is closing it answers 503 to a request read from an open connection, even one the
- * client sent before the signal. Node closes only the connections idle at close(); one busy then
- * would stay open for the keep-alive timeout after its response, so idle ones are swept until none
- * is left, and responses sent meanwhile close their connection.
- */
-function drainConnections(server: Server): Promise<void> {
-  server.on('request', function closeConnectionAfterResponse(_request: IncomingMessage, response: ServerResponse) {
-    if (!response.headersSent) response.setHeader('connection', 'close');
-  });
-  const sweep = setInterval(() => server.closeIdleConnections(), 50);
-  return new Promise<void>((resolve) => {
-    server.close(() => {
-      clearInterval(sweep);
-      resolve();
-    });
-  });
 }
 
 /** Stops the server on SIGTERM/SIGINT: stop accepting, finish in-flight requests, close the pool. */

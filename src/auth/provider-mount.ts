@@ -7,8 +7,31 @@ import middie from '@fastify/middie';
 import type { Config } from '../config.ts';
 import { databaseFailure } from '../db/sqlstate.ts';
 import type { Counters } from '../http/rate-limit/counters.ts';
+import { isUnansweredByProvider } from './provider.ts';
 import type { RotatingProvider } from './rotating-provider.ts';
 import { oauthRequestLimit } from './rate-limits.ts';
+
+/**
+ * The provider's endpoints under /oauth and their methods, as oidc-provider registers them for our
+ * configuration (src/auth/provider.ts; its lib/helpers/initialize_app.js): another method on one
+ * of these paths answers 405 with Allow. CORS preflights (OPTIONS with Access-Control-Request-Method)
+ * are answered by the provider on its cross-origin endpoints besides. A test holds this table to
+ * what the provider serves (test/http/auth/oauth-routes.test.ts).
+ */
+export const PROVIDER_ENDPOINTS: Readonly<Record<string, readonly string[]>> = {
+  '/authorize': ['GET', 'HEAD'],
+  '/authorize/:uid': ['GET', 'HEAD'],
+  '/token': ['POST'],
+  '/request': ['POST'],
+  '/userinfo': ['GET', 'HEAD', 'POST'],
+  '/revoke': ['POST'],
+  '/introspect': ['POST'],
+  '/logout': ['GET', 'HEAD'],
+  '/logout/confirm': ['POST'],
+  '/logout/success': ['GET', 'HEAD'],
+  '/.well-known/openid-configuration': ['GET', 'HEAD'],
+  '/.well-known/oauth-authorization-server': ['GET', 'HEAD'],
+};
 
 interface MountOptions {
   config: Config;
@@ -52,10 +75,11 @@ function answerFailure(res: ServerResponse, error: unknown, log: FastifyBaseLogg
   );
 }
 
-/** X-Request-Id as on every other response: the provider answers outside Fastify's onSend. */
+/** X-Request-Id and nosniff as on every other response: the provider answers outside Fastify's onSend. */
 function identifyResponse(req: IncomingMessage, res: ServerResponse): void {
   const id = (req as { id?: unknown }).id;
   if (typeof id === 'string') res.setHeader('x-request-id', id);
+  res.setHeader('x-content-type-options', 'nosniff');
 }
 
 export async function mountProvider(app: FastifyInstance, { config, provider, counters }: MountOptions): Promise<void> {
@@ -73,20 +97,34 @@ export async function mountProvider(app: FastifyInstance, { config, provider, co
     provider
       .current()
       .then(() => provider.callback()(req, res))
+      .then(() => {
+        // Unknown paths and methods: Fastify's not-found handler answers them as problems.
+        if (isUnansweredByProvider(req)) next();
+      })
       .catch((error: unknown) => answerFailure(res, error, app.log));
   });
+  for (const [path, methods] of Object.entries(PROVIDER_ENDPOINTS)) app.declareRoute(`/oauth${path}`, methods);
+  app.declareRoute('/.well-known/oauth-authorization-server/oauth', ['GET', 'HEAD']);
   // RFC 8414 §3.1: the metadata of an issuer with a path lives at /.well-known/…/<path>.
   app.use('/.well-known/oauth-authorization-server/oauth', function serveServerMetadata(req, res, next) {
     if (req.url !== '/' && req.url !== '') return next();
     identifyResponse(req, res);
     pinToPublicUrl(req, publicUrl);
+    const asked = req as IncomingMessage & { originalUrl?: string };
+    const originalUrl = asked.originalUrl;
     req.url = '/.well-known/openid-configuration';
     // oidc-provider takes its mount path from originalUrl less url; without this the endpoints
     // in the document would lose their /oauth prefix.
-    (req as { originalUrl?: string }).originalUrl = `/oauth${req.url}`;
+    asked.originalUrl = `/oauth${req.url}`;
     provider
       .current()
       .then(() => provider.callback()(req, res))
+      .then(() => {
+        if (!isUnansweredByProvider(req)) return;
+        // Another method than GET: answered by Fastify (405), for the path the client asked.
+        asked.originalUrl = originalUrl;
+        next();
+      })
       .catch((error: unknown) => answerFailure(res, error, app.log));
   });
 }

@@ -1,6 +1,7 @@
 // The authorization server: oidc-provider configured for orderpay (RFC 9700, OAuth 2.1 profile).
 // Authorization code + PKCE S256 for every client, rotating refresh tokens in every code exchange,
 // client credentials for services, RFC 9068 JWT access tokens for the orderpay API audience.
+import type { IncomingMessage } from 'node:http';
 import Provider, { errors, type Configuration } from 'oidc-provider';
 import type { JWK } from 'jose';
 import type { Config } from '../config.ts';
@@ -14,6 +15,16 @@ import { verifyClientSecret } from './passwords.ts';
 import { TOKEN_TTL } from './token-lifetimes.ts';
 
 export { TOKEN_TTL };
+
+/** Marks a request the provider left unanswered (see leaveUnansweredToFastify). */
+const kUnanswered = Symbol('orderpay.unanswered-by-provider');
+
+type UnansweredRequest = IncomingMessage & { [kUnanswered]?: true };
+
+/** Whether the provider left this request for someone else to answer. */
+export function isUnansweredByProvider(req: IncomingMessage): boolean {
+  return (req as UnansweredRequest)[kUnanswered] === true;
+}
 
 /** An access token or a client-credentials token, as extraTokenClaims receives it. */
 type IssuedToken = Parameters<NonNullable<Configuration['extraTokenClaims']>>[1];
@@ -108,6 +119,16 @@ export function createProvider({ config, db, signingKeys, cookieKeys }: Provider
   provider.Client.prototype.compareClientSecret = function compareHashedClientSecret(this: { clientSecret?: string }, actual: string) {
     return this.clientSecret ? verifyClientSecret(this.clientSecret, actual) : Promise.resolve(false);
   } as never;
+  // A request the provider does not answer (no route of its own, or a CORS route asked without
+  // CORS) would get Koa's text/plain 404: it is handed back to Fastify instead, which answers it
+  // as a problem (src/auth/provider-mount.ts).
+  provider.use(async function leaveUnansweredToFastify(ctx, next) {
+    await next();
+    if (ctx.status === 404 && ctx.body == null) {
+      ctx.respond = false;
+      (ctx.req as UnansweredRequest)[kUnanswered] = true;
+    }
+  });
   // The provider answers an unexpected failure with a bare server_error; the cause goes to the log,
   // with the request's id (the mount's request carries Fastify's logger, src/auth/provider-mount.ts).
   provider.on('server_error', function logServerError(ctx, error) {

@@ -40,7 +40,26 @@ export const ERRORS = {
   REQUEST_UNSUPPORTED_MEDIA_TYPE: {
     status: 415,
     title: 'Unsupported media type',
-    description: 'Bodies must be sent as `Content-Type: application/json`.',
+    description:
+      'Bodies must be sent as `Content-Type: application/json`, without a content coding: a body with `Content-Encoding` other than `identity` (gzip, for example) is refused, and the answer carries `Accept-Encoding: identity` (RFC 7694).',
+  },
+  REQUEST_MALFORMED: {
+    status: 400,
+    title: 'Request is not valid HTTP/1.1',
+    description:
+      'The request could not be read (RFC 9112): a malformed request line or header field, an invalid chunk size, both `Content-Length` and `Transfer-Encoding` (or a `Content-Length` that is not one number), or a method this server does not know. The connection is closed.',
+  },
+  REQUEST_HEADERS_TOO_LARGE: {
+    status: 431,
+    title: 'Request header fields too large',
+    description:
+      'The request line and header fields together exceed 16 KiB (RFC 6585 §5): send fewer or smaller headers (large cookies, usually). The connection is closed.',
+  },
+  REQUEST_TIMEOUT: {
+    status: 408,
+    title: 'Request timeout',
+    description:
+      'The request did not arrive in time: its headers within 10 seconds of its first byte, or all of it within 30 seconds (by default; docs/deploy.md). The connection is closed; send the request again on a new one.',
   },
   REQUEST_PRECONDITION_FAILED: {
     status: 412,
@@ -253,7 +272,8 @@ export const ERRORS = {
   SERVICE_UNAVAILABLE: {
     status: 503,
     title: 'Service unavailable',
-    description: 'The database is unreachable or overloaded, or the server is shutting down. Retry after the `Retry-After` delay.',
+    description:
+      'The database is unreachable or overloaded, the server is overloaded (its event loop lags, or it is out of file descriptors), or it is shutting down (the answer then carries `Connection: close`: retry on a new connection, which reaches another instance). Retry after the `Retry-After` delay.',
     retryAfterSeconds: 1,
   },
   INTERNAL_ERROR: {

@@ -54,10 +54,14 @@ export function isUniqueViolation(error: unknown, constraint?: string): error is
 }
 
 const UNREACHABLE_NODE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND']);
-// node-postgres reports a pool or client it cannot use with these messages and no code; PGlite, once
-// closed (its process shutting down), answers every query with "PGlite is closed".
+// The process (EMFILE) or the machine (ENFILE) is out of file descriptors: a new connection to the
+// database cannot even be opened. Our overload, not the client's fault, and it passes.
+const EXHAUSTED_NODE_CODES = new Set(['EMFILE', 'ENFILE']);
+// node-postgres reports a pool or client it cannot use with these messages and no code (the last:
+// a pool already ended, its process shutting down); PGlite, once closed, answers every query with
+// "PGlite is closed".
 const UNREACHABLE_MESSAGES =
-  /timeout exceeded when trying to connect|Connection terminated|connection error and is not queryable|closed and is not queryable|^PGlite is closed$/i;
+  /timeout exceeded when trying to connect|Connection terminated|connection error and is not queryable|closed and is not queryable|^Cannot use a pool after calling end on the pool$|^PGlite is closed$/i;
 
 /** The database failure this error is, as a domain error; undefined when it is not one we know. */
 export function databaseFailure(error: unknown): DomainError | undefined {
@@ -68,6 +72,7 @@ export function databaseFailure(error: unknown): DomainError | undefined {
   }
   if (!(error instanceof Error)) return undefined;
   const nodeCode = (error as { code?: unknown }).code;
+  if (typeof nodeCode === 'string' && EXHAUSTED_NODE_CODES.has(nodeCode)) return unavailable('The server is overloaded; retry shortly.');
   if ((typeof nodeCode === 'string' && UNREACHABLE_NODE_CODES.has(nodeCode)) || UNREACHABLE_MESSAGES.test(error.message)) {
     return unavailable('The database is unreachable; retry shortly.');
   }

@@ -1,7 +1,8 @@
 // Prometheus metrics (prom-client): process defaults plus request counts and latencies per route.
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
-import { collectDefaultMetrics, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
+import { NEVER_SHED } from './load-shedding.ts';
 
 async function metrics(app: FastifyInstance): Promise<void> {
   const registry = new Registry();
@@ -14,6 +15,16 @@ async function metrics(app: FastifyInstance): Promise<void> {
     registers: [registry],
   });
 
+  // Node closes a connection beyond ORDERPAY_HTTP_MAX_CONNECTIONS as it is accepted ('drop').
+  const dropped = new Counter({
+    name: 'orderpay_http_connections_dropped_total',
+    help: 'Client connections closed on arrival because the server held ORDERPAY_HTTP_MAX_CONNECTIONS already.',
+    registers: [registry],
+  });
+  app.server.on('drop', function countDroppedConnection() {
+    dropped.inc();
+  });
+
   app.addHook('onResponse', async function observeRequestDuration(request, reply) {
     duration.observe(
       { method: request.method, route: request.routeOptions.url ?? 'unmatched', status: String(reply.statusCode) },
@@ -21,7 +32,7 @@ async function metrics(app: FastifyInstance): Promise<void> {
     );
   });
 
-  app.get('/metrics', { schema: { hide: true } }, async function sendMetrics(_request, reply) {
+  app.get('/metrics', { schema: { hide: true }, config: NEVER_SHED }, async function sendMetrics(_request, reply) {
     reply.header('cache-control', 'no-store').type(registry.contentType);
     return registry.metrics();
   });

@@ -129,6 +129,29 @@ function documentRateLimits(operation: Operation): void {
   }
 }
 
+/**
+ * Swagger UI's Content-Security-Policy: its scripts and styles from /docs/static, inline style
+ * attributes (its React components set them), data: images and fonts, the documents, the API and
+ * the token endpoint fetched from here, PUBLIC_URL or the issuer; framed by no one.
+ */
+function swaggerUiCsp(config: Config): string {
+  // "Try it out" calls the API at PUBLIC_URL; "Authorize" the issuer's token endpoint.
+  const connect = new Set(["'self'", new URL(config.publicUrl).origin, new URL(config.issuer).origin]);
+  return [
+    "default-src 'self'",
+    "base-uri 'self'",
+    `connect-src ${[...connect].join(' ')}`,
+    "font-src 'self' data:",
+    "form-action 'self'",
+    "frame-ancestors 'none'",
+    "img-src 'self' data:",
+    "object-src 'none'",
+    "script-src 'self'",
+    "script-src-attr 'none'",
+    "style-src 'self' 'unsafe-inline'",
+  ].join('; ');
+}
+
 async function openApi(app: FastifyInstance, { config }: { config: Config }): Promise<void> {
   const scopes = Object.fromEntries(SCOPES.map((s) => [s, s]));
   await app.register(swagger, {
@@ -176,8 +199,11 @@ async function openApi(app: FastifyInstance, { config }: { config: Config }): Pr
 
   await app.register(swaggerUi, {
     routePrefix: '/docs',
+    staticCSP: swaggerUiCsp(config),
     uiConfig: {
       deepLinking: false,
+      // No badge from validator.swagger.io: the page loads nothing from elsewhere (see its CSP).
+      validatorUrl: null,
       // The topbar switches between the versions' documents, the latest first.
       urls: [...API_VERSION_NUMBERS].reverse().map((v) => ({ url: `/v${v}/openapi.json`, name: `v${v}` })),
       'urls.primaryName': `v${LATEST_API_VERSION}`,

@@ -1,10 +1,11 @@
 // Operational endpoints: liveness, readiness, and the pages behind problem types.
 import type { FastifyInstance } from 'fastify';
 import { DomainError, ERRORS, problemSlug, type ErrorCode } from '../core/errors.ts';
+import { NEVER_SHED } from './load-shedding.ts';
 import { sendProblem } from './problem.ts';
 
 export function registerOperationalRoutes(app: FastifyInstance): void {
-  app.get('/livez', { schema: { hide: true } }, async function reportLive(_request, reply) {
+  app.get('/livez', { schema: { hide: true }, config: NEVER_SHED }, async function reportLive(_request, reply) {
     reply.header('cache-control', 'no-store');
     return { status: 'ok' };
   });

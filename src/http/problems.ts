@@ -7,6 +7,7 @@ import { DomainError, type ErrorCode } from '../core/errors.ts';
 import { databaseFailure } from '../db/sqlstate.ts';
 import { ProblemError, sendProblem } from './problem.ts';
 import { createRouteTable } from './route-table.ts';
+import { setSecurityHeaders } from './security-headers.ts';
 import { validationProblem, type AjvError } from './validation-problems.ts';
 
 // Fastify's own request errors (content-type parser, body limit) by code.
@@ -47,8 +48,9 @@ export function sendError(request: FastifyRequest, reply: FastifyReply, error: F
 
 /** Errors Fastify raises while routing, before any hook runs (bad percent-encoding, huge params). */
 export function sendFrameworkError(error: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
-  // Raised before routing, so the onSend hook that sets it does not run.
+  // Raised before routing, so the onSend hooks that set them do not run.
   reply.header('x-request-id', request.id);
+  setSecurityHeaders(reply);
   return sendError(request, reply, error);
 }
 
@@ -73,6 +75,11 @@ async function problems(app: FastifyInstance): Promise<void> {
     return sendProblem(request, reply, new DomainError('ROUTE_NOT_FOUND', `No resource at ${path}.`));
   }
 
+  // Routes served outside Fastify's router (the authorization server, through middie).
+  app.decorate('declareRoute', function declareRoute(url: string, methods: readonly string[]) {
+    routeTable.add(url, [...methods]);
+  });
+
   app.setErrorHandler(function sendErrorAsProblem(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
     // No route matched: that answer (404/405) comes first, whatever is wrong with the body.
     if (request.is404) return sendRouteNotFound(request, reply);
@@ -82,3 +89,10 @@ async function problems(app: FastifyInstance): Promise<void> {
 }
 
 export const problemsPlugin = fp(problems, { name: 'orderpay-problems', fastify: '5.x' });
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Declares a route served by middleware, so that another method on its path answers 405 with Allow. */
+    declareRoute(url: string, methods: readonly string[]): void;
+  }
+}

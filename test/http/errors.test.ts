@@ -2,6 +2,7 @@
 // ids and 5xx bodies without internals (the fuzz of every route is in fuzz.test.ts).
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { brotliCompressSync, gzipSync } from 'node:zlib';
 import type { LightMyRequestResponse } from 'fastify';
 import { ERRORS, problemSlug, type ErrorCode } from '../../src/core/errors.ts';
 import { createCustomer, createStaffToken } from '../helpers/actors.ts';
@@ -145,6 +146,54 @@ describe('errors: RFC 9457 problem details for every failure', () => {
         assert.equal(body.detail, 'Send the body as application/json.');
       });
     }
+
+    describe('content codings (RFC 9110 §8.4): bodies are read as sent, so a coded one is refused', () => {
+      const product = { name: 'Coded', price: 100, currency: 'EUR' };
+      for (const [coding, payload] of [
+        ['gzip', gzipSync(JSON.stringify(product))],
+        ['br', brotliCompressSync(JSON.stringify(product))],
+        ['x-unknown', Buffer.from(JSON.stringify(product))],
+        ['gzip, identity', gzipSync(JSON.stringify(product))],
+      ] as const) {
+        test(`Content-Encoding: ${coding} → 415 REQUEST_UNSUPPORTED_MEDIA_TYPE with Accept-Encoding: identity (RFC 7694), and nothing is written`, async () => {
+          const name = `Coded ${coding}`;
+          const response = await t.request(staffToken, {
+            method: 'POST',
+            url: '/products',
+            headers: { 'content-type': 'application/json', 'content-encoding': coding },
+            payload: coding === 'x-unknown' ? Buffer.from(JSON.stringify({ ...product, name })) : payload,
+          });
+          const body = assertProblem(response, 415, 'REQUEST_UNSUPPORTED_MEDIA_TYPE', '/products');
+          assert.equal(
+            body.detail,
+            `Request bodies are read without a content coding; send this one without Content-Encoding: ${coding.split(',')[0]}.`,
+          );
+          assert.equal(response.headers['accept-encoding'], 'identity');
+          const { rows } = await t.db.query<{ n: number }>('SELECT count(*) AS n FROM products WHERE name = $1', [name]);
+          assert.equal(rows[0]!.n, 0);
+        });
+      }
+
+      test('Content-Encoding: identity is no coding: the body is read', async () => {
+        const response = await t.request(staffToken, {
+          method: 'POST',
+          url: '/products',
+          headers: { 'content-type': 'application/json', 'content-encoding': 'identity' },
+          payload: JSON.stringify({ ...product, name: 'Identity' }),
+        });
+        assert.equal(response.statusCode, 201, response.body);
+      });
+
+      test('no route: the router answers first (404), whatever the coding', async () => {
+        const response = await t.request(staffToken, {
+          method: 'POST',
+          url: '/nope',
+          headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' },
+          payload: gzipSync('{}'),
+        });
+        assertProblem(response, 404, 'ROUTE_NOT_FOUND', '/nope');
+      });
+    });
 
     for (const payload of ['{', '{"productId":1,', "{'productId':1}", '{"productId":1}}', 'undefined', '{"a":1,"a":', '\u0000']) {
       test(`malformed JSON ${JSON.stringify(payload)} → 400 REQUEST_BODY_MALFORMED`, async () => {

@@ -281,6 +281,30 @@ describe('OpenAPI document (OpenAPI 3.1)', () => {
     assert.match(response.body, /<html/i);
   });
 
+  it("/docs and its assets carry Swagger UI's own Content-Security-Policy, may not be framed, and are not sniffed", async () => {
+    const csp =
+      "default-src 'self'; base-uri 'self'; connect-src 'self' http://orderpay.test; font-src 'self' data:; form-action 'self'; " +
+      "frame-ancestors 'none'; img-src 'self' data:; object-src 'none'; script-src 'self'; script-src-attr 'none'; style-src 'self' 'unsafe-inline'";
+    for (const url of ['/docs', '/docs/static/swagger-ui-bundle.js', '/docs/static/swagger-initializer.js', '/docs/json']) {
+      const response = await t.app.inject({ method: 'GET', url });
+      assert.equal(response.statusCode, 200, url);
+      assert.equal(response.headers['content-security-policy'], csp, url);
+      assert.equal(response.headers['x-frame-options'], 'DENY', url);
+      assert.equal(response.headers['x-content-type-options'], 'nosniff', url);
+    }
+    // Every script the page loads comes from /docs/static: no inline script for the policy to block.
+    const page = (await t.app.inject({ method: 'GET', url: '/docs' })).body;
+    const scripts = [...page.matchAll(/<script([^>]*)>([^<]*)<\/script>/g)];
+    assert.ok(scripts.length > 0);
+    for (const [, attributes, inline] of scripts) {
+      assert.match(attributes!, /src="\/docs\/static\//);
+      assert.equal(inline!.trim(), '');
+    }
+    // And it asks no third party (the validator badge) for anything.
+    const initializer = await t.app.inject({ method: 'GET', url: '/docs/static/swagger-initializer.js' });
+    assert.match(initializer.body, /"validatorUrl":null/);
+  });
+
   it("/docs switches between the versions' documents, the latest first, and shows the latest by default", async () => {
     const initializer = await t.app.inject({ method: 'GET', url: '/docs/static/swagger-initializer.js' });
     assert.equal(initializer.statusCode, 200);

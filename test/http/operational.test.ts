@@ -4,6 +4,9 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { createSigningKey, findActiveSigningKey } from '../../src/auth/keys.store.ts';
 import { ERRORS, problemSlug, type ErrorCode } from '../../src/core/errors.ts';
+import { DEFAULT_CSP } from '../../src/http/security-headers.ts';
+import { PAGE_HEADERS } from '../../src/auth/pages.ts';
+import { createCustomer } from '../helpers/actors.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
 import { makeDatabaseUnreachable } from '../helpers/db.ts';
 
@@ -87,6 +90,31 @@ describe('operational endpoints', () => {
     await t.db.query('DELETE FROM signing_keys WHERE kid = ANY($1)', [[rotated.kid, expired.kid]]);
   });
 
+  test('every response says nosniff and may not be framed; pages with a policy of their own keep it', async () => {
+    const { token } = await createCustomer(t);
+    const responses = [
+      await t.request(undefined, { method: 'GET', url: '/livez' }),
+      await t.request(token, { method: 'GET', url: '/v1/orders' }),
+      await t.request(undefined, { method: 'GET', url: '/v1/orders' }),
+      await t.request(undefined, { method: 'GET', url: '/nope' }),
+      await t.app.inject({ method: 'GET', url: '/%E0%A4%A' }),
+      await t.app.inject({ method: 'GET', url: '/openapi.json' }),
+      await t.app.inject({ method: 'GET', url: '/docs/migrating-to-v2' }),
+      await t.app.inject({ method: 'GET', url: '/oauth/jwks' }),
+    ];
+    for (const response of responses) {
+      const what = `${response.raw.req.url} → ${response.statusCode}`;
+      assert.ok(response.statusCode < 500, what);
+      assert.equal(response.headers['x-content-type-options'], 'nosniff', what);
+      assert.equal(response.headers['content-security-policy'], DEFAULT_CSP, what);
+      assert.equal(response.headers['x-frame-options'], 'DENY', what);
+    }
+    // The sign-in pages allow their own stylesheet (src/auth/pages.ts).
+    const signIn = await t.app.inject({ method: 'GET', url: '/oauth/interaction/unknown' });
+    assert.equal(signIn.headers['content-security-policy'], PAGE_HEADERS['content-security-policy']);
+    assert.equal(signIn.headers['x-content-type-options'], 'nosniff');
+  });
+
   test('GET /problems/<slug> serves an HTML page for every catalogue code', async () => {
     const codes = Object.keys(ERRORS) as ErrorCode[];
     assert.ok(codes.length > 0);
@@ -96,6 +124,10 @@ describe('operational endpoints', () => {
       assert.equal(response.statusCode, 200, url);
       assert.equal(response.headers['content-type'], 'text/html; charset=utf-8');
       assert.equal(response.headers['cache-control'], 'public, max-age=86400');
+      // The page loads nothing, and no other site may frame it or have it sniffed as something else.
+      assert.equal(response.headers['content-security-policy'], DEFAULT_CSP);
+      assert.equal(response.headers['x-frame-options'], 'DENY');
+      assert.equal(response.headers['x-content-type-options'], 'nosniff');
       const html = response.body;
       const escapeHtml = (s: string) => s.replace(/[&<>"]/g, (c) => `&#${c.charCodeAt(0)};`);
       assert.ok(html.startsWith('<!doctype html>'), url);

@@ -178,11 +178,48 @@ describe('loadConfig: the one schema of the environment', () => {
     assert.equal(loadConfig({ DATA_DIR: 'var/orderpay' }).dataDir, path.resolve('var/orderpay'));
   });
 
+  test('HTTP limits: 10 s for the headers, 30 s for the request, 72 s of keep-alive, 4096 connections, shedding past 1 s of lag', () => {
+    assert.deepEqual(loadConfig({}).http, {
+      headersTimeoutMs: 10_000,
+      requestTimeoutMs: 30_000,
+      keepAliveTimeoutMs: 72_000,
+      maxConnections: 4096,
+      maxEventLoopDelayMs: 1000,
+    });
+    assert.deepEqual(
+      loadConfig({
+        ORDERPAY_HTTP_HEADERS_TIMEOUT_MS: '5000',
+        ORDERPAY_HTTP_REQUEST_TIMEOUT_MS: '5000',
+        ORDERPAY_HTTP_KEEP_ALIVE_TIMEOUT_MS: '65000',
+        ORDERPAY_HTTP_MAX_CONNECTIONS: '100',
+        ORDERPAY_HTTP_MAX_EVENT_LOOP_DELAY_MS: '0',
+      }).http,
+      { headersTimeoutMs: 5000, requestTimeoutMs: 5000, keepAliveTimeoutMs: 65_000, maxConnections: 100, maxEventLoopDelayMs: 0 },
+    );
+    assert.throws(
+      () => loadConfig({ ORDERPAY_HTTP_HEADERS_TIMEOUT_MS: '20000', ORDERPAY_HTTP_REQUEST_TIMEOUT_MS: '10000' }),
+      (e: unknown) =>
+        e instanceof ConfigError && e.message === 'ORDERPAY_HTTP_HEADERS_TIMEOUT_MS must be at most ORDERPAY_HTTP_REQUEST_TIMEOUT_MS',
+    );
+    for (const [name, value] of [
+      ['ORDERPAY_HTTP_HEADERS_TIMEOUT_MS', '0'],
+      ['ORDERPAY_HTTP_REQUEST_TIMEOUT_MS', '99'],
+      ['ORDERPAY_HTTP_MAX_CONNECTIONS', '0'],
+      ['ORDERPAY_HTTP_KEEP_ALIVE_TIMEOUT_MS', '1e3'],
+    ] as const) {
+      assert.throws(
+        () => loadConfig({ [name]: value }),
+        (e: unknown) => e instanceof ConfigError && e.message.startsWith(name),
+      );
+    }
+  });
+
   test('the configuration is frozen, nested parts too', () => {
     const config = loadConfig({});
     assert.ok(
       Object.isFrozen(config) &&
         Object.isFrozen(config.db) &&
+        Object.isFrozen(config.http) &&
         Object.isFrozen(config.idempotency) &&
         Object.isFrozen(config.servers) &&
         Object.isFrozen(config.rateLimits),
