@@ -3,14 +3,14 @@
 // relying party, and a callback server of our own is where the browser finally lands.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { accessSync, constants } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as client from 'openid-client';
-import { chromium, type Browser, type ConsoleMessage, type Page } from 'playwright-core';
+import type { Browser, ConsoleMessage, Page } from 'playwright-core';
 import { createPublicClient } from '../../src/auth/clients.store.ts';
+import { launchChromium, withChromium } from '../helpers/browser.ts';
 import { startAuthServer, type AuthServer } from '../helpers/oauth.ts';
 
 const PORT = 29_131;
@@ -21,39 +21,7 @@ const SCOPE = 'openid profile email orders:read orders:write';
 const EMAIL = 'grace@example.test';
 const PASSWORD = 'correct horse battery staple';
 
-const CHROMIUM = process.env.ORDERPAY_CHROMIUM || '/usr/bin/chromium';
-// Without the background-networking flags Chromium keeps dialling Google's hosts, which the
-// machines this runs on refuse; --no-sandbox because CI runs as root.
-const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
-
-function findMissingChromium(): string | undefined {
-  try {
-    accessSync(CHROMIUM, constants.X_OK);
-    return undefined;
-  } catch {
-    return `no Chromium executable at ${CHROMIUM} (install Debian's chromium: \`sudo apt-get install chromium\`, or set ORDERPAY_CHROMIUM)`;
-  }
-}
-
-const missingChromium = findMissingChromium();
-
-if (missingChromium && process.env.CI === 'true') {
-  test('browser tests need Chromium (CI=true)', () => {
-    assert.fail(`${missingChromium}; CI=true makes this a failure — .ci/run installs it when running as root`);
-  });
-} else if (missingChromium) {
-  // A skipped test (not a skipped suite) so the run's summary counts it and prints the reason.
-  test('signing in with a real browser', { skip: missingChromium }, () => {});
-} else {
+withChromium('signing in with a real browser', () => {
   describe('RFC 6749 §4.1 + RFC 7636: signing in with a real browser', () => {
     let server: AuthServer;
     let clientId: string;
@@ -72,7 +40,7 @@ if (missingChromium && process.env.CI === 'true') {
       });
       callbackServer = await startCallbackServer(callbacks);
       screenshots = await mkdtemp(join(tmpdir(), 'orderpay-browser-'));
-      browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+      browser = await launchChromium();
     });
 
     after(async () => {
@@ -239,7 +207,7 @@ if (missingChromium && process.env.CI === 'true') {
       });
     });
   });
-}
+});
 
 /** Answers every request with a small page and records its URL: the client's redirect_uri. */
 async function startCallbackServer(seen: URL[]): Promise<Server> {

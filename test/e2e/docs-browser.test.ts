@@ -2,33 +2,15 @@
 // own Content-Security-Policy (src/http/openapi.ts) without a single violation, and "Try it out"
 // reaches the API.
 import assert from 'node:assert/strict';
-import { accessSync, constants } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
+import { launchChromium, withChromium } from '../helpers/browser.ts';
 
 const PORT = 29730;
 const ORIGIN = `http://127.0.0.1:${PORT}`;
-const CHROMIUM = process.env.ORDERPAY_CHROMIUM || '/usr/bin/chromium';
 
-function findMissingChromium(): string | undefined {
-  try {
-    accessSync(CHROMIUM, constants.X_OK);
-    return undefined;
-  } catch {
-    return `no Chromium executable at ${CHROMIUM} (install Debian's chromium: \`sudo apt-get install chromium\`, or set ORDERPAY_CHROMIUM)`;
-  }
-}
-
-const missingChromium = findMissingChromium();
-
-if (missingChromium && process.env.CI === 'true') {
-  test('browser tests need Chromium (CI=true)', () => {
-    assert.fail(`${missingChromium}; CI=true makes this a failure — .ci/run installs it when running as root`);
-  });
-} else if (missingChromium) {
-  test('Swagger UI in a real browser', { skip: missingChromium }, () => {});
-} else {
+withChromium('Swagger UI in a real browser', () => {
   describe('/docs: Swagger UI under its Content-Security-Policy, in a real browser', () => {
     let t: TestApp;
     let browser: Browser;
@@ -36,10 +18,7 @@ if (missingChromium && process.env.CI === 'true') {
       // "Try it out" calls the API at PUBLIC_URL: here, the server the browser talks to.
       t = await startTestApp({ publicUrl: ORIGIN });
       await t.app.listen({ host: '127.0.0.1', port: PORT });
-      browser = await chromium.launch({
-        executablePath: CHROMIUM,
-        args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run'],
-      });
+      browser = await launchChromium();
     });
     after(async () => {
       await browser?.close();
@@ -76,4 +55,4 @@ if (missingChromium && process.env.CI === 'true') {
       await page.close();
     });
   });
-}
+});
