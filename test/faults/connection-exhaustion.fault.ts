@@ -9,9 +9,9 @@ import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { DRAIN_MS, EXHAUSTION_RECOVERY_MS } from './bounds.ts';
-import { createLedger, mixedOperations, startLoad, timeToRecovery } from './clients.ts';
+import { timeToRecovery } from './clients.ts';
 import { createSlot, PORTS, prepareWorld } from './orderpay-fleet.ts';
-import { assertInvariantsHeld, assertWithin, clusterForFile, seedScenario } from './scenario.ts';
+import { assertInvariantsHeld, assertWithin, clusterForFile, seedScenario, startMixedLoad } from './scenario.ts';
 
 // Unprivileged roles (orderpay's) may use max_connections - superuser_reserved_connections = 11.
 const MAX_CONNECTIONS = 14;
@@ -28,16 +28,7 @@ test(`connections exhausted (a pool of 2; a pool larger than max_connections ${M
   const small = createSlot(world, PORTS.first, { ...TIMEOUTS, ORDERPAY_DB_POOL_MAX: '2' });
   const large = createSlot(world, PORTS.second, { ...TIMEOUTS, ORDERPAY_DB_POOL_MAX: '30' });
   const slots = [small, large];
-  await Promise.all(slots.map((slot) => slot.start()));
-  const ledger = createLedger();
-  const clients = { servers: slots.map((slot) => slot.url), token: world.token, ledger };
-  const think = seeded.stream(1);
-  const load = startLoad({
-    ...clients,
-    clients: CLIENTS,
-    next: mixedOperations(seeded.random, world, { keyPrefix: `exhaust-${seeded.seed}` }),
-    thinkMs: () => think.int(50),
-  });
+  const { ledger, clients, load } = await startMixedLoad(seeded, world, slots, { clients: CLIENTS, keyPrefix: 'exhaust', maxThinkMs: 50 });
 
   await sleep(1000);
   // Payments insert into payments: SHARE ROW EXCLUSIVE makes each wait, holding its connection.

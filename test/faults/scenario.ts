@@ -7,9 +7,9 @@ import { after } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { killRemaining } from '../cli/orderpay-process.ts';
 import { createRandom } from '../helpers/random.ts';
-import type { Ledger, Random } from './clients.ts';
+import { createLedger, mixedOperations, startLoad, type Ledger, type Load, type Random } from './clients.ts';
 import { checkInvariants, type DatabaseFigures } from './invariants.ts';
-import type { World } from './orderpay-fleet.ts';
+import type { OrderpaySlot, World } from './orderpay-fleet.ts';
 import { startCluster, type PostgresCluster } from './postgres-cluster.ts';
 
 const INTERRUPTIONS: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
@@ -115,4 +115,27 @@ export function assertWithin(what: string, measuredMs: number | undefined, bound
     measuredMs !== undefined && measuredMs <= boundMs,
     `${what}: ${measuredMs === undefined ? 'never' : `${measuredMs} ms`}, bound ${boundMs} ms (replay: ${seeded.replay})`,
   );
+}
+
+/**
+ * Starts the slots, then the seeded mixed load over them (orders, payments with keys, reads):
+ * what the clients were told (the ledger), how to reach the slots, and the load to stop.
+ */
+export async function startMixedLoad(
+  seeded: Seeded,
+  world: World,
+  slots: OrderpaySlot[],
+  options: { clients: number; keyPrefix: string; maxThinkMs: number },
+): Promise<{ ledger: Ledger; clients: { servers: string[]; token: string; ledger: Ledger }; load: Load }> {
+  await Promise.all(slots.map((slot) => slot.start()));
+  const ledger = createLedger();
+  const clients = { servers: slots.map((slot) => slot.url), token: world.token, ledger };
+  const think = seeded.stream(1);
+  const load = startLoad({
+    ...clients,
+    clients: options.clients,
+    next: mixedOperations(seeded.random, world, { keyPrefix: `${options.keyPrefix}-${seeded.seed}` }),
+    thinkMs: () => think.int(options.maxThinkMs),
+  });
+  return { ledger, clients, load };
 }

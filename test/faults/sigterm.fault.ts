@@ -6,9 +6,9 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DRAIN_MS, INTERRUPTED_OPERATION_MS, RESTART_MS } from './bounds.ts';
-import { createLedger, mixedOperations, startLoad, timeToRecovery } from './clients.ts';
+import { timeToRecovery } from './clients.ts';
 import { createSlot, PORTS, prepareWorld } from './orderpay-fleet.ts';
-import { assertInvariantsHeld, assertWithin, clusterForFile, seedScenario } from './scenario.ts';
+import { assertInvariantsHeld, assertWithin, clusterForFile, seedScenario, startMixedLoad } from './scenario.ts';
 
 const seeded = seedScenario(import.meta.url);
 
@@ -16,16 +16,7 @@ test(`SIGTERM of each of two orderpay processes under load: exit 0 within ${DRAI
   const cluster = await clusterForFile();
   const world = await prepareWorld(cluster, { pendingOrders: 60 });
   const slots = [createSlot(world, PORTS.first), createSlot(world, PORTS.second)];
-  await Promise.all(slots.map((slot) => slot.start()));
-  const ledger = createLedger();
-  const clients = { servers: slots.map((slot) => slot.url), token: world.token, ledger };
-  const think = seeded.stream(1);
-  const load = startLoad({
-    ...clients,
-    clients: 8,
-    next: mixedOperations(seeded.random, world, { keyPrefix: `sigterm-${seeded.seed}` }),
-    thinkMs: () => think.int(80),
-  });
+  const { ledger, clients, load } = await startMixedLoad(seeded, world, slots, { clients: 8, keyPrefix: 'sigterm', maxThinkMs: 80 });
 
   const drains: number[] = [];
   const restarts: number[] = [];
