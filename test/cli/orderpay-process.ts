@@ -69,14 +69,19 @@ export async function withTargetDatabase<T>(target: TargetDatabase, fn: (db: Db)
   }
 }
 
-/** Only what a process needs from ours: no DATABASE_URL, PORT or NODE_ENV leaks in from the runner. */
-export function commandEnv(extra: Env): Env {
-  const env: Env = { PUBLIC_URL, LOG_LEVEL: 'warn' };
+/** What a terminal has of its own: no DATABASE_URL, PORT or NODE_ENV leaks in from the runner. */
+export function inheritedEnv(): Env {
+  const env: Env = {};
   for (const name of ['PATH', 'HOME', 'TMPDIR', 'LANG']) {
     const value = process.env[name];
     if (value !== undefined) env[name] = value;
   }
-  return { ...env, ...extra };
+  return env;
+}
+
+/** Only what a process needs from ours, with the fixed PUBLIC_URL. */
+export function commandEnv(extra: Env): Env {
+  return { PUBLIC_URL, LOG_LEVEL: 'warn', ...inheritedEnv(), ...extra };
 }
 
 export interface Exit {
