@@ -104,7 +104,10 @@ withChromium('/docs signs in and tries requests in a real browser', () => {
         const exchange = new URLSearchParams(token.postData() ?? '');
         assert.equal(exchange.get('grant_type'), 'authorization_code');
         assert.match(exchange.get('code_verifier') ?? '', /^[\w.~-]{43,128}$/);
-        assert.equal((await token.response())?.status(), 200);
+        const tokenResponse = await token.response();
+        assert.equal(tokenResponse?.status(), 200);
+        const issued = (await tokenResponse!.json()) as Record<string, unknown>;
+        assert.equal(issued.refresh_token, undefined, 'no refresh token for a page that only tries requests');
 
         await page.locator('.modal-ux button.close-modal').click();
         const { status, sent } = await tryListOrders(page, requests);

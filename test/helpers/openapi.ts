@@ -25,7 +25,7 @@ export interface OpenApiDocument {
   paths: Record<string, Record<string, OpenApiOperation>>;
   components: {
     schemas?: Record<string, unknown>;
-    securitySchemes?: Record<string, { type: string; flows?: Record<string, { scopes: Record<string, string> }> }>;
+    securitySchemes?: Record<string, { type: string; description?: string; flows?: Record<string, { scopes: Record<string, string> }> }>;
   };
 }
 
