@@ -23,6 +23,7 @@ import { openApiPlugin } from './http/openapi.ts';
 import { registerOperationalRoutes } from './http/operational.routes.ts';
 import { problemsPlugin, sendFrameworkError } from './http/problems.ts';
 import { createCounters, limitRoutes, rateLimitPlugin } from './http/rate-limit/rate-limit.ts';
+import { homeRoutes } from './http/home.routes.ts';
 import { generateRequestId } from './http/request-id.ts';
 import { securityHeadersPlugin } from './http/security-headers.ts';
 import { Problem } from './http/schemas.ts';
@@ -136,6 +137,7 @@ export async function buildApp(config: Config, db: Db, options: AppOptions = {})
   await app.register(openApiPlugin, { config, docsSignIn: docsClient !== undefined });
   await app.register(metricsPlugin);
   registerOperationalRoutes(app);
+  await app.register(homeRoutes, { config });
 
   if (config.servers.resource) {
     // Resource routes: once per version under /v<N>, and once per version on the unversioned

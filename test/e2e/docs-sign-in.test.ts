@@ -1,7 +1,8 @@
 // /docs signs in (RFC 6749 §4.1 with RFC 7636 PKCE) and tries requests, in Debian's Chromium: its
 // Authorize button opens the authorization server's login and consent pages as the public client
 // orderpay-docs, whose redirect URI is the page's own; a demo user signs in, and "Try it out" on
-// GET /orders answers 200 with her orders. A token pasted into the page works as well.
+// GET /orders answers 200 with her orders. A token pasted into the page works as well, and the
+// page a browser gets at / links to it.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { decodeJwt } from 'jose';
@@ -121,6 +122,20 @@ withChromium('/docs signs in and tries requests in a real browser', () => {
         assert.ok(body.data.every((order) => order.customerId === userId));
         assert.deepEqual(errors, []);
       });
+    });
+
+    test('/ in a browser is a page of links; its API reference link opens /docs', async () => {
+      const context = await browser.newContext();
+      try {
+        const page = await context.newPage();
+        const response = await page.goto(`${ORIGIN}/`);
+        assert.equal(response?.headers()['content-type'], 'text/html; charset=utf-8');
+        await page.getByRole('link', { name: 'API reference' }).click();
+        await page.locator('.swagger-ui .info .title').first().waitFor();
+        assert.equal(page.url(), `${ORIGIN}/docs`);
+      } finally {
+        await context.close();
+      }
     });
 
     test('a pasted access token (as npm start prints) → Try it out on GET /orders → 200', async () => {
