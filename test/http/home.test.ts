@@ -112,15 +112,10 @@ describe('GET / after a version’s sunset', () => {
     });
     try {
       const home = (await t.app.inject({ method: 'GET', url: '/' })).json() as typeof EXPECTED_HOME;
-      assert.deepEqual(home.versions[1], {
-        version: 1,
-        status: 'retired',
-        baseUrl: `${PUBLIC_URL}/v1`,
-        openapi: `${PUBLIC_URL}/v1/openapi.json`,
-        deprecation: '2020-01-01T00:00:00.000Z',
-        sunset: '2021-01-01T00:00:00.000Z',
-        migrationGuide: `${PUBLIC_URL}/docs/migrating-to-v2`,
-      });
+      assert.deepEqual(home.versions, [
+        EXPECTED_HOME.versions[0],
+        { ...EXPECTED_HOME.versions[1], status: 'retired', deprecation: '2020-01-01T00:00:00.000Z', sunset: '2021-01-01T00:00:00.000Z' },
+      ]);
     } finally {
       await t.close();
     }
