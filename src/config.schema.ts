@@ -70,6 +70,13 @@ export const EnvironmentSchema = Type.Object({
       description: 'Seed demo data into an empty database on `serve` (never in production).',
     }),
   ),
+  ORDERPAY_DOCS_CLIENT: Type.Optional(
+    Type.Boolean({
+      defaultText: '`true` except in production',
+      description:
+        'Let `/docs` sign in: the authorization server knows the public client `orderpay-docs` (authorization code + PKCE, redirect URI `PUBLIC_URL/docs/static/oauth2-redirect.html`, the API scopes). Needs `PUBLIC_URL` on https, or http on a loopback host. A pasted access token works either way.',
+    }),
+  ),
   ORDERPAY_DB_POOL_MAX: Type.Integer({ minimum: 1, maximum: 1000, default: 10, description: 'PostgreSQL connections per process.' }),
   ORDERPAY_DB_CONNECT_TIMEOUT_MS: Type.Integer({
     minimum: 1,

@@ -161,6 +161,15 @@ describe('loadConfig: the one schema of the environment', () => {
     assert.equal(refusal({ ORDERPAY_SEED_ON_EMPTY: 'yes' }), 'ORDERPAY_SEED_ON_EMPTY must be true or false, got "yes"');
   });
 
+  test('the /docs client is offered outside production, and in production only when ORDERPAY_DOCS_CLIENT says so', () => {
+    assert.equal(loadConfig({}).docsClient, true);
+    assert.equal(loadConfig({ NODE_ENV: 'test' }).docsClient, true);
+    assert.equal(loadConfig({ NODE_ENV: 'production' }).docsClient, false);
+    assert.equal(loadConfig({ NODE_ENV: 'production', ORDERPAY_DOCS_CLIENT: 'true' }).docsClient, true);
+    assert.equal(loadConfig({ ORDERPAY_DOCS_CLIENT: '0' }).docsClient, false);
+    assert.equal(refusal({ ORDERPAY_DOCS_CLIENT: 'on' }), 'ORDERPAY_DOCS_CLIENT must be true or false, got "on"');
+  });
+
   test('URLs are absolute and lose their trailing slash; the issuer and audience default from PUBLIC_URL', () => {
     const config = loadConfig({ PUBLIC_URL: 'https://API.example.com/', ORDERPAY_JWKS_URL: 'https://idp.example/jwks/' });
     assert.equal(config.publicUrl, 'https://api.example.com');
