@@ -11,7 +11,7 @@ import { ConfigError, loadConfig, type Config } from './config.ts';
 import { DataDirInUseError } from './db/data-dir-lock.ts';
 import type { Db } from './db/db.ts';
 import { migrate } from './db/migrate.ts';
-import { startServer, stopOnSignals } from './main.ts';
+import { listenForStopSignals, startServer } from './main.ts';
 import { DEMO_CLIENT_ID, DEMO_CUSTOMER_EMAILS, DEMO_PASSWORD, DEMO_REDIRECT_URI, DEMO_STAFF_EMAIL, seedDemoData } from './seed.ts';
 
 const USAGE = `Usage: orderpay <command> [options]
@@ -46,8 +46,10 @@ async function demoTokens(config: Config, db: Db): Promise<Record<string, string
 }
 
 async function serve(config: Config, out: Output): Promise<void> {
+  const signals = listenForStopSignals();
   const server = await startServer(config);
-  stopOnSignals(server);
+  // Stopped by a signal that came while it started: nothing to announce.
+  if (signals.serve(server)) return;
   const tokens = await demoTokens(config, server.db);
   const tokenLines = Object.entries(tokens)
     .map(([email, token]) => `  ${email}:\n    ${token}`)

@@ -51,20 +51,53 @@ export async function startServer(config: Config): Promise<RunningServer> {
   }
 }
 
-/** Stops the server on SIGTERM/SIGINT: stop accepting, finish in-flight requests, close the pool. */
-export function stopOnSignals(server: RunningServer): void {
-  const shutdown = (signal: NodeJS.Signals) => {
-    server.app.log.info({ signal }, 'shutting down');
-    const force = setTimeout(() => process.exit(1), 15_000);
-    force.unref();
-    server.stop().then(
+/** How long a shutdown may take before the process gives up on it and exits 1. */
+const SHUTDOWN_LIMIT_MS = 15_000;
+
+export interface StopSignals {
+  /**
+   * Hands over the server to stop. When a signal came while it was starting, it is stopped at
+   * once and this returns true.
+   */
+  serve(server: RunningServer): boolean;
+}
+
+/**
+ * From now on, SIGTERM and SIGINT stop the server: stop accepting, finish in-flight requests,
+ * close the pool, exit 0. Installed before the server starts, so that a signal during start-up
+ * (migrations, seeding) stops it once it is up instead of killing it halfway. A repeated signal
+ * changes nothing: a terminal's Ctrl-C reaches every process of its group and `npm start` forwards
+ * it again, so the server gets it twice (docs/deploy.md, "Signals").
+ */
+export function listenForStopSignals(): StopSignals {
+  let server: RunningServer | undefined;
+  let received: NodeJS.Signals | undefined;
+  const shutdown = (running: RunningServer, signal: NodeJS.Signals) => {
+    running.app.log.info({ signal }, 'shutting down');
+    running.stop().then(
       () => process.exit(0),
       (error: unknown) => {
-        server.app.log.error({ err: error }, 'shutdown failed');
+        running.app.log.error({ err: error }, 'shutdown failed');
         process.exit(1);
       },
     );
   };
-  process.once('SIGTERM', shutdown);
-  process.once('SIGINT', shutdown);
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (received) {
+      server?.app.log.debug({ signal }, 'already shutting down');
+      return;
+    }
+    received = signal;
+    setTimeout(() => process.exit(1), SHUTDOWN_LIMIT_MS).unref();
+    if (server) shutdown(server, signal);
+  };
+  process.on('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
+  return {
+    serve(running) {
+      server = running;
+      if (received) shutdown(running, received);
+      return received !== undefined;
+    },
+  };
 }
