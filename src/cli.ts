@@ -8,6 +8,7 @@ import { runKeysCommand, KEYS_USAGE } from './cli/keys.command.ts';
 import { runTokensCommand, TOKENS_USAGE } from './cli/tokens.command.ts';
 import { runUsersCommand, USERS_USAGE } from './cli/users.command.ts';
 import { ConfigError, loadConfig, type Config } from './config.ts';
+import { DatabaseConnectError } from './db/connect-failure.ts';
 import { DataDirInUseError } from './db/data-dir-lock.ts';
 import type { Db } from './db/db.ts';
 import { migrate } from './db/migrate.ts';
@@ -103,12 +104,19 @@ const COMMANDS: Record<string, (argv: string[], out: Output) => Promise<void>> =
 };
 
 /** Refusals of what was asked (exit 2), as opposed to failures (exit 1). */
-const isKnownError = (error: unknown) =>
+const isRefusal = (error: unknown) =>
   error instanceof UsageError ||
   error instanceof ConfigError ||
   error instanceof DataDirInUseError ||
   error instanceof TokenRequestError ||
   error instanceof ClientMetadataError;
+
+/** The exit status of a failed command, and whether its message says all (no stack trace needed). */
+function classifyFailure(error: unknown): { code: 1 | 2; explained: boolean } {
+  if (isRefusal(error)) return { code: 2, explained: true };
+  if (error instanceof DatabaseConnectError) return { code: error.exitCode, explained: true };
+  return { code: 1, explained: false };
+}
 
 export async function runCli(argv: string[]): Promise<number> {
   const out = createOutput(argv.includes('--json'));
@@ -127,12 +135,12 @@ export async function runCli(argv: string[]): Promise<number> {
     await run(rest, out);
     return 0;
   } catch (error) {
-    const known = isKnownError(error);
+    const { code, explained } = classifyFailure(error);
     const message = error instanceof Error ? error.message : String(error);
     if (out.json) console.error(JSON.stringify({ error: message }));
     else console.error(`orderpay: ${message}`);
-    if (!known && !(error instanceof Error && /ECONNREFUSED|does not exist|password authentication/.test(message))) console.error(error);
-    return known ? 2 : 1;
+    if (!explained) console.error(error);
+    return code;
   }
 }
 

@@ -4,7 +4,7 @@
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.ts';
 import { ensureActiveSigningKey } from './auth/keys.store.ts';
-import type { Config } from './config.ts';
+import { ConfigError, type Config } from './config.ts';
 import { createDatabase } from './db/create-database.ts';
 import type { Db } from './db/db.ts';
 import { migrate } from './db/migrate.ts';
@@ -19,6 +19,26 @@ export interface RunningServer {
   stop(): Promise<void>;
 }
 
+/** Why the server cannot listen where the configuration says, by the system's error code. */
+const LISTEN_REFUSALS: Record<string, (config: Config) => string> = {
+  EADDRINUSE: ({ host, port }) => `PORT ${port} is in use on ${host} by another process: stop it, or set PORT to a free port`,
+  EACCES: ({ port }) => `PORT ${port} needs privileges this process does not have (ports below 1024): set PORT to 1024 or above`,
+  EADDRNOTAVAIL: ({ host }) => `HOST ${host} is not an address of this machine: set HOST to one of its addresses, or 0.0.0.0 for all`,
+  ENOTFOUND: ({ host }) => `HOST ${host} does not resolve to an address: set HOST to an address of this machine, or 0.0.0.0 for all`,
+  EAI_AGAIN: ({ host }) => `HOST ${host} could not be resolved (DNS did not answer): set HOST to an IP address`,
+};
+
+/** Listens; a port or host the configuration got wrong is a ConfigError (one line, exit 2), not a stack trace. */
+async function listenOn(app: FastifyInstance, config: Config): Promise<void> {
+  try {
+    await app.listen({ host: config.host, port: config.port });
+  } catch (error) {
+    const refusal = LISTEN_REFUSALS[(error as NodeJS.ErrnoException).code ?? ''];
+    if (refusal) throw new ConfigError(refusal(config));
+    throw error;
+  }
+}
+
 export async function startServer(config: Config): Promise<RunningServer> {
   const db = await createDatabase(config);
   try {
@@ -28,7 +48,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
     // Crash tests stop a real process at a named point of a write: never outside NODE_ENV=test.
     const failpoint = config.env === 'test' ? failpointFromEnv(process.env.ORDERPAY_FAILPOINTS) : undefined;
     const app = await buildApp(config, db, { failpoint });
-    await app.listen({ host: config.host, port: config.port });
+    await listenOn(app, config);
     const address = app.server.address();
     const port = typeof address === 'object' && address ? address.port : config.port;
     const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
