@@ -13,6 +13,7 @@ import { DataDirInUseError } from './db/data-dir-lock.ts';
 import type { Db } from './db/db.ts';
 import { migrate } from './db/migrate.ts';
 import { listenForStopSignals, startServer } from './main.ts';
+import { countUsers } from './users/users.store.ts';
 import { DEMO_CLIENT_ID, DEMO_CUSTOMER_EMAILS, DEMO_PASSWORD, DEMO_REDIRECT_URI, DEMO_STAFF_EMAIL, seedDemoData } from './seed.ts';
 
 const USAGE = `Usage: orderpay <command> [options]
@@ -46,6 +47,19 @@ async function demoTokens(config: Config, db: Db): Promise<Record<string, string
   return tokens;
 }
 
+/**
+ * When there are no demo tokens to print, what to do about it: a database without the demo data
+ * (PostgreSQL is not seeded unless asked) says how to load it; production, where demo data has no
+ * place, says how to add a first user.
+ */
+async function missingDataHint(config: Config, db: Db): Promise<string> {
+  if (config.env !== 'production') {
+    return `No demo data in this database: load it with \`orderpay seed\` (in a clone: \`npm run orderpay -- seed\`), then restart for demo access tokens.`;
+  }
+  if ((await countUsers(db)) > 0) return '';
+  return 'No users yet: add one with `orderpay users create --email … --password …` (README: "The command").';
+}
+
 async function serve(config: Config, out: Output): Promise<void> {
   const signals = listenForStopSignals();
   const server = await startServer(config);
@@ -55,6 +69,7 @@ async function serve(config: Config, out: Output): Promise<void> {
   const tokenLines = Object.entries(tokens)
     .map(([email, token]) => `  ${email}:\n    ${token}`)
     .join('\n');
+  const hint = tokenLines ? '' : await missingDataHint(config, server.db);
   out.print(
     `orderpay listening on ${server.url} (${server.db.kind === 'pglite' ? `embedded database in ${config.dataDir}` : 'PostgreSQL'})
   API docs: ${config.publicUrl}/docs
@@ -62,7 +77,7 @@ ${
   tokenLines
     ? `Demo access tokens (development only, valid 1 hour):\n${tokenLines}\nTry: curl -H "Authorization: Bearer <token>" ${config.publicUrl}/v1/orders
 Sign in through OAuth: client_id ${DEMO_CLIENT_ID}, redirect_uri ${DEMO_REDIRECT_URI}, users ${DEMO_CUSTOMER_EMAILS[0]} or ${DEMO_STAFF_EMAIL} with password ${DEMO_PASSWORD} (README: "Signing in with OAuth")`
-    : ''
+    : hint
 }`,
     { event: 'listening', url: server.url, publicUrl: config.publicUrl, database: server.db.kind, demoTokens: tokens },
   );
