@@ -211,7 +211,7 @@ export async function startServe(env: Env, timeoutMs = 60_000): Promise<ServePro
     listening,
     stdout: output.stdout,
     stderr: output.stderr,
-    // Signals once: a second SIGTERM during shutdown would take the default action and kill it.
+    // Signals once: the server ignores a repeated signal, so a second would test nothing more.
     stop: (signal = 'SIGTERM', stopTimeoutMs = 10_000) =>
       (stopping ??= (() => {
         child.kill(signal);
