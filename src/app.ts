@@ -25,6 +25,7 @@ import { problemsPlugin, sendFrameworkError } from './http/problems.ts';
 import { createCounters, limitRoutes, rateLimitPlugin } from './http/rate-limit/rate-limit.ts';
 import { homeRoutes } from './http/home.routes.ts';
 import { generateRequestId } from './http/request-id.ts';
+import { RequestLogController } from './http/request-logging.ts';
 import { securityHeadersPlugin } from './http/security-headers.ts';
 import { Problem } from './http/schemas.ts';
 import { createTokenVerifier } from './http/token-verifier.ts';
@@ -73,6 +74,8 @@ export const BODY_LIMIT = 64 * 1024;
 export async function buildApp(config: Config, db: Db, options: AppOptions = {}): Promise<FastifyInstance> {
   const app = Fastify({
     logger: options.logger ?? { level: config.logLevel },
+    // Probes (/livez, /readyz) are logged at debug, other requests at info (src/http/request-logging.ts).
+    logController: new RequestLogController(),
     genReqId: generateRequestId,
     bodyLimit: BODY_LIMIT,
     // Timeouts from the configuration (src/http/connections.ts); what the HTTP parser refuses, and

@@ -6,7 +6,7 @@ const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'
 
 /**
  * Values arrive as strings: an integer must be decimal digits, a boolean true/false/1/0, a list comma-separated;
- * an empty variable counts as unset. `defaultText` documents a default derived from other variables.
+ * an empty variable is refused (unset it for the default). `defaultText` documents a default derived from other variables.
  */
 export const EnvironmentSchema = Type.Object({
   PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 3000, description: 'TCP port to listen on.' }),
@@ -23,7 +23,14 @@ export const EnvironmentSchema = Type.Object({
     default: './data',
     description: 'Directory of the embedded database (created with its parents). One process at a time.',
   }),
-  DATABASE_URL: Type.Optional(Type.String({ description: 'PostgreSQL connection string. When set, the embedded database is not used.' })),
+  DATABASE_URL: Type.Optional(
+    Type.String({
+      format: 'url',
+      pattern: '^postgres(ql)?://',
+      description:
+        'PostgreSQL connection string (`postgres://user:password@host:5432/database`; `postgresql://` too). When set, the embedded database is not used.',
+    }),
+  ),
   LOG_LEVEL: Type.Enum(LOG_LEVELS, {
     default: 'info',
     description:

@@ -101,6 +101,7 @@ interface VariableSchema {
   pattern?: string;
   format?: string;
   default?: unknown;
+  defaultText?: string;
 }
 
 const variableSchema = (name: string) => EnvironmentSchema.properties[name as keyof Environment] as TSchema & VariableSchema;
@@ -124,11 +125,28 @@ function readVariable(schema: VariableSchema, raw: string): unknown {
   }
 }
 
-const mustBeUrl = (name: string, raw: string) => `${name} must be an absolute URL, got "${raw}"`;
+/**
+ * A refused value as the message may show it: the password of a URL (`scheme://user:password@…`,
+ * or whatever stands between ':' and '@' in a value without `//`) is replaced, since the message
+ * reaches logs and terminals.
+ */
+function shown(raw: string): string {
+  return raw.includes('//') ? raw.replace(/(\/\/[^:@/]*):[^@]*@/, '$1:***@') : raw.replace(/:[^@]*@/, ':***@');
+}
+
+const mustBeUrl = (name: string, raw: string) => `${name} must be an absolute URL, got "${shown(raw)}"`;
+
+/** An empty variable is a mistake (`PORT=`, or a template that filled in nothing), not a wish for the default. */
+function describeEmpty(name: string): string {
+  const schema = variableSchema(name);
+  const fallback = schema.default ?? schema.defaultText?.replaceAll('`', '');
+  return `${name} is set but empty: give it a value, or unset it${fallback === undefined ? '' : ` for the default (${String(fallback)})`}`;
+}
 
 /** One line naming the variable and what is wrong with it. */
-function describeRefusal(name: string, raw: string | undefined, value: unknown, keyword: string): string {
+function describeRefusal(name: string, rawText: string | undefined, value: unknown, keyword: string): string {
   const schema = variableSchema(name);
+  const raw = rawText === undefined ? undefined : shown(rawText);
   switch (keyword) {
     case 'type':
       return schema.type === 'integer' ? `${name} must be a whole number, got "${raw}"` : `${name} must be true or false, got "${raw}"`;
@@ -144,6 +162,7 @@ function describeRefusal(name: string, raw: string | undefined, value: unknown, 
       return mustBeUrl(name, raw ?? '');
     case 'pattern':
       if (name === 'REDIS_URL') return `${name} must be a redis:// or rediss:// URL, got "${raw}"`;
+      if (name === 'DATABASE_URL') return `${name} must be a postgres:// or postgresql:// URL (orderpay runs on PostgreSQL), got "${raw}"`;
       // ORDERPAY_TRUST_PROXY, the other variable with a pattern.
       return `${name} must be a hop count (e.g. 1) or the proxies' addresses/CIDRs, not "true": trusting every hop lets clients choose their IP`;
     default:
@@ -206,6 +225,10 @@ function parseEnvironment(env: Env): Environment {
   const refusals: string[] = [];
   for (const name of Object.keys(EnvironmentSchema.properties)) {
     const schema = variableSchema(name);
+    if (env[name] === '') {
+      refusals.push(describeEmpty(name));
+      continue;
+    }
     if (values[name] === undefined) {
       if (schema.default !== undefined) values[name] = schema.default;
       continue;
