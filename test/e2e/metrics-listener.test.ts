@@ -10,6 +10,7 @@ import { ensureActiveSigningKey } from '../../src/auth/keys.store.ts';
 import { loadConfig } from '../../src/config.ts';
 import { startServer, type RunningServer } from '../../src/main.ts';
 import { insertUser } from '../../src/users/users.store.ts';
+import { cleanUpProcessesAndDatabases, commandEnv, createTargetDatabase, startServe } from '../cli/orderpay-process.ts';
 import { createEmptyServerDatabase, serverUrl } from '../helpers/db.ts';
 
 const TOKEN = randomBytes(32).toString('hex');
@@ -184,5 +185,53 @@ describe('/metrics on the API port', () => {
     } finally {
       if (!closed) await started.close();
     }
+  });
+});
+
+describe('orderpay serve says where /metrics is', () => {
+  after(() => cleanUpProcessesAndDatabases());
+
+  /** The JSON log lines of the process (pino), those with a message. */
+  const logLines = (stdout: string) =>
+    stdout
+      .split('\n')
+      .filter((line) => line.startsWith('{'))
+      .map((line) => JSON.parse(line) as { level?: number; msg?: string; metricsUrl?: string })
+      .filter((line) => line.msg !== undefined);
+
+  test('production without a token or a port: a warning at start', async () => {
+    const target = await createTargetDatabase();
+    const server = await startServe({ ...commandEnv(target.env), NODE_ENV: 'production' });
+    try {
+      const warning = logLines(server.stdout()).find((line) => line.msg?.startsWith('/metrics'));
+      assert.deepEqual(
+        { level: warning?.level, msg: warning?.msg },
+        { level: 40, msg: '/metrics is not served: in production set ORDERPAY_METRICS_TOKEN or ORDERPAY_METRICS_PORT (docs/deploy.md)' },
+      );
+    } finally {
+      assert.deepEqual(await server.stop(), { code: 0, signal: null });
+    }
+  });
+
+  test('a port of its own: logged with its URL, served, and closed on SIGTERM', async () => {
+    const target = await createTargetDatabase();
+    const server = await startServe({
+      ...commandEnv(target.env),
+      NODE_ENV: 'production',
+      LOG_LEVEL: 'info',
+      ORDERPAY_METRICS_PORT: '29318',
+    });
+    try {
+      const line = logLines(server.stdout()).find((entry) => entry.msg === 'metrics served on their own listener');
+      assert.equal(line?.metricsUrl, 'http://127.0.0.1:29318/metrics');
+      assert.equal((await scrape('http://127.0.0.1:29318/metrics')).status, 200);
+      assert.equal(
+        logLines(server.stdout()).find((entry) => entry.msg?.startsWith('/metrics is not served')),
+        undefined,
+      );
+    } finally {
+      assert.deepEqual(await server.stop(), { code: 0, signal: null });
+    }
+    await assert.rejects(scrape('http://127.0.0.1:29318/metrics'));
   });
 });
