@@ -201,6 +201,25 @@ export const EnvironmentSchema = Type.Object({
     default: 30,
     description: 'Payments and refunds created per window, per caller or IP (a retry with the same `Idempotency-Key` counts too).',
   }),
+  ORDERPAY_METRICS_PORT: Type.Optional(
+    Type.Integer({
+      minimum: 1,
+      maximum: 65535,
+      description:
+        'Serve `/metrics` on a listener of its own at this port (on `ORDERPAY_METRICS_HOST`), and no longer on `PORT`: firewall it to your monitoring network ([docs/deploy.md](docs/deploy.md#health-metrics-logs)).',
+    }),
+  ),
+  ORDERPAY_METRICS_HOST: Type.Optional(
+    Type.String({ defaultText: '`HOST`', description: 'Interface of the `/metrics` listener when `ORDERPAY_METRICS_PORT` is set.' }),
+  ),
+  ORDERPAY_METRICS_TOKEN: Type.Optional(
+    Type.String({
+      // RFC 6750 b64token characters, so that it travels as a bearer token; long enough not to be guessed.
+      pattern: '^[A-Za-z0-9._~+/-]{32,}=*$',
+      description:
+        '`/metrics` answers only `Authorization: Bearer <token>` with this token (at least 32 characters, e.g. `openssl rand -hex 32`); others get `401`. In production, unless this or `ORDERPAY_METRICS_PORT` is set, `/metrics` is not served.',
+    }),
+  ),
 });
 
 interface ConfigurationVariable {

@@ -65,6 +65,20 @@ export interface Config {
   };
   /** The API's rate limits (src/http/rate-limit/): budgets per window, and where they are counted. */
   readonly rateLimits: RateLimitsConfig;
+  readonly metrics: MetricsConfig;
+}
+
+/** Where /metrics is served and who may read it (docs/deploy.md, "Health, metrics, logs"). */
+export interface MetricsConfig {
+  /**
+   * `api`: on the API's listener; `own`: on a listener of its own (port, host); `none`: nowhere
+   * (production with neither a token nor a port of its own: business figures stay private).
+   */
+  readonly listener: 'api' | 'own' | 'none';
+  readonly port: number | undefined;
+  readonly host: string;
+  /** The bearer token /metrics requires; undefined requires none. */
+  readonly token: string | undefined;
 }
 
 export interface RateLimitsConfig {
@@ -163,6 +177,9 @@ function describeRefusal(name: string, rawText: string | undefined, value: unkno
     case 'pattern':
       if (name === 'REDIS_URL') return `${name} must be a redis:// or rediss:// URL, got "${raw}"`;
       if (name === 'DATABASE_URL') return `${name} must be a postgres:// or postgresql:// URL (orderpay runs on PostgreSQL), got "${raw}"`;
+      // The token itself is a secret: not echoed.
+      if (name === 'ORDERPAY_METRICS_TOKEN')
+        return `${name} must be at least 32 characters of A-Z a-z 0-9 - . _ ~ + / (e.g. openssl rand -hex 32)`;
       // ORDERPAY_TRUST_PROXY, the other variable with a pattern.
       return `${name} must be a hop count (e.g. 1) or the proxies' addresses/CIDRs, not "true": trusting every hop lets clients choose their IP`;
     default:
@@ -277,7 +294,15 @@ function readTrustProxy(value: string): Config['trustProxy'] {
   return /^\d+$/.test(trimmed) ? Number(trimmed) : trimmed;
 }
 
-/** Frozen with its parts (db, http, servers, idempotency, rateLimits), so that no one can change the configuration under another. */
+function readMetrics(vars: Environment): MetricsConfig {
+  const port = vars.ORDERPAY_METRICS_PORT;
+  const token = vars.ORDERPAY_METRICS_TOKEN;
+  if (port !== undefined && port === vars.PORT) throw new ConfigError('ORDERPAY_METRICS_PORT must differ from PORT');
+  const listener = port !== undefined ? 'own' : token !== undefined || vars.NODE_ENV !== 'production' ? 'api' : 'none';
+  return { listener, port, host: vars.ORDERPAY_METRICS_HOST ?? vars.HOST, token };
+}
+
+/** Frozen with its parts (db, http, servers, idempotency, rateLimits, metrics), so that no one can change the configuration under another. */
 function freezeConfig(config: Config): Config {
   for (const part of Object.values(config)) if (part && typeof part === 'object') Object.freeze(part);
   return Object.freeze(config);
@@ -328,6 +353,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       redisUrl: vars.REDIS_URL,
       redisKeyPrefix: vars.ORDERPAY_RATE_LIMIT_REDIS_PREFIX,
     },
+    metrics: readMetrics(vars),
     ...overrides,
   };
   // A claim must lapse long before its key expires: a key is never reclaimed from a live request.

@@ -9,6 +9,7 @@ import { createDatabase } from './db/create-database.ts';
 import type { Db } from './db/db.ts';
 import { migrate } from './db/migrate.ts';
 import { failpointFromEnv } from './http/idempotency/failpoints.ts';
+import { buildMetricsApp } from './http/metrics-listener.ts';
 import { seedDemoData } from './seed.ts';
 import { countUsers } from './users/users.store.ts';
 
@@ -16,31 +17,46 @@ export interface RunningServer {
   app: FastifyInstance;
   db: Db;
   url: string;
+  /** Where /metrics answers when it has a listener of its own (ORDERPAY_METRICS_PORT). */
+  metricsUrl: string | undefined;
   stop(): Promise<void>;
 }
 
-/** Why the server cannot listen where the configuration says, by the system's error code. */
-const LISTEN_REFUSALS: Record<string, (config: Config) => string> = {
-  EADDRINUSE: ({ host, port }) => `PORT ${port} is in use on ${host} by another process: stop it, or set PORT to a free port`,
-  EACCES: ({ port }) => `PORT ${port} needs privileges this process does not have (ports below 1024): set PORT to 1024 or above`,
-  EADDRNOTAVAIL: ({ host }) => `HOST ${host} is not an address of this machine: set HOST to one of its addresses, or 0.0.0.0 for all`,
-  ENOTFOUND: ({ host }) => `HOST ${host} does not resolve to an address: set HOST to an address of this machine, or 0.0.0.0 for all`,
-  EAI_AGAIN: ({ host }) => `HOST ${host} could not be resolved (DNS did not answer): set HOST to an IP address`,
+/** Where a listener is told to listen, and the variables that said so. */
+interface ListenAt {
+  host: string;
+  port: number | undefined;
+  hostName: string;
+  portName: string;
+}
+
+/** Why a listener cannot listen where the configuration says, by the system's error code. */
+const LISTEN_REFUSALS: Record<string, (at: ListenAt) => string> = {
+  EADDRINUSE: ({ host, port, portName }) =>
+    `${portName} ${port} is in use on ${host} by another process: stop it, or set ${portName} to a free port`,
+  EACCES: ({ port, portName }) =>
+    `${portName} ${port} needs privileges this process does not have (ports below 1024): set ${portName} to 1024 or above`,
+  EADDRNOTAVAIL: ({ host, hostName }) =>
+    `${hostName} ${host} is not an address of this machine: set ${hostName} to one of its addresses, or 0.0.0.0 for all`,
+  ENOTFOUND: ({ host, hostName }) =>
+    `${hostName} ${host} does not resolve to an address: set ${hostName} to an address of this machine, or 0.0.0.0 for all`,
+  EAI_AGAIN: ({ host, hostName }) => `${hostName} ${host} could not be resolved (DNS did not answer): set ${hostName} to an IP address`,
 };
 
 /** Listens; a port or host the configuration got wrong is a ConfigError (one line, exit 2), not a stack trace. */
-async function listenOn(app: FastifyInstance, config: Config): Promise<void> {
+async function listenOn(app: FastifyInstance, at: ListenAt): Promise<void> {
   try {
-    await app.listen({ host: config.host, port: config.port });
+    await app.listen({ host: at.host, port: at.port });
   } catch (error) {
     const refusal = LISTEN_REFUSALS[(error as NodeJS.ErrnoException).code ?? ''];
-    if (refusal) throw new ConfigError(refusal(config));
+    if (refusal) throw new ConfigError(refusal(at));
     throw error;
   }
 }
 
 export async function startServer(config: Config): Promise<RunningServer> {
   const db = await createDatabase(config);
+  let metricsApp: FastifyInstance | undefined;
   try {
     await migrate(db);
     if (config.seedOnEmpty && (await countUsers(db)) === 0) await seedDemoData(db);
@@ -48,15 +64,32 @@ export async function startServer(config: Config): Promise<RunningServer> {
     // Crash tests stop a real process at a named point of a write: never outside NODE_ENV=test.
     const failpoint = config.env === 'test' ? failpointFromEnv(process.env.ORDERPAY_FAILPOINTS) : undefined;
     const app = await buildApp(config, db, { failpoint });
-    await listenOn(app, config);
-    const address = app.server.address();
-    const port = typeof address === 'object' && address ? address.port : config.port;
-    const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
+    if (config.metrics.listener === 'own') {
+      const listener = await buildMetricsApp(app);
+      metricsApp = listener;
+      // Scraped while the API drains; closed with it.
+      app.addHook('onClose', async function closeMetricsListener() {
+        await listener.close();
+      });
+      await listenOn(listener, {
+        host: config.metrics.host,
+        port: config.metrics.port,
+        hostName: 'ORDERPAY_METRICS_HOST',
+        portName: 'ORDERPAY_METRICS_PORT',
+      });
+    }
+    await listenOn(app, { host: config.host, port: config.port, hostName: 'HOST', portName: 'PORT' });
+    const url = listeningUrl(app, config.host, config.port);
+    const metricsUrl = metricsApp && `${listeningUrl(metricsApp, config.metrics.host, config.metrics.port)}/metrics`;
+    if (metricsUrl) app.log.info({ metricsUrl }, 'metrics served on their own listener');
+    if (config.metrics.listener === 'none')
+      app.log.warn('/metrics is not served: in production set ORDERPAY_METRICS_TOKEN or ORDERPAY_METRICS_PORT (docs/deploy.md)');
     let stopping: Promise<void> | undefined;
     return {
       app,
       db,
       url,
+      metricsUrl,
       // Drained before Fastify closes: its onClose hooks (background jobs, the provider) must not
       // run under a request still in flight.
       stop: () =>
@@ -66,9 +99,16 @@ export async function startServer(config: Config): Promise<RunningServer> {
           .finally(() => db.close())),
     };
   } catch (error) {
+    await metricsApp?.close().catch(() => undefined);
     await db.close().catch(() => undefined);
     throw error;
   }
+}
+
+function listeningUrl(app: FastifyInstance, host: string, configuredPort: number | undefined): string {
+  const address = app.server.address();
+  const port = typeof address === 'object' && address ? address.port : configuredPort;
+  return `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
 }
 
 /** How long a shutdown may take before the process gives up on it and exits 1. */

@@ -136,7 +136,10 @@ export async function interactionRoutes(
       const email = String(request.body?.email ?? '').trim();
       const password = String(request.body?.password ?? '');
       const result = await signIn(db, counters, { email, password, ip: request.ip });
-      if (result.kind !== 'signed-in') return sendLoginRefusal(reply, details, email, result);
+      if (result.kind !== 'signed-in') {
+        app.businessMetrics.countSignInFailure(result.kind);
+        return sendLoginRefusal(reply, details, email, result);
+      }
       reply.hijack();
       await currentProvider().interactionFinished(
         request.raw,

@@ -134,6 +134,12 @@ export const ERRORS = {
     title: 'Unknown user',
     description: 'The access token names a user that does not exist (any more).',
   },
+  AUTH_METRICS_TOKEN_INVALID: {
+    status: 401,
+    title: 'Metrics token required',
+    description:
+      '`/metrics` requires the token configured in `ORDERPAY_METRICS_TOKEN`, as `Authorization: Bearer <token>`; it was missing or wrong (docs/deploy.md).',
+  },
   // Orders
   ORDER_NOT_FOUND: {
     status: 404,

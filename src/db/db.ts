@@ -11,8 +11,21 @@ export interface Queryable {
   exec(sql: string): Promise<void>;
 }
 
+/** How the connections are used at this moment (the metrics read it on each scrape). */
+export interface PoolStats {
+  /** Connections the pool may open. */
+  max: number;
+  /** Connections open now. */
+  open: number;
+  /** Open connections running a query or a transaction. */
+  inUse: number;
+  /** Queries and transactions waiting for a connection. */
+  waiting: number;
+}
+
 export interface Db extends Queryable {
   readonly kind: 'pglite' | 'postgres';
+  poolStats(): PoolStats;
   /** Runs fn in one transaction: COMMIT when it resolves, ROLLBACK when it throws. */
   transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
   close(): Promise<void>;

@@ -24,8 +24,11 @@ export async function openPglite(dataDir: string): Promise<Db> {
   await pg.exec("SET TIME ZONE 'UTC'");
 
   let tail: Promise<unknown> = Promise.resolve();
+  // Queued and running work: the one connection is in use while any runs, and the rest wait.
+  let pending = 0;
   function exclusive<T>(fn: () => Promise<T>): Promise<T> {
-    const run = tail.then(fn, fn);
+    pending++;
+    const run = tail.then(fn, fn).finally(() => pending--);
     tail = run.catch(() => undefined);
     return run;
   }
@@ -37,6 +40,7 @@ export async function openPglite(dataDir: string): Promise<Db> {
 
   return {
     kind: 'pglite',
+    poolStats: () => ({ max: 1, open: 1, inUse: Math.min(pending, 1), waiting: Math.max(pending - 1, 0) }),
     query: <T>(sql: string, params?: readonly unknown[]) => exclusive(() => runQuery<T>(pg, sql, params)),
     exec: (sql: string) => exclusive(async () => void (await pg.exec(sql))),
     transaction: <T>(fn: (tx: Queryable) => Promise<T>) =>

@@ -76,6 +76,12 @@ export async function openPostgres(url: string, options: Config['db']): Promise<
 
   return {
     kind: 'postgres',
+    poolStats: () => ({
+      max: options.poolMax,
+      open: pool.totalCount,
+      inUse: pool.totalCount - pool.idleCount,
+      waiting: pool.waitingCount,
+    }),
     query,
     exec: async (sql: string) => void (await pool.query(sql)),
     async transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {

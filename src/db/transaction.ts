@@ -24,6 +24,7 @@ export async function retryConflicts<T>(fn: () => Promise<T>, attempts = TRANSAC
 export function withTransactionRetry(db: Db): Db {
   return {
     kind: db.kind,
+    poolStats: () => db.poolStats(),
     query: (sql, params) => db.query(sql, params),
     exec: (sql) => db.exec(sql),
     transaction: (fn) => retryConflicts(() => db.transaction(fn)),

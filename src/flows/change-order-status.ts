@@ -16,18 +16,24 @@ export interface ChangeOrderStatusCommand {
   precondition?: Precondition<OrderRecord>;
 }
 
+/** The order as changed, and whether the change refunded its payment (committed, both). */
+export interface StatusChange {
+  order: OrderRecord;
+  refunded: boolean;
+}
+
 export function changeOrderStatus(
   db: Db,
   processor: PaymentProcessor,
   principal: Principal,
   command: ChangeOrderStatusCommand,
-): Promise<OrderRecord> {
+): Promise<StatusChange> {
   return db.transaction(async (tx) => {
     const order = await lockOrderForChange(tx, principal, command.orderId, command.precondition);
     const to = decideStatusChange(principal, order, command.status);
-    if (to === undefined) return order;
+    if (to === undefined) return { order, refunded: false };
     // A paid order that is cancelled gives its money back, in the same transaction.
-    if (order.status === 'paid' && to === 'cancelled') await refundOrderPayment(tx, processor, order.id);
-    return changeStatus(tx, order, to);
+    const refunded = order.status === 'paid' && to === 'cancelled' && (await refundOrderPayment(tx, processor, order.id));
+    return { order: await changeStatus(tx, order, to), refunded };
   });
 }

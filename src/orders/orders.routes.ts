@@ -163,13 +163,14 @@ export async function ordersRoutes(parent: FastifyInstance): Promise<void> {
     },
     async function replaceOrderRoute(request, reply) {
       const principal = requireScope(request, 'orders:write');
-      const order = await changeOrderStatus(app.db, app.paymentProcessor, principal, {
+      const { order, refunded } = await changeOrderStatus(app.db, app.paymentProcessor, principal, {
         orderId: request.params.orderId,
         status: request.body.status,
         precondition: orderReplacementPrecondition(sentBody(request), request.headers['if-match'], request.apiVersion, (record) =>
           representAtVersion(request, 200, orderRepresentation(record)),
         ),
       });
+      if (refunded) app.businessMetrics.countRefund('cancellation');
       const [shown] = await withItemsShown(request, app.db, [order]);
       return sendRepresentation(request, reply, 200, orderRepresentation(shown!), { etag: orderEtag(order, request.apiVersion) });
     },

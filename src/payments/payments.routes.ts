@@ -62,6 +62,7 @@ export async function paymentsRoutes(parent: FastifyInstance): Promise<void> {
           status: 201,
           body: paymentRepresentation(payment),
           headers: { etag: paymentEtag(payment, request.apiVersion), location: resourceUrl(request, `/payments/${payment.id}`) },
+          afterCommit: () => app.businessMetrics.countPayment(payment),
         };
       });
     },
@@ -146,6 +147,7 @@ export async function paymentsRoutes(parent: FastifyInstance): Promise<void> {
             etag: refundEtag(refund, request.apiVersion),
             location: resourceUrl(request, `/payments/${paymentId}/refunds/${refund.id}`),
           },
+          afterCommit: () => app.businessMetrics.countRefund('refund'),
         };
       });
     },

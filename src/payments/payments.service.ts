@@ -106,14 +106,16 @@ async function refundLockedPayment(
 
 /**
  * Step: cancelling a paid order gives its money back: whatever is left of its payment is refunded
- * in the cancellation's transaction (the order row is already locked by the caller).
+ * in the cancellation's transaction (the order row is already locked by the caller). True when
+ * something was refunded.
  */
-export async function refundOrderPayment(tx: Queryable, processor: PaymentProcessor, orderId: number): Promise<void> {
+export async function refundOrderPayment(tx: Queryable, processor: PaymentProcessor, orderId: number): Promise<boolean> {
   const payment = await lockSettledPaymentOfOrder(tx, orderId);
-  if (!payment || payment.status === 'refunded') return;
+  if (!payment || payment.status === 'refunded') return false;
   // One settled payment per order, refunded in full at most once: the reference is stable across
   // retries of the cancellation and names nothing else.
   await refundLockedPayment(tx, processor, payment, undefined, `cancel_payment_${payment.id}`);
+  return true;
 }
 
 export async function getPayment(db: Queryable, principal: Principal, paymentId: number): Promise<PaymentRecord> {

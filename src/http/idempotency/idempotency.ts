@@ -44,6 +44,11 @@ export interface Outcome {
   status: number;
   body: unknown;
   headers?: { location?: string; etag?: string };
+  /**
+   * Runs once the transaction that did the work has committed, and never for a replay: what is
+   * counted (src/http/business-metrics.ts) is what happened.
+   */
+  afterCommit?: () => void;
 }
 
 /**
@@ -128,6 +133,7 @@ export async function respondIdempotently(request: FastifyRequest, reply: Fastif
   // Schema validation has refused a missing key where the route requires one.
   if (header === undefined) {
     const outcome = await request.server.db.transaction((tx) => work(tx, `request-${request.id}`));
+    outcome.afterCommit?.();
     return sendResponse(reply, serializeOutcome(request, reply, outcome), false);
   }
   const key = parseIdempotencyKey(Array.isArray(header) ? header.join(', ') : header);
@@ -189,11 +195,15 @@ async function claimKey(
 async function performClaimed(request: FastifyRequest, reply: FastifyReply, claim: KeyClaim, work: IdempotentWork): Promise<FastifyReply> {
   const { db, failpoint } = request.server;
   let response: StoredResponse;
+  let afterCommit: Outcome['afterCommit'];
   try {
     response = await db.transaction(async (tx) => {
       // Ours until commit: a retry that finds our lock lapsed skips the locked row (409), never takes it.
       if (!(await holdKeyClaim(tx, claim))) throw keyInUse();
-      const stored = serializeOutcome(request, reply, await work(tx, `op_${claim.operationId}`));
+      const outcome = await work(tx, `op_${claim.operationId}`);
+      // The last attempt's: a transaction retried after a conflict runs the work again.
+      afterCommit = outcome.afterCommit;
+      const stored = serializeOutcome(request, reply, outcome);
       if (!(await completeKeyClaim(tx, claim, stored))) throw keyInUse();
       await failpoint?.('idempotency.before-commit');
       return stored;
@@ -201,6 +211,7 @@ async function performClaimed(request: FastifyRequest, reply: FastifyReply, clai
   } catch (error) {
     return settleFailure(request, reply, claim, error as Error);
   }
+  afterCommit?.();
   await failpoint?.('idempotency.after-commit');
   return sendResponse(reply, response, false);
 }

@@ -1,0 +1,102 @@
+// What the business did, for Prometheus: payments by status and declines, refunds, idempotent
+// replays, failed sign-ins, and the database connections in use. Each is counted once its
+// transaction has committed (a rolled-back payment never happened; a replay is not a payment).
+import { Counter, Gauge, type Registry } from 'prom-client';
+import type { Db } from '../db/db.ts';
+
+/** How a refund came about: POST …/refunds, or cancelling a paid order. */
+export type RefundCause = 'refund' | 'cancellation';
+
+/** Why a sign-in did not sign in: wrong credentials, the attempt limits, or the limits not countable. */
+type SignInFailure = 'refused' | 'blocked' | 'unavailable';
+
+export interface BusinessMetrics {
+  /** A payment made, once its transaction has committed. */
+  countPayment(payment: { status: string; declineCode: string | null }): void;
+  /** A refund made, once its transaction has committed. */
+  countRefund(cause: RefundCause): void;
+  countSignInFailure(reason: SignInFailure): void;
+  /** A request answered with a stored response (Idempotent-Replayed) instead of being performed again. */
+  countReplay(labels: { method: string; route: string }): void;
+}
+
+export function createBusinessMetrics(registry: Registry): BusinessMetrics {
+  const payments = new Counter({
+    name: 'orderpay_payments_total',
+    help: 'Payments made (committed), by their status when made: succeeded or declined. Idempotent replays are not counted.',
+    labelNames: ['status'],
+    registers: [registry],
+  });
+  const declines = new Counter({
+    name: 'orderpay_payment_declines_total',
+    help: "Declined payments by the processor's decline code.",
+    labelNames: ['code'],
+    registers: [registry],
+  });
+  const refunds = new Counter({
+    name: 'orderpay_refunds_total',
+    help: 'Refunds made (committed), by cause: refund (POST /payments/{id}/refunds) or cancellation (a paid order cancelled).',
+    labelNames: ['cause'],
+    registers: [registry],
+  });
+  const replays = new Counter({
+    name: 'orderpay_idempotent_replays_total',
+    help: 'Requests answered with the stored response of their Idempotency-Key (Idempotent-Replayed: true), by method and route.',
+    labelNames: ['method', 'route'],
+    registers: [registry],
+  });
+  const signInFailures = new Counter({
+    name: 'orderpay_sign_in_failures_total',
+    help: 'Sign-in attempts that did not sign in, by reason: refused (wrong email or password), blocked (too many failures), unavailable (the limits could not be counted).',
+    labelNames: ['reason'],
+    registers: [registry],
+  });
+  // Known label values start at 0, so that rate() and alerts see a series before the first event.
+  for (const status of ['succeeded', 'declined']) payments.inc({ status }, 0);
+  for (const cause of ['refund', 'cancellation']) refunds.inc({ cause }, 0);
+  for (const reason of ['refused', 'blocked', 'unavailable']) signInFailures.inc({ reason }, 0);
+  return {
+    countPayment({ status, declineCode }) {
+      payments.inc({ status });
+      if (declineCode) declines.inc({ code: declineCode });
+    },
+    countRefund: (cause) => refunds.inc({ cause }),
+    countSignInFailure: (reason) => signInFailures.inc({ reason }),
+    countReplay: (labels) => replays.inc(labels),
+  };
+}
+
+/**
+ * The database pool as each scrape finds it. node-postgres: its connections open, in use and the
+ * callers waiting for one. The embedded database is one connection that serves one query or
+ * transaction at a time: in use while any runs, the rest waiting.
+ */
+export function registerPoolGauges(registry: Registry, db: Db): void {
+  new Gauge({
+    name: 'orderpay_db_pool_connections',
+    help: 'Open database connections, by state: in_use (running a query or transaction) or idle.',
+    labelNames: ['state'],
+    registers: [registry],
+    collect() {
+      const { open, inUse } = db.poolStats();
+      this.set({ state: 'in_use' }, inUse);
+      this.set({ state: 'idle' }, open - inUse);
+    },
+  });
+  new Gauge({
+    name: 'orderpay_db_pool_waiting',
+    help: 'Queries and transactions waiting for a database connection.',
+    registers: [registry],
+    collect() {
+      this.set(db.poolStats().waiting);
+    },
+  });
+  new Gauge({
+    name: 'orderpay_db_pool_max',
+    help: 'Database connections the pool may open (ORDERPAY_DB_POOL_MAX; 1 on the embedded database).',
+    registers: [registry],
+    collect() {
+      this.set(db.poolStats().max);
+    },
+  });
+}
