@@ -40,6 +40,19 @@ export const CORS_EXPOSED_HEADERS = [
   'X-Request-Id',
 ];
 
+/** The CORS fields of the API's answers, as the OpenAPI documents describe them (components.headers). */
+export const CORS_HEADER_COMPONENTS = {
+  'Access-Control-Allow-Origin': {
+    description:
+      'The calling page\'s origin, when it is on the server\'s allow-list (`ORDERPAY_CORS_ORIGINS`; docs/api.md, "Browser apps (CORS)"): the browser lets that page read the answer. Absent for any other origin, and without `Origin`.',
+    schema: { type: 'string', maxLength: 300, pattern: '^https?://[^/\\s]+$', examples: ['https://shop.example.com'] },
+  },
+  'Access-Control-Expose-Headers': {
+    description: 'With `Access-Control-Allow-Origin`: the response fields beyond the CORS-safelisted ones that the page may read.',
+    schema: { type: 'string', enum: [CORS_EXPOSED_HEADERS.join(', ')] as string[], maxLength: 300 },
+  },
+} as const;
+
 /** How long a browser may reuse a preflight's answer: Chromium's ceiling (Firefox allows a day). */
 export const PREFLIGHT_MAX_AGE_SECONDS = 7200;
 

@@ -166,6 +166,42 @@ describe('CORS: an allow-list of origins (ORDERPAY_CORS_ORIGINS)', () => {
   });
 });
 
+describe('CORS in the OpenAPI documents', () => {
+  let t: TestApp;
+  before(async () => {
+    t = await startTestApp();
+  });
+  after(() => t.close());
+
+  test('every answer of every operation, in every version, lists Access-Control-Allow-Origin and the exposed headers as sent', async () => {
+    for (const url of ['/v1/openapi.json', '/v2/openapi.json']) {
+      const document = (await t.app.inject({ url })).json() as {
+        paths: Record<string, Record<string, { responses: Record<string, { headers?: Record<string, { $ref: string }> }> }>>;
+        components: { headers: Record<string, { schema: { enum?: string[] } }> };
+      };
+      assert.deepEqual(document.components.headers['Access-Control-Expose-Headers']?.schema.enum, [EXPOSED_HEADERS]);
+      assert.ok(document.components.headers['Access-Control-Allow-Origin']);
+      for (const [path, operations] of Object.entries(document.paths)) {
+        for (const [method, operation] of Object.entries(operations)) {
+          for (const [status, response] of Object.entries(operation.responses)) {
+            const where = `${url} ${method} ${path} ${status}`;
+            assert.equal(
+              response.headers?.['Access-Control-Allow-Origin']?.$ref,
+              '#/components/headers/Access-Control-Allow-Origin',
+              where,
+            );
+            assert.equal(
+              response.headers?.['Access-Control-Expose-Headers']?.$ref,
+              '#/components/headers/Access-Control-Expose-Headers',
+              where,
+            );
+          }
+        }
+      }
+    }
+  });
+});
+
 describe('CORS at /oauth: the same allow-list, intersected with the client’s redirect URIs', () => {
   let t: TestApp;
   let clientId: string;
