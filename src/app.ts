@@ -4,6 +4,7 @@
 // authenticate → rate limits → idempotency → the resource routes; then operations and /oauth.
 import Fastify, { type FastifyInstance } from 'fastify';
 import { registerAuthorizationServer } from './auth/authorization-server.ts';
+import { buildDocsClient } from './auth/docs-client.ts';
 import { listPublishedKeys } from './auth/keys.store.ts';
 import { isAuthorizationServerPath } from './auth/oauth-paths.ts';
 import { listRevokedGrantsSince } from './auth/revoked-grants.store.ts';
@@ -24,7 +25,9 @@ import { openApiPlugin } from './http/openapi.ts';
 import { registerOperationalRoutes } from './http/operational.routes.ts';
 import { problemsPlugin, sendFrameworkError } from './http/problems.ts';
 import { createCounters, limitRoutes, rateLimitPlugin } from './http/rate-limit/rate-limit.ts';
+import { homeRoutes } from './http/home.routes.ts';
 import { generateRequestId } from './http/request-id.ts';
+import { RequestLogController } from './http/request-logging.ts';
 import { securityHeadersPlugin } from './http/security-headers.ts';
 import { Problem } from './http/schemas.ts';
 import { createTokenVerifier } from './http/token-verifier.ts';
@@ -73,6 +76,8 @@ export const BODY_LIMIT = 64 * 1024;
 export async function buildApp(config: Config, db: Db, options: AppOptions = {}): Promise<FastifyInstance> {
   const app = Fastify({
     logger: options.logger ?? { level: config.logLevel },
+    // Probes (/livez, /readyz) are logged at debug, other requests at info (src/http/request-logging.ts).
+    logController: new RequestLogController(),
     genReqId: generateRequestId,
     bodyLimit: BODY_LIMIT,
     // Timeouts from the configuration (src/http/connections.ts); what the HTTP parser refuses, and
@@ -135,9 +140,12 @@ export async function buildApp(config: Config, db: Db, options: AppOptions = {})
   for (const version of API_VERSION_NUMBERS) {
     for (const schema of [OrderItem, Order, Product, Payment, Refund]) app.addSchema(resourceSchemaAt(schema, version));
   }
-  await app.register(openApiPlugin, { config });
+  // The client /docs signs in with, when this process runs the authorization server that knows it.
+  const docsClient = buildDocsClient(config, app.log);
+  await app.register(openApiPlugin, { config, docsSignIn: docsClient !== undefined });
   await app.register(metricsPlugin);
   registerOperationalRoutes(app);
+  await app.register(homeRoutes, { config });
 
   if (config.servers.resource) {
     // Resource routes: once per version under /v<N>, and once per version on the unversioned
@@ -149,7 +157,7 @@ export async function buildApp(config: Config, db: Db, options: AppOptions = {})
     }
   }
   if (config.servers.authorization) {
-    await registerAuthorizationServer(app, config, db, { counters, keyCheckIntervalMs: options.keyCheckIntervalMs });
+    await registerAuthorizationServer(app, config, db, { counters, keyCheckIntervalMs: options.keyCheckIntervalMs, docsClient });
   }
 
   const scheduler = createScheduler(backgroundJobs(db, config.servers), app.log);

@@ -8,10 +8,12 @@ import { runKeysCommand, KEYS_USAGE } from './cli/keys.command.ts';
 import { runTokensCommand, TOKENS_USAGE } from './cli/tokens.command.ts';
 import { runUsersCommand, USERS_USAGE } from './cli/users.command.ts';
 import { ConfigError, loadConfig, type Config } from './config.ts';
+import { DatabaseConnectError } from './db/connect-failure.ts';
 import { DataDirInUseError } from './db/data-dir-lock.ts';
 import type { Db } from './db/db.ts';
 import { migrate } from './db/migrate.ts';
-import { startServer, stopOnSignals } from './main.ts';
+import { listenForStopSignals, startServer } from './main.ts';
+import { countUsers } from './users/users.store.ts';
 import { DEMO_CLIENT_ID, DEMO_CUSTOMER_EMAILS, DEMO_PASSWORD, DEMO_REDIRECT_URI, DEMO_STAFF_EMAIL, seedDemoData } from './seed.ts';
 
 const USAGE = `Usage: orderpay <command> [options]
@@ -45,13 +47,29 @@ async function demoTokens(config: Config, db: Db): Promise<Record<string, string
   return tokens;
 }
 
+/**
+ * When there are no demo tokens to print, what to do about it: a database without the demo data
+ * (PostgreSQL is not seeded unless asked) says how to load it; production, where demo data has no
+ * place, says how to add a first user.
+ */
+async function missingDataHint(config: Config, db: Db): Promise<string> {
+  if (config.env !== 'production') {
+    return `No demo data in this database: load it with \`orderpay seed\` (in a clone: \`npm run orderpay -- seed\`), then restart for demo access tokens.`;
+  }
+  if ((await countUsers(db)) > 0) return '';
+  return 'No users yet: add one with `orderpay users create --email … --password …` (README: "The command").';
+}
+
 async function serve(config: Config, out: Output): Promise<void> {
+  const signals = listenForStopSignals();
   const server = await startServer(config);
-  stopOnSignals(server);
+  // Stopped by a signal that came while it started: nothing to announce.
+  if (signals.serve(server)) return;
   const tokens = await demoTokens(config, server.db);
   const tokenLines = Object.entries(tokens)
     .map(([email, token]) => `  ${email}:\n    ${token}`)
     .join('\n');
+  const hint = tokenLines ? '' : await missingDataHint(config, server.db);
   out.print(
     `orderpay listening on ${server.url} (${server.db.kind === 'pglite' ? `embedded database in ${config.dataDir}` : 'PostgreSQL'})
   API docs: ${config.publicUrl}/docs
@@ -59,7 +77,7 @@ ${
   tokenLines
     ? `Demo access tokens (development only, valid 1 hour):\n${tokenLines}\nTry: curl -H "Authorization: Bearer <token>" ${config.publicUrl}/v1/orders
 Sign in through OAuth: client_id ${DEMO_CLIENT_ID}, redirect_uri ${DEMO_REDIRECT_URI}, users ${DEMO_CUSTOMER_EMAILS[0]} or ${DEMO_STAFF_EMAIL} with password ${DEMO_PASSWORD} (README: "Signing in with OAuth")`
-    : ''
+    : hint
 }`,
     { event: 'listening', url: server.url, publicUrl: config.publicUrl, database: server.db.kind, demoTokens: tokens },
   );
@@ -101,12 +119,19 @@ const COMMANDS: Record<string, (argv: string[], out: Output) => Promise<void>> =
 };
 
 /** Refusals of what was asked (exit 2), as opposed to failures (exit 1). */
-const isKnownError = (error: unknown) =>
+const isRefusal = (error: unknown) =>
   error instanceof UsageError ||
   error instanceof ConfigError ||
   error instanceof DataDirInUseError ||
   error instanceof TokenRequestError ||
   error instanceof ClientMetadataError;
+
+/** The exit status of a failed command, and whether its message says all (no stack trace needed). */
+function classifyFailure(error: unknown): { code: 1 | 2; explained: boolean } {
+  if (isRefusal(error)) return { code: 2, explained: true };
+  if (error instanceof DatabaseConnectError) return { code: error.exitCode, explained: true };
+  return { code: 1, explained: false };
+}
 
 export async function runCli(argv: string[]): Promise<number> {
   const out = createOutput(argv.includes('--json'));
@@ -125,12 +150,12 @@ export async function runCli(argv: string[]): Promise<number> {
     await run(rest, out);
     return 0;
   } catch (error) {
-    const known = isKnownError(error);
+    const { code, explained } = classifyFailure(error);
     const message = error instanceof Error ? error.message : String(error);
     if (out.json) console.error(JSON.stringify({ error: message }));
     else console.error(`orderpay: ${message}`);
-    if (!known && !(error instanceof Error && /ECONNREFUSED|does not exist|password authentication/.test(message))) console.error(error);
-    return known ? 2 : 1;
+    if (!explained) console.error(error);
+    return code;
   }
 }
 

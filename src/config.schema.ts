@@ -6,7 +6,7 @@ const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'
 
 /**
  * Values arrive as strings: an integer must be decimal digits, a boolean true/false/1/0, a list comma-separated;
- * an empty variable counts as unset. `defaultText` documents a default derived from other variables.
+ * an empty variable is refused (unset it for the default). `defaultText` documents a default derived from other variables.
  */
 export const EnvironmentSchema = Type.Object({
   PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 3000, description: 'TCP port to listen on.' }),
@@ -23,7 +23,14 @@ export const EnvironmentSchema = Type.Object({
     default: './data',
     description: 'Directory of the embedded database (created with its parents). One process at a time.',
   }),
-  DATABASE_URL: Type.Optional(Type.String({ description: 'PostgreSQL connection string. When set, the embedded database is not used.' })),
+  DATABASE_URL: Type.Optional(
+    Type.String({
+      format: 'url',
+      pattern: '^postgres(ql)?://',
+      description:
+        'PostgreSQL connection string (`postgres://user:password@host:5432/database`; `postgresql://` too). When set, the embedded database is not used.',
+    }),
+  ),
   LOG_LEVEL: Type.Enum(LOG_LEVELS, {
     default: 'info',
     description:
@@ -75,6 +82,13 @@ export const EnvironmentSchema = Type.Object({
     Type.Boolean({
       defaultText: '`true` on the embedded database',
       description: 'Seed demo data into an empty database on `serve` (never in production).',
+    }),
+  ),
+  ORDERPAY_DOCS_CLIENT: Type.Optional(
+    Type.Boolean({
+      defaultText: '`true` except in production',
+      description:
+        'Let `/docs` sign in: the authorization server knows the public client `orderpay-docs` (authorization code + PKCE, redirect URI `PUBLIC_URL/docs/static/oauth2-redirect.html`, the API scopes). Needs `PUBLIC_URL` on https, or http on a loopback host. A pasted access token works either way.',
     }),
   ),
   ORDERPAY_DB_POOL_MAX: Type.Integer({ minimum: 1, maximum: 1000, default: 10, description: 'PostgreSQL connections per process.' }),

@@ -42,6 +42,8 @@ export interface Config {
   readonly servers: { readonly resource: boolean; readonly authorization: boolean };
   /** Seed demo data into an empty database on `serve` (never in production). */
   readonly seedOnEmpty: boolean;
+  /** Register the public client orderpay-docs, through which /docs signs in (src/auth/docs-client.ts). */
+  readonly docsClient: boolean;
   /** Versions with a published deprecation: RFC 9745 Deprecation and RFC 8594 Sunset dates. */
   readonly apiDeprecations: readonly ApiDeprecation[];
   /** The HTTP server's limits: how long a client may take, how many connections it may hold (docs/deploy.md). */
@@ -108,6 +110,7 @@ interface VariableSchema {
   pattern?: string;
   format?: string;
   default?: unknown;
+  defaultText?: string;
 }
 
 const variableSchema = (name: string) => EnvironmentSchema.properties[name as keyof Environment] as TSchema & VariableSchema;
@@ -131,7 +134,23 @@ function readVariable(schema: VariableSchema, raw: string): unknown {
   }
 }
 
-const mustBeUrl = (name: string, raw: string) => `${name} must be an absolute URL, got "${raw}"`;
+/**
+ * A refused value as the message may show it: the password of a URL (`scheme://user:password@…`,
+ * or whatever stands between ':' and '@' in a value without `//`) is replaced, since the message
+ * reaches logs and terminals.
+ */
+function shown(raw: string): string {
+  return raw.includes('//') ? raw.replace(/(\/\/[^:@/]*):[^@]*@/, '$1:***@') : raw.replace(/:[^@]*@/, ':***@');
+}
+
+const mustBeUrl = (name: string, raw: string) => `${name} must be an absolute URL, got "${shown(raw)}"`;
+
+/** An empty variable is a mistake (`PORT=`, or a template that filled in nothing), not a wish for the default. */
+function describeEmpty(name: string): string {
+  const schema = variableSchema(name);
+  const fallback = schema.default ?? schema.defaultText?.replaceAll('`', '');
+  return `${name} is set but empty: give it a value, or unset it${fallback === undefined ? '' : ` for the default (${String(fallback)})`}`;
+}
 
 /** The origin (RFC 6454) an http(s) URL belongs to, as a browser serializes it in Origin; undefined for anything else. */
 function originOf(text: string): string | undefined {
@@ -150,8 +169,9 @@ function mustBeOrigins(name: string, items: readonly string[]): string {
 }
 
 /** One line naming the variable and what is wrong with it. */
-function describeRefusal(name: string, raw: string | undefined, value: unknown, keyword: string): string {
+function describeRefusal(name: string, rawText: string | undefined, value: unknown, keyword: string): string {
   const schema = variableSchema(name);
+  const raw = rawText === undefined ? undefined : shown(rawText);
   switch (keyword) {
     case 'type':
       return schema.type === 'integer' ? `${name} must be a whole number, got "${raw}"` : `${name} must be true or false, got "${raw}"`;
@@ -168,6 +188,7 @@ function describeRefusal(name: string, raw: string | undefined, value: unknown, 
       return mustBeUrl(name, raw ?? '');
     case 'pattern':
       if (name === 'REDIS_URL') return `${name} must be a redis:// or rediss:// URL, got "${raw}"`;
+      if (name === 'DATABASE_URL') return `${name} must be a postgres:// or postgresql:// URL (orderpay runs on PostgreSQL), got "${raw}"`;
       // ORDERPAY_TRUST_PROXY, the other variable with a pattern.
       return `${name} must be a hop count (e.g. 1) or the proxies' addresses/CIDRs, not "true": trusting every hop lets clients choose their IP`;
     default:
@@ -231,6 +252,10 @@ function parseEnvironment(env: Env): Environment {
   const refusals: string[] = [];
   for (const name of Object.keys(EnvironmentSchema.properties)) {
     const schema = variableSchema(name);
+    if (env[name] === '') {
+      refusals.push(describeEmpty(name));
+      continue;
+    }
     if (values[name] === undefined) {
       if (schema.default !== undefined) values[name] = schema.default;
       continue;
@@ -320,6 +345,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     servers: { resource: vars.ORDERPAY_SERVERS.includes('resource'), authorization: vars.ORDERPAY_SERVERS.includes('authorization') },
     trustProxy: readTrustProxy(vars.ORDERPAY_TRUST_PROXY),
     seedOnEmpty: vars.NODE_ENV !== 'production' && (vars.ORDERPAY_SEED_ON_EMPTY ?? vars.DATABASE_URL === undefined),
+    docsClient: vars.ORDERPAY_DOCS_CLIENT ?? vars.NODE_ENV !== 'production',
     apiDeprecations: [readDeprecation(1, vars.ORDERPAY_API_V1_DEPRECATION, vars.ORDERPAY_API_V1_SUNSET)],
     idempotency: {
       retentionSeconds: vars.ORDERPAY_IDEMPOTENCY_RETENTION_SECONDS,

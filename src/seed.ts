@@ -1,14 +1,21 @@
 // Demo data: a staff user, customers (all with DEMO_PASSWORD), a demo public OAuth client,
-// products and orders in every status. Runs once: a database
-// that already has the demo staff user is left as it is.
+// products and orders in every status. Orders reach their status the way real ones do: through
+// the state machine, and paid ones through the payment flow with the simulated processor, so that
+// every paid, shipped and delivered order has its succeeded payment. Runs once: a database that
+// already has the demo staff user is left as it is.
 import { createPublicClient } from './auth/clients.store.ts';
 import { hashPassword } from './auth/passwords.ts';
 import { LATEST_API_VERSION } from './core/api-versions.ts';
-import type { Db } from './db/db.ts';
-import { insertOrder, insertOrderItems, updateOrderStatus } from './orders/orders.store.ts';
-import { ORDER_STATUSES } from './orders/orders.rules.ts';
+import type { Principal } from './core/principal.ts';
+import { SCOPES } from './core/scopes.ts';
+import type { Db, Queryable } from './db/db.ts';
+import { pay } from './flows/pay.ts';
+import { changeStatus, decideStatusChange } from './orders/orders.service.ts';
+import { insertOrder, insertOrderItems, lockOrder, type OrderRecord } from './orders/orders.store.ts';
+import { ORDER_STATUSES, type OrderStatus } from './orders/orders.rules.ts';
+import { createSimulatedProcessor, type PaymentProcessor } from './payments/processor.ts';
 import { insertProduct } from './products/products.store.ts';
-import { findUserByEmail, insertUser } from './users/users.store.ts';
+import { findUserByEmail, insertUser, type User } from './users/users.store.ts';
 
 export const DEMO_STAFF_EMAIL = 'staff@example.com';
 /** Password of every demo user (development only: seeding never runs in production). */
@@ -37,11 +44,53 @@ export interface SeedResult {
   orders: number;
 }
 
+/** The moves that take a new (pending) order to each status: the customer pays or cancels, staff ship. */
+const MOVES_TO: Record<OrderStatus, readonly OrderStatus[]> = {
+  pending: [],
+  paid: ['paid'],
+  shipped: ['paid', 'shipped'],
+  delivered: ['paid', 'shipped', 'delivered'],
+  cancelled: ['cancelled'],
+};
+
+/** A demo user acting through the demo client, as a token from it would make them. */
+const actingUser = (user: User): Principal => ({
+  kind: 'user',
+  userId: user.id,
+  role: user.role,
+  clientId: DEMO_CLIENT_ID,
+  subject: String(user.id),
+  scopes: new Set(SCOPES),
+  apiVersion: LATEST_API_VERSION,
+});
+
+/** Moves the order to the status as its customer and staff would; paying charges the simulator. */
+async function bringOrderTo(
+  tx: Queryable,
+  processor: PaymentProcessor,
+  actors: { customer: Principal; staff: Principal },
+  order: OrderRecord,
+  status: OrderStatus,
+): Promise<void> {
+  let current = order;
+  for (const move of MOVES_TO[status]) {
+    if (move === 'paid') {
+      const command = { amount: current.total, currency: current.currency, orderId: current.id, reference: `seed-order-${current.id}` };
+      const payment = await pay(tx, processor, actors.customer, command);
+      if (payment.status !== 'succeeded') throw new Error(`seeding: the payment of order ${current.id} was ${payment.status}`);
+      current = (await lockOrder(tx, current.id, undefined))!;
+    } else {
+      const actor = move === 'cancelled' ? actors.customer : actors.staff;
+      current = await changeStatus(tx, current, decideStatusChange(actor, current, move) ?? move);
+    }
+  }
+}
+
 export async function seedDemoData(db: Db): Promise<SeedResult> {
   return db.transaction(async (tx) => {
     if (await findUserByEmail(tx, DEMO_STAFF_EMAIL)) return { seeded: false, users: 0, products: 0, orders: 0 };
     const passwordHash = await hashPassword(DEMO_PASSWORD);
-    await insertUser(tx, { email: DEMO_STAFF_EMAIL, name: 'Sam Staff', role: 'staff', passwordHash });
+    const staff = await insertUser(tx, { email: DEMO_STAFF_EMAIL, name: 'Sam Staff', role: 'staff', passwordHash });
     const customers = [];
     for (const email of DEMO_CUSTOMER_EMAILS) {
       const name = email.split('@')[0]!;
@@ -57,14 +106,16 @@ export async function seedDemoData(db: Db): Promise<SeedResult> {
     products.push(await insertProduct(tx, { name: 'Discontinued grinder', price: 9900, currency: 'EUR', active: false }));
 
     let orders = 0;
+    const processor = createSimulatedProcessor();
     // Every customer gets an order in every status, with varied products and quantities.
     for (const [c, customer] of customers.entries()) {
+      const actors = { customer: actingUser(customer), staff: actingUser(staff) };
       for (const [s, status] of ORDER_STATUSES.entries()) {
         const product = products[(c + s) % PRODUCTS.length]!;
         const qty = 1 + ((c * 5 + s) % 4);
         const order = await insertOrder(tx, { customerId: customer.id, total: product.price * qty, currency: product.currency });
         await insertOrderItems(tx, order, [{ productId: product.id, qty, unitPrice: product.price, lineTotal: product.price * qty }]);
-        if (status !== 'pending') await updateOrderStatus(tx, order.id, status);
+        await bringOrderTo(tx, processor, actors, order, status);
         orders++;
       }
     }

@@ -4,6 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Config } from '../config.ts';
 import type { Db } from '../db/db.ts';
 import type { Counters } from '../http/rate-limit/counters.ts';
+import type { ClientMetadata } from './clients.rules.ts';
 import { interactionRoutes } from './interactions.routes.ts';
 import { registerJwksRoute } from './jwks.routes.ts';
 import { ensureActiveSigningKey } from './keys.store.ts';
@@ -17,11 +18,21 @@ export async function registerAuthorizationServer(
   app: FastifyInstance,
   config: Config,
   db: Db,
-  { counters, keyCheckIntervalMs = KEY_CHECK_INTERVAL_MS }: { counters: Counters; keyCheckIntervalMs?: number },
+  {
+    counters,
+    keyCheckIntervalMs = KEY_CHECK_INTERVAL_MS,
+    docsClient,
+  }: { counters: Counters; keyCheckIntervalMs?: number; docsClient?: ClientMetadata },
 ): Promise<void> {
   await ensureActiveSigningKey(db);
   const cookieKeys = await ensureCookieKeys(db);
-  const provider = await createRotatingProvider({ config, db, cookieKeys, keyCheckIntervalMs });
+  const provider = await createRotatingProvider({
+    config,
+    db,
+    cookieKeys,
+    keyCheckIntervalMs,
+    staticClients: docsClient ? [docsClient] : [],
+  });
   await mountProvider(app, { config, provider, counters });
   registerJwksRoute(app, db);
   await app.register(interactionRoutes, { provider: provider.latest, db, csrfKey: cookieKeys[0]!, counters });

@@ -8,7 +8,7 @@ import type { Config } from '../config.ts';
 import type { Db } from '../db/db.ts';
 import { SCOPES } from '../core/scopes.ts';
 import { isAllowedOrigin } from '../http/cors.ts';
-import { CLIENT_SCOPES } from './clients.rules.ts';
+import { CLIENT_SCOPES, type ClientMetadata } from './clients.rules.ts';
 import { accountFinder, findAccountRow } from './account.ts';
 import { createOidcAdapter, digestOidcIdentifier } from './oidc.adapter.ts';
 import { renderErrorPage, renderLogoutPage, renderLoggedOutPage } from './pages.ts';
@@ -50,12 +50,15 @@ export interface ProviderOptions {
   /** Private signing JWKs, the one to sign with first. */
   signingKeys: JWK[];
   cookieKeys: string[];
+  /** Clients known from the configuration rather than the database (the /docs client: docs-client.ts). */
+  staticClients?: ClientMetadata[];
 }
 
-export function createProvider({ config, db, signingKeys, cookieKeys }: ProviderOptions): Provider {
+export function createProvider({ config, db, signingKeys, cookieKeys, staticClients = [] }: ProviderOptions): Provider {
   const apiScopes = SCOPES.join(' ');
   const configuration: Configuration = {
     adapter: createOidcAdapter(db),
+    clients: staticClients as Configuration['clients'],
     findAccount: accountFinder(db) as Configuration['findAccount'],
     jwks: { keys: signingKeys as never },
     cookies: { keys: cookieKeys, long: { httpOnly: true, sameSite: 'lax' }, short: { httpOnly: true, sameSite: 'lax' } },

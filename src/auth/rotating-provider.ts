@@ -4,6 +4,7 @@
 import type Provider from 'oidc-provider';
 import type { Config } from '../config.ts';
 import type { Db } from '../db/db.ts';
+import type { ClientMetadata } from './clients.rules.ts';
 import { listSigningJwks } from './keys.store.ts';
 import { createProvider } from './provider.ts';
 
@@ -21,6 +22,7 @@ interface RotatingProviderOptions {
   db: Db;
   cookieKeys: string[];
   keyCheckIntervalMs: number;
+  staticClients?: ClientMetadata[];
 }
 
 export async function createRotatingProvider({
@@ -28,9 +30,10 @@ export async function createRotatingProvider({
   db,
   cookieKeys,
   keyCheckIntervalMs,
+  staticClients,
 }: RotatingProviderOptions): Promise<RotatingProvider> {
   let signing = await listSigningJwks(db);
-  let provider: Provider = createProvider({ config, db, signingKeys: signing.keys, cookieKeys });
+  let provider: Provider = createProvider({ config, db, signingKeys: signing.keys, cookieKeys, staticClients });
   let callback = provider.callback();
   let checkedAt = Date.now();
 
@@ -41,7 +44,7 @@ export async function createRotatingProvider({
       const latest = await listSigningJwks(db);
       if (latest.fingerprint !== signing.fingerprint) {
         signing = latest;
-        provider = createProvider({ config, db, signingKeys: latest.keys, cookieKeys });
+        provider = createProvider({ config, db, signingKeys: latest.keys, cookieKeys, staticClients });
         callback = provider.callback();
       }
       return provider;

@@ -2,7 +2,7 @@
 import { checkPasswordPolicy, hashPassword } from '../auth/passwords.ts';
 import { loadConfig } from '../config.ts';
 import { isUniqueViolation } from '../db/sqlstate.ts';
-import { insertUser, listUsers, type Role } from '../users/users.store.ts';
+import { insertUser, listUsers, type Role, type UserListing } from '../users/users.store.ts';
 import { parseCommandLine, takeWord, UsageError, withMigratedDatabase, type Output } from './command.ts';
 import { emailKey } from '../core/email.ts';
 
@@ -60,13 +60,19 @@ async function createUser(argv: string[], out: Output): Promise<void> {
   out.print(`Created ${user.role} ${user.email} (id ${user.id})`, { ...user });
 }
 
+/** One row per user under a header; the PASSWORD column says whether the user can sign in with one. */
+function formatUserTable(users: readonly UserListing[]): string {
+  const emailWidth = Math.max('EMAIL'.length, ...users.map((u) => u.email.length));
+  const row = (id: string, role: string, password: string, email: string, name: string) =>
+    `${id.padStart(5)}  ${role.padEnd(8)}  ${password.padEnd(8)}  ${email.padEnd(emailWidth)}  ${name}`;
+  const rows = users.map((u) => row(String(u.id), u.role, u.hasPassword ? 'set' : 'not set', u.email, u.name));
+  return [row('ID', 'ROLE', 'PASSWORD', 'EMAIL', 'NAME'), ...rows].join('\n');
+}
+
 async function printUsers(argv: string[], out: Output): Promise<void> {
   parseCommandLine(argv, {});
   const users = await withMigratedDatabase(loadConfig(), listUsers);
-  const lines = users.map(
-    (u) => `${String(u.id).padStart(5)}  ${u.role.padEnd(8)}  ${u.email}  ${u.name}${u.hasPassword ? '' : '  (no password)'}`,
-  );
-  out.print(lines.length ? lines.join('\n') : 'No users', { users });
+  out.print(users.length ? formatUserTable(users) : 'No users', { users });
 }
 
 /** argv: what follows `users`. */

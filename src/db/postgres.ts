@@ -2,6 +2,7 @@
 import { createHash } from 'node:crypto';
 import pg from 'pg';
 import type { Config } from '../config.ts';
+import { describeConnectFailure } from './connect-failure.ts';
 import { OID, parseInt8, parseTimestamptz, type Db, type Queryable } from './db.ts';
 
 // Arrays of those types parse element by element like PGlite does (pg's defaults would give
@@ -42,6 +43,16 @@ function queryConfig(sql: string, params: readonly unknown[] | undefined): pg.Qu
   return { name, text: sql, values: params as unknown[] };
 }
 
+/** Connects once at open, so that a wrong DATABASE_URL or a server that is down is said in one line. */
+async function checkConnection(pool: pg.Pool, url: string, connectTimeoutMs: number): Promise<void> {
+  try {
+    (await pool.connect()).release();
+  } catch (error) {
+    await pool.end();
+    throw describeConnectFailure(url, error, connectTimeoutMs);
+  }
+}
+
 export async function openPostgres(url: string, options: Config['db']): Promise<Db> {
   const pool = new pg.Pool({
     connectionString: url,
@@ -56,6 +67,7 @@ export async function openPostgres(url: string, options: Config['db']): Promise<
   // An idle client that loses its connection emits 'error' on the pool; without a listener that
   // would crash the process. The next checkout gets a fresh connection.
   pool.on('error', () => undefined);
+  await checkConnection(pool, url, options.connectTimeoutMs);
 
   const query: Queryable['query'] = async <T>(sql: string, params?: readonly unknown[]) => {
     const result = await pool.query(queryConfig(sql, params));

@@ -5,12 +5,13 @@
 import { readFileSync } from 'node:fs';
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
-import swagger from '@fastify/swagger';
+import swagger, { type OpenAPIV3_2 } from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { Config } from '../config.ts';
 import { API_VERSION_NUMBERS, LATEST_API_VERSION } from '../core/api-versions.ts';
-import { SCOPES } from '../core/scopes.ts';
+import { SCOPE_GRANTS } from '../core/scopes.ts';
 import { CORS_HEADER_COMPONENTS } from './cors.ts';
+import { docsPageOptions } from './docs-page.ts';
 import { RATE_LIMIT_HEADER_COMPONENTS } from './rate-limit/fields.ts';
 import { migrationGuideUrl, vendorMediaType } from './versioning.ts';
 import { unversionedSchemaId } from './versions/versions.ts';
@@ -77,6 +78,7 @@ export function versionDocument(all: Document, config: Config, version: number):
     for (const [method, operation] of Object.entries(structuredClone(item))) {
       if (deprecated) operation.responses!['410'] = problemResponse('The version is past its sunset date (VERSION_SUNSET).');
       documentMediaTypes(operation, version);
+      documentPastedTokens(operation);
       operations[method] = deprecated ? { ...operation, deprecated: true } : operation;
     }
     paths[path.slice(prefix.length)] = operations;
@@ -142,31 +144,57 @@ function documentRateLimits(operation: Operation): void {
   }
 }
 
+type SecuritySchemes = NonNullable<NonNullable<OpenAPIV3_2.Document['components']>['securitySchemes']>;
+
+/** The security scheme of the authorization server's tokens (its name is part of v1's frozen contract). */
+const OAUTH_SCHEME = 'bearer';
+/** The same tokens, pasted: the ones `npm start` prints, `orderpay tokens issue`, or any the issuer gave. */
+const TOKEN_SCHEME = 'accessToken';
+
+const JWT_PRACTICES =
+  'RFC 9068 JWT access tokens, following the JWT best current practices (RFC8725): signed with an asymmetric key named in the JWKS, typed at+jwt, audience and issuer checked, 10 minutes of life.';
+
 /**
- * Swagger UI's Content-Security-Policy: its scripts and styles from /docs/static, inline style
- * attributes (its React components set them), data: images and fonts, the documents, the API and
- * the token endpoint fetched from here, PUBLIC_URL or the issuer; framed by no one.
+ * How a caller gets a token: the OAuth flows of the issuer, each scope saying what it allows, or a
+ * token already held, pasted as is (both sent as Authorization: Bearer, RFC 6750 §2.1).
  */
-function swaggerUiCsp(config: Config): string {
-  // "Try it out" calls the API at PUBLIC_URL; "Authorize" the issuer's token endpoint.
-  const connect = new Set(["'self'", new URL(config.publicUrl).origin, new URL(config.issuer).origin]);
-  return [
-    "default-src 'self'",
-    "base-uri 'self'",
-    `connect-src ${[...connect].join(' ')}`,
-    "font-src 'self' data:",
-    "form-action 'self'",
-    "frame-ancestors 'none'",
-    "img-src 'self' data:",
-    "object-src 'none'",
-    "script-src 'self'",
-    "script-src-attr 'none'",
-    "style-src 'self' 'unsafe-inline'",
-  ].join('; ');
+function securitySchemes(config: Config): SecuritySchemes {
+  const scopes = { ...SCOPE_GRANTS };
+  return {
+    [OAUTH_SCHEME]: {
+      type: 'oauth2',
+      description: `${JWT_PRACTICES} Authorization code flow for users, with PKCE (RFC 7636, S256 only) required of every client; it also issues a refresh token, rotated on every use. Client credentials for services get none (RFC 6749 §4.4.3) and ask again.`,
+      flows: {
+        authorizationCode: {
+          authorizationUrl: `${config.issuer}/authorize`,
+          tokenUrl: `${config.issuer}/token`,
+          refreshUrl: `${config.issuer}/token`,
+          scopes,
+        },
+        clientCredentials: { tokenUrl: `${config.issuer}/token`, scopes },
+      },
+    },
+    [TOKEN_SCHEME]: {
+      type: 'http',
+      scheme: 'bearer',
+      bearerFormat: 'JWT',
+      description: `An access token you already hold, sent as \`Authorization: Bearer <token>\`: those \`npm start\` prints in development, \`orderpay tokens issue\`, or one from the flows of ${OAUTH_SCHEME}. ${JWT_PRACTICES} The token must carry the scopes the operation's other requirement names.`,
+    },
+  };
 }
 
-async function openApi(app: FastifyInstance, { config }: { config: Config }): Promise<void> {
-  const scopes = Object.fromEntries(SCOPES.map((s) => [s, s]));
+/**
+ * Every operation that takes the issuer's tokens also takes a pasted one: a second security
+ * requirement, an alternative to the first (OpenAPI 3.1 §4.8.30). An http scheme lists no scopes;
+ * the OAuth requirement beside it names those the token must carry.
+ */
+function documentPastedTokens(operation: Operation): void {
+  const security = operation.security as Record<string, string[]>[] | undefined;
+  if (security?.some((requirement) => OAUTH_SCHEME in requirement)) operation.security = [...security, { [TOKEN_SCHEME]: [] }];
+}
+
+/** docsSignIn: whether the authorization server here registers the client /docs signs in with. */
+async function openApi(app: FastifyInstance, { config, docsSignIn }: { config: Config; docsSignIn: boolean }): Promise<void> {
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
@@ -178,22 +206,7 @@ async function openApi(app: FastifyInstance, { config }: { config: Config }): Pr
       tags: TAGS,
       components: {
         headers: { ...RATE_LIMIT_HEADER_COMPONENTS, ...CORS_HEADER_COMPONENTS },
-        securitySchemes: {
-          bearer: {
-            type: 'oauth2',
-            description:
-              'RFC 9068 JWT access token from the authorization server, sent as Authorization: Bearer <token>. Tokens follow the JWT best current practices (RFC8725): signed with an asymmetric key named in the JWKS, typed at+jwt, audience and issuer checked, 10 minutes of life. The authorization code grant also issues a refresh token, rotated on every use; client credentials get none (RFC 6749 §4.4.3) and ask again.',
-            flows: {
-              authorizationCode: {
-                authorizationUrl: `${config.issuer}/authorize`,
-                tokenUrl: `${config.issuer}/token`,
-                refreshUrl: `${config.issuer}/token`,
-                scopes,
-              },
-              clientCredentials: { tokenUrl: `${config.issuer}/token`, scopes },
-            },
-          },
-        },
+        securitySchemes: securitySchemes(config),
       },
     },
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
@@ -210,19 +223,10 @@ async function openApi(app: FastifyInstance, { config }: { config: Config }): Pr
   }
   app.decorate('openApiDocument', openApiDocument);
 
-  await app.register(swaggerUi, {
-    routePrefix: '/docs',
-    staticCSP: swaggerUiCsp(config),
-    uiConfig: {
-      deepLinking: false,
-      // No badge from validator.swagger.io: the page loads nothing from elsewhere (see its CSP).
-      validatorUrl: null,
-      // The topbar switches between the versions' documents, the latest first.
-      urls: [...API_VERSION_NUMBERS].reverse().map((v) => ({ url: `/v${v}/openapi.json`, name: `v${v}` })),
-      'urls.primaryName': `v${LATEST_API_VERSION}`,
-    } as never,
-    transformSpecification: () => openApiDocument(LATEST_API_VERSION),
-  });
+  await app.register(
+    swaggerUi,
+    docsPageOptions(config, docsSignIn, () => openApiDocument(LATEST_API_VERSION)),
+  );
 
   const sendDocument = (version: number) =>
     async function sendOpenApiDocument(_request: unknown, reply: { header(name: string, value: string): unknown }) {

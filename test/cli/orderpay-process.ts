@@ -69,14 +69,19 @@ export async function withTargetDatabase<T>(target: TargetDatabase, fn: (db: Db)
   }
 }
 
-/** Only what a process needs from ours: no DATABASE_URL, PORT or NODE_ENV leaks in from the runner. */
-export function commandEnv(extra: Env): Env {
-  const env: Env = { PUBLIC_URL, LOG_LEVEL: 'warn' };
+/** What a terminal has of its own: no DATABASE_URL, PORT or NODE_ENV leaks in from the runner. */
+export function inheritedEnv(): Env {
+  const env: Env = {};
   for (const name of ['PATH', 'HOME', 'TMPDIR', 'LANG']) {
     const value = process.env[name];
     if (value !== undefined) env[name] = value;
   }
-  return { ...env, ...extra };
+  return env;
+}
+
+/** Only what a process needs from ours, with the fixed PUBLIC_URL. */
+export function commandEnv(extra: Env): Env {
+  return { PUBLIC_URL, LOG_LEVEL: 'warn', ...inheritedEnv(), ...extra };
 }
 
 export interface Exit {
@@ -87,9 +92,17 @@ export interface Exit {
 /** Processes spawned by this file that have not ended yet, with the promise of their end. */
 const running = new Map<ChildProcess, Promise<Exit>>();
 
-/** Spawns `node <entry> <args>`; `closed` settles once it has exited and its output streams ended. */
-function spawnTracked(entry: string, args: string[], env: Env): { child: ChildProcess; closed: Promise<Exit> } {
-  const child = spawn(process.execPath, [entry, ...args], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+/**
+ * Spawns `command <args>` in the repository (detached: leading a process group of its own);
+ * `closed` settles once it has exited and its output streams ended.
+ */
+function spawnTracked(
+  command: string,
+  args: string[],
+  env: Env,
+  options: { detached?: boolean } = {},
+): { child: ChildProcess; closed: Promise<Exit> } {
+  const child = spawn(command, args, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'], detached: options.detached });
   const closed = new Promise<Exit>((resolve) => {
     child.once('close', (code, signal) => {
       running.delete(child);
@@ -136,7 +149,7 @@ export interface CommandResult extends Exit {
 
 /** Runs `orderpay <args>` to completion (src/cli.ts unless another entry is given). */
 export async function runOrderpay(args: string[], env: Env, options: { entry?: string; timeoutMs?: number } = {}): Promise<CommandResult> {
-  const { child, closed } = spawnTracked(options.entry ?? CLI_ENTRY, args, env);
+  const { child, closed } = spawnTracked(process.execPath, [options.entry ?? CLI_ENTRY, ...args], env);
   const output = collect(child);
   const exit = await exitWithin(child, closed, options.timeoutMs ?? 60_000, `orderpay ${args.join(' ')}`);
   return { ...exit, stdout: output.stdout(), stderr: output.stderr() };
@@ -181,7 +194,7 @@ function findListeningEvent(stdout: string): ListeningEvent | undefined {
 
 /** Starts `orderpay serve --json` on any free port and waits for its "listening" line. */
 export async function startServe(env: Env, timeoutMs = 60_000): Promise<ServeProcess> {
-  const { child, closed } = spawnTracked(CLI_ENTRY, ['serve', '--json'], { PORT: '0', ...env });
+  const { child, closed } = spawnTracked(process.execPath, [CLI_ENTRY, 'serve', '--json'], { PORT: '0', ...env });
   const output = collect(child);
   const deadline = Date.now() + timeoutMs;
   let listening = findListeningEvent(output.stdout());
@@ -203,13 +216,33 @@ export async function startServe(env: Env, timeoutMs = 60_000): Promise<ServePro
     listening,
     stdout: output.stdout,
     stderr: output.stderr,
-    // Signals once: a second SIGTERM during shutdown would take the default action and kill it.
+    // Signals once: the server ignores a repeated signal, so a second would test nothing more.
     stop: (signal = 'SIGTERM', stopTimeoutMs = 10_000) =>
       (stopping ??= (() => {
         child.kill(signal);
         return exitWithin(child, closed, stopTimeoutMs, `serve after ${signal}`);
       })()),
     waitForExit: (exitTimeoutMs = 10_000) => exitWithin(child, closed, exitTimeoutMs, 'serve'),
+  };
+}
+
+export interface StartedProcess {
+  child: ChildProcess;
+  stdout(): string;
+  stderr(): string;
+  /** Waits, bounded, for the exit (SIGKILLed past the deadline). */
+  waitForExit(timeoutMs?: number): Promise<Exit>;
+}
+
+/** Starts any command (npm, a launcher) as the tests' processes are started, tracked for clean-up. */
+export function startProcess(command: string, args: string[], env: Env, options: { detached?: boolean } = {}): StartedProcess {
+  const { child, closed } = spawnTracked(command, args, env, options);
+  const output = collect(child);
+  return {
+    child,
+    stdout: output.stdout,
+    stderr: output.stderr,
+    waitForExit: (timeoutMs = 10_000) => exitWithin(child, closed, timeoutMs, `${command} ${args.join(' ')}`),
   };
 }
 

@@ -67,6 +67,13 @@ function assertHuman(result: CommandResult): string {
   return result.stdout;
 }
 
+/** The cells of a human-readable table, row by row (columns are two or more spaces apart). */
+const tableRows = (text: string) =>
+  text
+    .trimEnd()
+    .split('\n')
+    .map((line) => line.trim().split(/\s{2,}/));
+
 describe(`orderpay users (${DATABASE})`, () => {
   test('create stores an scrypt hash of the password, never the password', async () => {
     const user = await succeed([
@@ -159,7 +166,29 @@ describe(`orderpay users (${DATABASE})`, () => {
     assert.match(ivy!.createdAt as string, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/);
 
     const human = assertHuman(await runOrderpay(['users', 'list'], env));
-    assert.match(human, new RegExp(`^ +${created.id}  staff     ivy@example\\.com  ivy$`, 'm'));
+    assert.ok(
+      tableRows(human).some((cells) => cells.join('|') === `${created.id}|staff|set|ivy@example.com|ivy`),
+      human,
+    );
+  });
+
+  test('list says in its table whether each user has a password', async () => {
+    const [withPassword] = await queryRows<{ id: number }>('SELECT id FROM users WHERE password_hash IS NOT NULL ORDER BY id LIMIT 1');
+    const [without] = await queryRows<{ id: number }>(
+      "INSERT INTO users (email, name, role) VALUES ('nopass@example.com', 'No Pass', 'customer') RETURNING id",
+    );
+    const human = assertHuman(await runOrderpay(['users', 'list'], env));
+    const [header, ...rows] = tableRows(human);
+    assert.deepEqual(header, ['ID', 'ROLE', 'PASSWORD', 'EMAIL', 'NAME']);
+    assert.deepEqual(
+      rows.find(([id]) => id === String(without!.id)),
+      [String(without!.id), 'customer', 'not set', 'nopass@example.com', 'No Pass'],
+    );
+    assert.equal(rows.find(([id]) => id === String(withPassword!.id))?.[2], 'set');
+    // The columns line up: every row's email starts where the header's EMAIL does.
+    const lines = human.trimEnd().split('\n');
+    const emailColumn = lines[0]!.indexOf('EMAIL');
+    for (const line of lines.slice(1)) assert.match(line.slice(emailColumn), /^\S+@/, line);
   });
 });
 

@@ -29,13 +29,14 @@ interface OperationJson {
   requestBody?: { content: Record<string, { schema: SchemaJson }> };
   responses: Record<string, { description: string }>;
   deprecated?: boolean;
+  security?: Record<string, string[]>[];
 }
 
 interface DocumentJson {
   info: { title: string; version: string; description?: string };
   servers?: { url: string; description?: string }[];
   paths: Record<string, Record<string, OperationJson>>;
-  components: { schemas: Record<string, SchemaJson> };
+  components: { schemas: Record<string, SchemaJson>; securitySchemes?: Record<string, object> };
 }
 
 const frozen = JSON.parse(readFileSync(FROZEN_V1_DOCUMENT, 'utf8')) as DocumentJson;
@@ -261,6 +262,17 @@ describe('breaking changes found in a copy of the frozen document', { concurrenc
     assert.deepEqual(lines, ['GET /orders — query parameter `sort`: maxLength added: 10']);
   });
 
+  test('a security requirement replaced by one naming a new scheme', () => {
+    const lines = breakingAfter((d) => {
+      d.components.securitySchemes = { ...d.components.securitySchemes, apiKey: { type: 'apiKey', in: 'header', name: 'X-Api-Key' } };
+      operation(d, '/orders', 'get').security = [{ apiKey: [] }];
+    });
+    assert.deepEqual(lines, [
+      'GET /orders — security: 0.bearer removed (was ["orders:read"])',
+      'GET /orders — security: 1 removed (was {"accessToken":[]})',
+    ]);
+  });
+
   test('a request schema moved into components with a new required field on the way', () => {
     const lines = breakingAfter((d) => {
       const body = jsonBody(operation(d, '/orders', 'post'));
@@ -332,6 +344,17 @@ describe('non-breaking changes in a copy of the frozen document', { concurrency:
           parameterSchema(d, '/orders', 'pageSize').format = 'int32';
         },
       ),
+      [],
+    );
+  });
+
+  test('a security scheme added and offered beside the existing requirement', () => {
+    assert.deepEqual(
+      breakingAfter((d) => {
+        d.components.securitySchemes = { ...d.components.securitySchemes, pasted: { type: 'http', scheme: 'bearer' } };
+        const op = operation(d, '/orders', 'get');
+        op.security = [...op.security!, { pasted: [] }];
+      }),
       [],
     );
   });

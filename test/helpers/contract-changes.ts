@@ -1,6 +1,6 @@
 // The changes between two OpenAPI 3.1 documents that break a client, as lines a developer can act on.
 // api-smart-diff finds and classifies the differences; around it (docs/decisions.md), references
-// it would not follow are inlined first, and three of its classifications are corrected.
+// it would not follow are inlined first, and four of its classifications are corrected.
 import { apiCompare, type Diff } from 'api-smart-diff';
 
 type JsonObject = Record<string, unknown>;
@@ -75,8 +75,16 @@ function isIntegerWidthAnnotation(diff: Diff, before: OpenApiJson): boolean {
   return diff.after === 'int32' && typeof minimum === 'number' && typeof maximum === 'number' && minimum >= -INT32 && maximum < INT32;
 }
 
+/**
+ * A security scheme added to components: api-smart-diff calls it breaking, yet what a client must
+ * send is in the security requirements, which it classifies where they are (a requirement added
+ * as an alternative is not breaking, one replaced is). A scheme nothing requires breaks no one.
+ */
+const isSecuritySchemeAdded = (diff: Diff): boolean =>
+  diff.action === 'add' && diff.path.length === 3 && diff.path[0] === 'components' && diff.path[1] === 'securitySchemes';
+
 function isBreaking(diff: Diff, before: OpenApiJson): boolean {
-  if (isIntegerWidthAnnotation(diff, before)) return false;
+  if (isIntegerWidthAnnotation(diff, before) || isSecuritySchemeAdded(diff)) return false;
   if (diff.type === 'breaking') return true;
   const key = diff.path.at(-1);
   const parentKey = diff.path.at(-2);

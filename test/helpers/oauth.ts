@@ -118,7 +118,7 @@ export function readForm(html: string, index = 0): { action: string; fields: Rec
  * is finally sent to (the client's redirect_uri with code and state).
  */
 export async function signInWithForms(
-  server: AuthServer,
+  server: Pick<AuthServer, 'baseUrl'>,
   authorizationUrl: string,
   email: string,
   password: string,

@@ -25,15 +25,16 @@ export interface OpenApiDocument {
   paths: Record<string, Record<string, OpenApiOperation>>;
   components: {
     schemas?: Record<string, unknown>;
-    securitySchemes?: Record<string, { type: string; flows?: Record<string, { scopes: Record<string, string> }> }>;
+    securitySchemes?: Record<string, { type: string; description?: string; flows?: Record<string, { scopes: Record<string, string> }> }>;
   };
 }
 
 /**
- * Operational endpoints are hidden from the document on purpose, and the authorization server
- * (/oauth, /.well-known) describes itself through its discovery metadata instead.
+ * Operational endpoints and the home page (/) are hidden from the document on purpose, and the
+ * authorization server (/oauth, /.well-known) describes itself through its discovery metadata instead.
  */
-const OPERATIONAL_PATH = /^\/(?:livez|readyz|metrics|(?:v\d+\/)?openapi\.json)$|^\/problems\/|^\/docs(?:\/|$)|^\/oauth\/|^\/\.well-known\//;
+const OPERATIONAL_PATH =
+  /^\/$|^\/(?:livez|readyz|metrics|(?:v\d+\/)?openapi\.json)$|^\/problems\/|^\/docs(?:\/|$)|^\/oauth\/|^\/\.well-known\//;
 
 export function isOperationalPath(path: string): boolean {
   return OPERATIONAL_PATH.test(path);

@@ -6,7 +6,7 @@ import { after, before, describe, it } from 'node:test';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import type { FastifyInstance, LightMyRequestResponse, RouteOptions } from 'fastify';
-import { SCOPES } from '../../src/core/scopes.ts';
+import { SCOPE_GRANTS, SCOPES } from '../../src/core/scopes.ts';
 import { API_VERSION_NUMBERS, LATEST_API_VERSION } from '../../src/core/api-versions.ts';
 import { PUBLIC_URL, startTestApp, type TestApp } from '../helpers/app.ts';
 import { createOrder, createUser } from '../helpers/factories.ts';
@@ -211,6 +211,30 @@ describe('OpenAPI document (OpenAPI 3.1)', () => {
           assert.ok(scheme in (document.components.securitySchemes ?? {}), `${name} names unknown scheme ${scheme}`);
           for (const scope of scopes) assert.ok((SCOPES as readonly string[]).includes(scope), `${name} names unknown scope ${scope}`);
         }
+      }
+    }
+  });
+
+  it('offers the OAuth flows with each scope described, and a pasted bearer token, on every secured operation of each version', () => {
+    for (const version of API_VERSION_NUMBERS) {
+      const versionDocument = openApiDocument(t.app, version);
+      const schemes = versionDocument.components.securitySchemes ?? {};
+      assert.deepEqual(Object.keys(schemes).sort(), ['accessToken', 'bearer']);
+      assert.deepEqual(schemes.bearer?.flows?.authorizationCode, {
+        authorizationUrl: `${PUBLIC_URL}/oauth/authorize`,
+        tokenUrl: `${PUBLIC_URL}/oauth/token`,
+        refreshUrl: `${PUBLIC_URL}/oauth/token`,
+        scopes: SCOPE_GRANTS,
+      });
+      assert.match(String(schemes.bearer?.description), /PKCE \(RFC 7636, S256 only\) required/);
+      for (const [scope, grants] of Object.entries(SCOPE_GRANTS)) assert.notEqual(grants, scope, 'says what the scope allows');
+      const { description, ...pasted } = schemes.accessToken!;
+      assert.deepEqual(pasted, { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' });
+      assert.match(String(description), /npm start/);
+      for (const { path, method, operation } of operationsOf(versionDocument)) {
+        const oauth = operation.security?.find((requirement) => 'bearer' in requirement);
+        assert.ok(oauth, `v${version} ${method.toUpperCase()} ${path}`);
+        assert.deepEqual(operation.security, [oauth, { accessToken: [] }], `v${version} ${method.toUpperCase()} ${path}`);
       }
     }
   });

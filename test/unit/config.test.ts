@@ -158,7 +158,6 @@ describe('loadConfig: the one schema of the environment', () => {
 
   test('NODE_ENV: unset means development; anything but development, test or production is refused', () => {
     assert.equal(loadConfig({}).env, 'development');
-    assert.equal(loadConfig({ NODE_ENV: '' }).env, 'development');
     for (const env of ['development', 'test', 'production'] as const) assert.equal(loadConfig({ NODE_ENV: env }).env, env);
     for (const typo of ['prod', 'staging', 'Production', 'dev']) {
       assert.equal(refusal({ NODE_ENV: typo }), `NODE_ENV must be one of development, test, production, got "${typo}"`);
@@ -178,13 +177,49 @@ describe('loadConfig: the one schema of the environment', () => {
     );
   });
 
-  test('whole numbers are decimal digits only; an empty variable counts as unset', () => {
+  test('whole numbers are decimal digits only', () => {
     assert.equal(loadConfig({ PORT: '8080' }).port, 8080);
-    assert.equal(loadConfig({ PORT: '' }).port, 3000);
     for (const raw of ['1e3', '0x10', ' 7', '7 ', '-1', '1.5', '+7', '١']) {
       assert.equal(refusal({ ORDERPAY_DB_POOL_MAX: raw }), `ORDERPAY_DB_POOL_MAX must be a whole number, got "${raw}"`);
     }
     assert.equal(refusal({ PORT: '65536' }), 'PORT must be between 0 and 65535, got 65536');
+  });
+
+  test('an empty variable is refused, naming the default that unsetting it gives', () => {
+    assert.equal(refusal({ PORT: '' }), 'PORT is set but empty: give it a value, or unset it for the default (3000)');
+    assert.equal(refusal({ NODE_ENV: '' }), 'NODE_ENV is set but empty: give it a value, or unset it for the default (development)');
+    assert.equal(
+      refusal({ PUBLIC_URL: '' }),
+      'PUBLIC_URL is set but empty: give it a value, or unset it for the default (http://HOST:PORT)',
+    );
+    assert.equal(refusal({ DATABASE_URL: '' }), 'DATABASE_URL is set but empty: give it a value, or unset it');
+    for (const { name } of listConfigurationVariables()) {
+      assert.match(refusal({ [name]: '' }), new RegExp(`^${name} is set but empty: `), name);
+    }
+  });
+
+  test('DATABASE_URL: a postgres:// or postgresql:// URL; a refusal never shows the password', () => {
+    assert.equal(
+      loadConfig({ DATABASE_URL: 'postgres://orderpay:secret@db.internal:5432/orderpay' }).databaseUrl,
+      'postgres://orderpay:secret@db.internal:5432/orderpay',
+    );
+    assert.equal(loadConfig({ DATABASE_URL: 'postgresql://db.internal/orderpay' }).databaseUrl, 'postgresql://db.internal/orderpay');
+    assert.equal(
+      loadConfig({ DATABASE_URL: 'postgres:///orderpay?host=/run/postgresql' }).databaseUrl,
+      'postgres:///orderpay?host=/run/postgresql',
+    );
+    const mustBePostgres = 'DATABASE_URL must be a postgres:// or postgresql:// URL (orderpay runs on PostgreSQL), got';
+    assert.equal(refusal({ DATABASE_URL: 'newcomer_db' }), `${mustBePostgres} "newcomer_db"`);
+    assert.equal(refusal({ DATABASE_URL: 'mysql://shop:secret@127.0.0.1/shop' }), `${mustBePostgres} "mysql://shop:***@127.0.0.1/shop"`);
+    assert.equal(refusal({ DATABASE_URL: 'shop:secret@127.0.0.1/shop' }), `${mustBePostgres} "shop:***@127.0.0.1/shop"`);
+    assert.equal(
+      refusal({ DATABASE_URL: 'postgres://shop:secret@db:port/shop' }),
+      'DATABASE_URL must be an absolute URL, got "postgres://shop:***@db:port/shop"',
+    );
+    assert.equal(
+      refusal({ REDIS_URL: 'http://:secret@cache:6379' }),
+      'REDIS_URL must be a redis:// or rediss:// URL, got "http://:***@cache:6379"',
+    );
   });
 
   test('booleans are true, false, 1 or 0; demo data is never seeded in production', () => {
@@ -194,6 +229,15 @@ describe('loadConfig: the one schema of the environment', () => {
     assert.equal(loadConfig({ ORDERPAY_SEED_ON_EMPTY: 'false' }).seedOnEmpty, false);
     assert.equal(loadConfig({ NODE_ENV: 'production', ORDERPAY_SEED_ON_EMPTY: 'true' }).seedOnEmpty, false);
     assert.equal(refusal({ ORDERPAY_SEED_ON_EMPTY: 'yes' }), 'ORDERPAY_SEED_ON_EMPTY must be true or false, got "yes"');
+  });
+
+  test('the /docs client is offered outside production, and in production only when ORDERPAY_DOCS_CLIENT says so', () => {
+    assert.equal(loadConfig({}).docsClient, true);
+    assert.equal(loadConfig({ NODE_ENV: 'test' }).docsClient, true);
+    assert.equal(loadConfig({ NODE_ENV: 'production' }).docsClient, false);
+    assert.equal(loadConfig({ NODE_ENV: 'production', ORDERPAY_DOCS_CLIENT: 'true' }).docsClient, true);
+    assert.equal(loadConfig({ ORDERPAY_DOCS_CLIENT: '0' }).docsClient, false);
+    assert.equal(refusal({ ORDERPAY_DOCS_CLIENT: 'on' }), 'ORDERPAY_DOCS_CLIENT must be true or false, got "on"');
   });
 
   test('URLs are absolute and lose their trailing slash; the issuer and audience default from PUBLIC_URL', () => {

@@ -385,6 +385,24 @@ describe('PUT /orders/{orderId}: not found and forbidden', () => {
     assert.deepEqual(await stored(order.id), before);
   });
 
+  test('a deleted order with If-Match → 404, not 412: the answer without the precondition comes first (RFC 9110 §13.2.1)', async () => {
+    const { user, token } = await createCustomer(t);
+    const order = await createOrder(t.db, user.id);
+    const lastTag = `"o${order.id}.1.v1"`;
+    assert.equal((await t.request(token, { method: 'DELETE', url: `/orders/${order.id}` })).statusCode, 204);
+    const before = await stored(order.id);
+    for (const tag of [lastTag, '*', '"o1.999.v1"']) {
+      expectProblem(
+        await put(token, order.id, { status: 'cancelled' }, { 'if-match': tag }),
+        404,
+        'ORDER_NOT_FOUND',
+        `/orders/${order.id}`,
+        `Order ${order.id} does not exist.`,
+      );
+    }
+    assert.deepEqual(await stored(order.id), before);
+  });
+
   test('a deleted order → 404; a missing one → 404', async () => {
     const { user, token } = await createCustomer(t);
     const order = await createOrder(t.db, user.id);
