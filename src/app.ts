@@ -1,11 +1,12 @@
 // buildApp(config, db) → the Fastify instance with every plugin and route registered. Never listens.
-// The order is the request's way through: connections (refused while draining) → load shedding →
-// problems (errors anywhere become problem bodies) → versioning → authenticate → rate limits →
-// idempotency → the resource routes; then operations and /oauth.
+// The order is the request's way through: connections (refused while draining) → CORS (preflights
+// answered) → load shedding → problems (errors anywhere become problem bodies) → versioning →
+// authenticate → rate limits → idempotency → the resource routes; then operations and /oauth.
 import Fastify, { type FastifyInstance } from 'fastify';
 import { registerAuthorizationServer } from './auth/authorization-server.ts';
 import { buildDocsClient } from './auth/docs-client.ts';
 import { listPublishedKeys } from './auth/keys.store.ts';
+import { isAuthorizationServerPath } from './auth/oauth-paths.ts';
 import { listRevokedGrantsSince } from './auth/revoked-grants.store.ts';
 import type { Config } from './config.ts';
 import { type Clock, systemClock } from './core/clock.ts';
@@ -14,6 +15,7 @@ import { authenticatePlugin } from './http/authenticate.ts';
 import { answerClientError } from './http/client-errors.ts';
 import { connectionsPlugin, serverOptions } from './http/connections.ts';
 import { contentCodingPlugin } from './http/content-coding.ts';
+import { corsPlugin } from './http/cors.ts';
 import { createGrantRevocations } from './http/grant-revocations.ts';
 import type { Failpoint } from './http/idempotency/failpoints.ts';
 import { idempotencyPlugin } from './http/idempotency/idempotency.ts';
@@ -107,6 +109,9 @@ export async function buildApp(config: Config, db: Db, options: AppOptions = {})
 
   // connections first: its onRequest hook refuses requests that arrive while the server drains.
   await app.register(connectionsPlugin, { config: config.http });
+  // CORS next: every later answer, refusals included, carries what a browser app needs to read it;
+  // /oauth sets its own, from the same allow-list (src/auth/provider-mount.ts).
+  await app.register(corsPlugin, { config: config.cors, answersItself: isAuthorizationServerPath });
   await app.register(loadSheddingPlugin, { maxEventLoopDelayMs: config.http.maxEventLoopDelayMs });
   await app.register(securityHeadersPlugin);
   await app.register(problemsPlugin);

@@ -65,6 +65,13 @@ export const EnvironmentSchema = Type.Object({
     description:
       'Behind reverse proxies: their hop count (`1`) or addresses/CIDRs (`10.0.0.0/8`); client IPs (rate limits, logs) then come from `X-Forwarded-For`. `true` is refused: it would let clients choose their IP.',
   }),
+  ORDERPAY_CORS_ORIGINS: Type.Optional(
+    Type.Array(Type.String({ format: 'origin' }), {
+      defaultText: 'any loopback origin in development, none otherwise',
+      description:
+        'Browser origins allowed to call the API cross-origin (CORS), comma-separated, each exactly as a browser sends it: `scheme://host[:port]`, no path (`https://shop.example.com,http://localhost:5173`). Unset: under `NODE_ENV=development` any `http`/`https` origin on `localhost`, `127.0.0.1` or `[::1]` (pages of a local dev server); under `test` and `production` none. The same list governs the browser calls to `/oauth` ([docs/api.md](docs/api.md#browser-apps-cors)).',
+    }),
+  ),
   ORDERPAY_SERVERS: Type.Array(Type.Enum(['resource', 'authorization']), {
     minItems: 1,
     default: ['resource', 'authorization'],

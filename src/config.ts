@@ -36,6 +36,8 @@ export interface Config {
    * count, or a comma-separated list of addresses/CIDRs; false trusts none.
    */
   readonly trustProxy: false | number | string;
+  /** Browser origins allowed to call cross-origin (src/http/cors.ts). */
+  readonly cors: CorsConfig;
   /** Which servers this process runs: the resource server (the API), the authorization server (/oauth), or both. */
   readonly servers: { readonly resource: boolean; readonly authorization: boolean };
   /** Seed demo data into an empty database on `serve` (never in production). */
@@ -91,6 +93,13 @@ export interface RateLimitsConfig {
   readonly redisKeyPrefix: string;
 }
 
+export interface CorsConfig {
+  /** Exact origins (scheme://host[:port]) from ORDERPAY_CORS_ORIGINS. */
+  readonly origins: readonly string[];
+  /** Any http(s) origin on localhost, 127.0.0.1 or [::1] too: the default in development. */
+  readonly anyLoopbackOrigin: boolean;
+}
+
 export interface ApiDeprecation {
   readonly version: number;
   readonly deprecation: Date;
@@ -110,7 +119,7 @@ interface VariableSchema {
   minimum?: number;
   maximum?: number;
   enum?: readonly string[];
-  items?: { enum?: readonly string[] };
+  items?: { enum?: readonly string[]; format?: string };
   minItems?: number;
   pattern?: string;
   format?: string;
@@ -157,6 +166,22 @@ function describeEmpty(name: string): string {
   return `${name} is set but empty: give it a value, or unset it${fallback === undefined ? '' : ` for the default (${String(fallback)})`}`;
 }
 
+/** The origin (RFC 6454) an http(s) URL belongs to, as a browser serializes it in Origin; undefined for anything else. */
+function originOf(text: string): string | undefined {
+  if (!URL.canParse(text)) return undefined;
+  const url = new URL(text);
+  return url.protocol === 'http:' || url.protocol === 'https:' ? url.origin : undefined;
+}
+
+/** Origins are compared as strings (the Fetch standard): only the form a browser sends can ever match. */
+const isOrigin = (text: string) => originOf(text) === text;
+
+function mustBeOrigins(name: string, items: readonly string[]): string {
+  const bad = items.find((item) => !isOrigin(item)) ?? '';
+  const origin = originOf(bad);
+  return `${name} must list origins, scheme://host[:port] without a path or trailing slash (e.g. https://shop.example.com), got "${bad}"${origin ? ` (a browser sends ${origin})` : ''}`;
+}
+
 /** One line naming the variable and what is wrong with it. */
 function describeRefusal(name: string, rawText: string | undefined, value: unknown, keyword: string): string {
   const schema = variableSchema(name);
@@ -172,6 +197,7 @@ function describeRefusal(name: string, rawText: string | undefined, value: unkno
       if (schema.items?.enum) return `${name} must list ${schema.items.enum.join(' and/or ')}, got "${raw}"`;
       return `${name} must be one of ${schema.enum?.join(', ')}, got "${raw}"`;
     case 'format':
+      if (schema.items?.format === 'origin') return mustBeOrigins(name, value as string[]);
       if (schema.format === 'date-time') return `${name} must be an RFC 3339 date-time such as 2027-06-01T00:00:00Z, got "${raw}"`;
       return mustBeUrl(name, raw ?? '');
     case 'pattern':
@@ -222,6 +248,7 @@ function failedKeyword(schema: VariableSchema, value: unknown): string | undefin
     const items = value as string[];
     if (items.length < (schema.minItems ?? 0)) return 'minItems';
     if (schema.items?.enum && items.some((item) => !schema.items?.enum?.includes(item))) return 'enum';
+    if (schema.items?.format === 'origin' && !items.every(isOrigin)) return 'format';
   }
   if (schema.pattern !== undefined && !new RegExp(schema.pattern).test(value as string)) return 'pattern';
   if (schema.format === 'url' && !URL.canParse(value as string)) return 'format';
@@ -302,7 +329,7 @@ function readMetrics(vars: Environment): MetricsConfig {
   return { listener, port, host: vars.ORDERPAY_METRICS_HOST ?? vars.HOST, token };
 }
 
-/** Frozen with its parts (db, http, servers, idempotency, rateLimits, metrics), so that no one can change the configuration under another. */
+/** Frozen with its parts (db, http, cors, servers, idempotency, rateLimits, metrics), so that no one can change the configuration under another. */
 function freezeConfig(config: Config): Config {
   for (const part of Object.values(config)) if (part && typeof part === 'object') Object.freeze(part);
   return Object.freeze(config);
@@ -335,6 +362,10 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       keepAliveTimeoutMs: vars.ORDERPAY_HTTP_KEEP_ALIVE_TIMEOUT_MS,
       maxConnections: vars.ORDERPAY_HTTP_MAX_CONNECTIONS,
       maxEventLoopDelayMs: vars.ORDERPAY_HTTP_MAX_EVENT_LOOP_DELAY_MS,
+    },
+    cors: {
+      origins: Object.freeze(vars.ORDERPAY_CORS_ORIGINS ?? []),
+      anyLoopbackOrigin: vars.ORDERPAY_CORS_ORIGINS === undefined && vars.NODE_ENV === 'development',
     },
     servers: { resource: vars.ORDERPAY_SERVERS.includes('resource'), authorization: vars.ORDERPAY_SERVERS.includes('authorization') },
     trustProxy: readTrustProxy(vars.ORDERPAY_TRUST_PROXY),

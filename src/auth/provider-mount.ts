@@ -6,6 +6,7 @@ import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import middie from '@fastify/middie';
 import type { Config } from '../config.ts';
 import { databaseFailure } from '../db/sqlstate.ts';
+import { isAllowedOrigin, isPreflight } from '../http/cors.ts';
 import type { Counters } from '../http/rate-limit/counters.ts';
 import { isUnansweredByProvider } from './provider.ts';
 import type { RotatingProvider } from './rotating-provider.ts';
@@ -15,7 +16,7 @@ import { oauthRequestLimit } from './rate-limits.ts';
  * The provider's endpoints under /oauth and their methods, as oidc-provider registers them for our
  * configuration (src/auth/provider.ts; its lib/helpers/initialize_app.js): another method on one
  * of these paths answers 405 with Allow. CORS preflights (OPTIONS with Access-Control-Request-Method)
- * are answered by the provider on its cross-origin endpoints besides. A test holds this table to
+ * from an allowed origin are answered by the provider on its cross-origin endpoints besides. A test holds this table to
  * what the provider serves (test/http/auth/oauth-routes.test.ts).
  */
 export const PROVIDER_ENDPOINTS: Readonly<Record<string, readonly string[]>> = {
@@ -75,6 +76,14 @@ function answerFailure(res: ServerResponse, error: unknown, log: FastifyBaseLogg
   );
 }
 
+/**
+ * A preflight from an origin not on the allow-list: left to Fastify (405, no Access-Control-*
+ * headers), as on the API. The provider would grant any origin's preflight and refuse the call after.
+ */
+function refusesPreflight(req: IncomingMessage, config: Config): boolean {
+  return isPreflight(req.method, req.headers) && !isAllowedOrigin(config.cors, req.headers.origin);
+}
+
 /** X-Request-Id and nosniff as on every other response: the provider answers outside Fastify's onSend. */
 function identifyResponse(req: IncomingMessage, res: ServerResponse): void {
   const id = (req as { id?: unknown }).id;
@@ -91,7 +100,7 @@ export async function mountProvider(app: FastifyInstance, { config, provider, co
     identifyResponse(req, res);
     pinToPublicUrl(req, publicUrl);
     // The interaction pages and the JWKS are Fastify routes; everything else is the provider's.
-    if (req.url?.startsWith('/interaction/') || req.url === '/jwks') return next();
+    if (req.url?.startsWith('/interaction/') || req.url === '/jwks' || refusesPreflight(req, config)) return next();
     // RFC 6749 §5.1: token responses carry Pragma: no-cache beside the provider's no-store.
     if (req.url?.startsWith('/token')) res.setHeader('pragma', 'no-cache');
     provider
@@ -107,7 +116,7 @@ export async function mountProvider(app: FastifyInstance, { config, provider, co
   app.declareRoute('/.well-known/oauth-authorization-server/oauth', ['GET', 'HEAD']);
   // RFC 8414 §3.1: the metadata of an issuer with a path lives at /.well-known/…/<path>.
   app.use('/.well-known/oauth-authorization-server/oauth', function serveServerMetadata(req, res, next) {
-    if (req.url !== '/' && req.url !== '') return next();
+    if ((req.url !== '/' && req.url !== '') || refusesPreflight(req, config)) return next();
     identifyResponse(req, res);
     pinToPublicUrl(req, publicUrl);
     const asked = req as IncomingMessage & { originalUrl?: string };

@@ -7,6 +7,7 @@ import type { JWK } from 'jose';
 import type { Config } from '../config.ts';
 import type { Db } from '../db/db.ts';
 import { SCOPES } from '../core/scopes.ts';
+import { isAllowedOrigin } from '../http/cors.ts';
 import { CLIENT_SCOPES, type ClientMetadata } from './clients.rules.ts';
 import { accountFinder, findAccountRow } from './account.ts';
 import { createOidcAdapter, digestOidcIdentifier } from './oidc.adapter.ts';
@@ -24,6 +25,20 @@ type UnansweredRequest = IncomingMessage & { [kUnanswered]?: true };
 /** Whether the provider left this request for someone else to answer. */
 export function isUnansweredByProvider(req: IncomingMessage): boolean {
   return (req as UnansweredRequest)[kUnanswered] === true;
+}
+
+/**
+ * Which browser origins may call the token, revocation, introspection and userinfo endpoints for a
+ * client: an origin on the allow-list (ORDERPAY_CORS_ORIGINS) that is also one of the client's
+ * redirect URIs' (where its pages run); and our own, whose requests are not cross-origin at all
+ * (browsers send Origin on a same-origin POST too).
+ */
+function allowClientOrigin(config: Config): NonNullable<Configuration['clientBasedCORS']> {
+  const ownOrigin = new URL(config.publicUrl).origin;
+  return function isClientOrigin(_ctx, origin, client) {
+    if (origin === ownOrigin) return true;
+    return isAllowedOrigin(config.cors, origin) && (client.redirectUris ?? []).some((uri) => new URL(uri).origin === origin);
+  };
 }
 
 /** An access token or a client-credentials token, as extraTokenClaims receives it. */
@@ -109,8 +124,7 @@ export function createProvider({ config, db, signingKeys, cookieKeys, staticClie
       response_types: ['code'],
     },
     enabledJWA: { idTokenSigningAlgValues: ['RS256'], userinfoSigningAlgValues: ['RS256'] },
-    // Browsers may call the token endpoint only from a registered redirect URI's origin.
-    clientBasedCORS: (_ctx, origin, client) => client.redirectUris?.some((uri) => new URL(uri).origin === origin) ?? false,
+    clientBasedCORS: allowClientOrigin(config),
     renderError: renderErrorPage,
     conformIdTokenClaims: true,
   };

@@ -1,12 +1,14 @@
-// The authorization server's limits: every /oauth request per client IP, and failed sign-ins per
+// The authorization server's limits: every /oauth request (preflights aside) per client IP, and failed sign-ins per
 // account and per IP (brute force). Counted where the API's limits are (src/http/rate-limit/:
 // PostgreSQL, or Redis), so all processes share them. These are the login surface: while they
 // cannot be counted, /oauth answers 503 rather than let guessing go unlimited.
 import { normalizeIP } from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { emailKey } from '../core/email.ts';
+import { isPreflight } from '../http/cors.ts';
 import type { Counters, WindowCount } from '../http/rate-limit/counters.ts';
 import { policyField, serviceLimitField } from '../http/rate-limit/fields.ts';
+import { isAuthorizationServerPath } from './oauth-paths.ts';
 
 export interface RateLimitRule {
   /** Distinguishes rules sharing a key space, e.g. "login-account". */
@@ -19,11 +21,8 @@ export const OAUTH_REQUESTS_PER_IP: RateLimitRule = { name: 'oauth-ip', limit: 3
 export const LOGIN_FAILURES_PER_ACCOUNT: RateLimitRule = { name: 'login-account', limit: 5, windowSeconds: 15 * 60 };
 export const LOGIN_FAILURES_PER_IP: RateLimitRule = { name: 'login-ip', limit: 20, windowSeconds: 15 * 60 };
 
-/** The /oauth paths: the provider's, and its RFC 8414 metadata. */
-const OAUTH_PATH = /^\/(?:oauth(?:[/?]|$)|\.well-known\/oauth-authorization-server\/oauth(?:[/?]|$))/;
-
 /**
- * The onRequest hook counting every /oauth request against its IP's budget with
+ * The onRequest hook counting every /oauth request but CORS preflights against its IP's budget with
  * @fastify/rate-limit. Fields go on the raw response, since the provider writes it. Over the limit:
  * 429 with RFC 6749's error body (§5.2) and Retry-After; counters unreachable: 503
  * temporarily_unavailable.
@@ -41,7 +40,8 @@ export function oauthRequestLimit(app: FastifyInstance, counters: Counters) {
       : 'The authorization server cannot reach its rate-limit store; retry shortly.';
 
   return async function limitOAuthRequests(request: FastifyRequest, reply: FastifyReply): Promise<void> {
-    if (!OAUTH_PATH.test(request.url)) return;
+    // A preflight is the browser asking leave to call, not a call: counted neither here nor by the API.
+    if (!isAuthorizationServerPath(request.url) || isPreflight(request.method, request.headers)) return;
     reply.raw.setHeader('ratelimit-policy', policy);
     let counted: Awaited<ReturnType<typeof count>>;
     try {

@@ -10,6 +10,7 @@ import swaggerUi from '@fastify/swagger-ui';
 import type { Config } from '../config.ts';
 import { API_VERSION_NUMBERS, LATEST_API_VERSION } from '../core/api-versions.ts';
 import { SCOPE_GRANTS } from '../core/scopes.ts';
+import { CORS_HEADER_COMPONENTS } from './cors.ts';
 import { docsPageOptions } from './docs-page.ts';
 import { RATE_LIMIT_HEADER_COMPONENTS } from './rate-limit/fields.ts';
 import { migrationGuideUrl, vendorMediaType } from './versioning.ts';
@@ -111,6 +112,18 @@ function documentMediaTypes(operation: Operation, version: number): void {
     'Database unavailable, server shutting down, or (payments and refunds) the rate limits cannot be counted; see Retry-After.',
   );
   documentRateLimits(operation);
+  documentCors(operation);
+}
+
+/** Every answer carries the CORS fields when the calling page's origin is allowed (src/http/cors.ts). */
+function documentCors(operation: Operation): void {
+  for (const response of Object.values(operation.responses ?? {})) {
+    response.headers = {
+      ...response.headers,
+      'Access-Control-Allow-Origin': { $ref: '#/components/headers/Access-Control-Allow-Origin' },
+      'Access-Control-Expose-Headers': { $ref: '#/components/headers/Access-Control-Expose-Headers' },
+    };
+  }
 }
 
 const headerRef = (name: keyof typeof RATE_LIMIT_HEADER_COMPONENTS) => ({ $ref: `#/components/headers/${name}` });
@@ -192,7 +205,7 @@ async function openApi(app: FastifyInstance, { config, docsSignIn }: { config: C
       },
       tags: TAGS,
       components: {
-        headers: RATE_LIMIT_HEADER_COMPONENTS,
+        headers: { ...RATE_LIMIT_HEADER_COMPONENTS, ...CORS_HEADER_COMPONENTS },
         securitySchemes: securitySchemes(config),
       },
     },

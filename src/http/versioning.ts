@@ -111,7 +111,9 @@ export function versionRoutes(app: FastifyInstance, scope: VersionScope): void {
   const pathVersion = scope.negotiated ? undefined : scope.version;
   const versionHeader = String(scope.version);
   app.addHook('onRequest', async function resolveApiVersion(request, reply) {
-    reply.header('vary', 'Accept');
+    // Added to, not replaced: the CORS hook before this one may vary by Origin.
+    const vary = reply.getHeader('vary');
+    reply.header('vary', vary ? `${String(vary)}, Accept` : 'Accept');
     const requested = versionsInAccept(request.headers.accept);
     const contradicted = requested.length > 0 && !requested.includes(scope.version);
     // A /v<N> path is in its version whatever Accept says: its dates (and sunset) come first.

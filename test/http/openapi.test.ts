@@ -242,7 +242,13 @@ describe('OpenAPI document (OpenAPI 3.1)', () => {
   it('every operation is rate limited as the OWASP API4 rules ask: a 429 problem with Retry-After, RateLimit on each answer', () => {
     for (const version of API_VERSION_NUMBERS) {
       const versionDocument = openApiDocument(t.app, version) as OpenApiDocument & { components: { headers?: Record<string, unknown> } };
-      assert.deepEqual(Object.keys(versionDocument.components.headers ?? {}).sort(), ['RateLimit', 'RateLimit-Policy', 'Retry-After']);
+      assert.deepEqual(Object.keys(versionDocument.components.headers ?? {}).sort(), [
+        'Access-Control-Allow-Origin',
+        'Access-Control-Expose-Headers',
+        'RateLimit',
+        'RateLimit-Policy',
+        'Retry-After',
+      ]);
       for (const { path, method, operation } of operationsOf(versionDocument)) {
         const name = `v${version} ${method.toUpperCase()} ${path}`;
         const responses = operation.responses as Record<string, { content?: unknown; headers?: Record<string, { $ref: string }> }>;

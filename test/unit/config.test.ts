@@ -71,6 +71,41 @@ describe('loadConfig', () => {
     }
   });
 
+  test('ORDERPAY_CORS_ORIGINS: exact origins; unset, any loopback origin in development and none otherwise', () => {
+    assert.deepEqual(loadConfig({}).cors, { origins: [], anyLoopbackOrigin: true });
+    assert.deepEqual(loadConfig({ NODE_ENV: 'test' }).cors, { origins: [], anyLoopbackOrigin: false });
+    assert.deepEqual(loadConfig({ NODE_ENV: 'production' }).cors, { origins: [], anyLoopbackOrigin: false });
+    const listed = loadConfig({ ORDERPAY_CORS_ORIGINS: ' https://shop.example.com, http://localhost:5173 ,http://[::1]:8080' }).cors;
+    assert.deepEqual(listed, {
+      origins: ['https://shop.example.com', 'http://localhost:5173', 'http://[::1]:8080'],
+      anyLoopbackOrigin: false,
+    });
+    assert.ok(Object.isFrozen(listed.origins));
+    assert.deepEqual(loadConfig({ NODE_ENV: 'production', ORDERPAY_CORS_ORIGINS: 'https://shop.example.com' }).cors.origins, [
+      'https://shop.example.com',
+    ]);
+    const refusals: [string, string][] = [
+      ['https://shop.example.com/', ' (a browser sends https://shop.example.com)'],
+      ['https://shop.example.com/app', ' (a browser sends https://shop.example.com)'],
+      ['https://Shop.Example.com', ' (a browser sends https://shop.example.com)'],
+      ['https://shop.example.com:443', ' (a browser sends https://shop.example.com)'],
+      ['*', ''],
+      ['null', ''],
+      ['shop.example.com', ''],
+      ['ftp://files.example.com', ''],
+    ];
+    for (const [origin, hint] of refusals) {
+      assert.throws(
+        () => loadConfig({ ORDERPAY_CORS_ORIGINS: `https://ok.example.com,${origin}` }),
+        (e: unknown) =>
+          e instanceof ConfigError &&
+          e.message ===
+            `ORDERPAY_CORS_ORIGINS must list origins, scheme://host[:port] without a path or trailing slash (e.g. https://shop.example.com), got "${origin}"${hint}`,
+        origin,
+      );
+    }
+  });
+
   test('idempotency keys: kept a day and locked 30 s by default; a lock must be at most half the retention', () => {
     assert.deepEqual(loadConfig({}).idempotency, { retentionSeconds: 86_400, lockSeconds: 30 });
     assert.deepEqual(
@@ -266,6 +301,7 @@ describe('loadConfig: the one schema of the environment', () => {
         Object.isFrozen(config.http) &&
         Object.isFrozen(config.idempotency) &&
         Object.isFrozen(config.servers) &&
+        Object.isFrozen(config.cors) &&
         Object.isFrozen(config.rateLimits),
     );
   });

@@ -17,7 +17,8 @@ const concrete = (pattern: string) => `/oauth${pattern.replace(':uid', 'some-uid
 describe('/oauth: paths and methods the authorization server does not serve', () => {
   let t: TestApp;
   before(async () => {
-    t = await startTestApp();
+    // One browser origin allowed (ORDERPAY_CORS_ORIGINS), for the preflight below.
+    t = await startTestApp({ cors: { origins: ['https://app.example'], anyLoopbackOrigin: false } });
   });
   after(() => t.close());
 
