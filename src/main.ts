@@ -1,12 +1,13 @@
 // Process entry: load configuration → open and migrate the database → build the app → listen.
-// The only module that listens; SIGTERM/SIGINT drain the connections (src/http/connections.ts),
-// then close the database.
+// The only module that listens (HTTP, and on the embedded database the socket commands reach it
+// through); SIGTERM/SIGINT drain the connections (src/http/connections.ts), then close the database.
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.ts';
 import { ensureActiveSigningKey } from './auth/keys.store.ts';
 import type { Config } from './config.ts';
 import { createDatabase } from './db/create-database.ts';
 import type { Db } from './db/db.ts';
+import { serveEmbeddedDatabase, SocketPathTooLongError, type EmbeddedSocket } from './db/embedded-socket-server.ts';
 import { migrate } from './db/migrate.ts';
 import { failpointFromEnv } from './http/idempotency/failpoints.ts';
 import { seedDemoData } from './seed.ts';
@@ -19,8 +20,21 @@ export interface RunningServer {
   stop(): Promise<void>;
 }
 
+/** On the embedded database, commands run beside the server reach it through DATA_DIR's socket. */
+async function serveToCommands(config: Config, db: Db, app: FastifyInstance): Promise<EmbeddedSocket | undefined> {
+  if (db.kind !== 'pglite' || config.dataDir.startsWith('memory://')) return undefined;
+  try {
+    return await serveEmbeddedDatabase(db, config.dataDir, { idleInTransactionTimeoutMs: config.db.idleInTransactionTimeoutMs });
+  } catch (error) {
+    if (!(error instanceof SocketPathTooLongError)) throw error;
+    app.log.warn(`${error.message}: commands cannot reach the embedded database while this server runs (choose a shorter DATA_DIR)`);
+    return undefined;
+  }
+}
+
 export async function startServer(config: Config): Promise<RunningServer> {
   const db = await createDatabase(config);
+  let commandSocket: EmbeddedSocket | undefined;
   try {
     await migrate(db);
     if (config.seedOnEmpty && (await countUsers(db)) === 0) await seedDemoData(db);
@@ -28,6 +42,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
     // Crash tests stop a real process at a named point of a write: never outside NODE_ENV=test.
     const failpoint = config.env === 'test' ? failpointFromEnv(process.env.ORDERPAY_FAILPOINTS) : undefined;
     const app = await buildApp(config, db, { failpoint });
+    commandSocket = await serveToCommands(config, db, app);
     await app.listen({ host: config.host, port: config.port });
     const address = app.server.address();
     const port = typeof address === 'object' && address ? address.port : config.port;
@@ -43,9 +58,11 @@ export async function startServer(config: Config): Promise<RunningServer> {
         (stopping ??= app
           .drainConnections()
           .then(() => app.close())
+          .finally(() => commandSocket?.close())
           .finally(() => db.close())),
     };
   } catch (error) {
+    await commandSocket?.close();
     await db.close().catch(() => undefined);
     throw error;
   }

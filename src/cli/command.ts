@@ -2,7 +2,7 @@
 // migrated database for the length of one command.
 import { parseArgs, type ParseArgsOptionsConfig } from 'node:util';
 import type { Config } from '../config.ts';
-import { createDatabase } from '../db/create-database.ts';
+import { openCommandDatabase } from '../db/create-database.ts';
 import type { Db } from '../db/db.ts';
 import { migrate } from '../db/migrate.ts';
 
@@ -48,8 +48,9 @@ export function parseCommandLine<T extends ParseArgsOptionsConfig>(args: string[
   }
 }
 
+/** The database for the length of fn: through `orderpay serve` when it holds the embedded one. */
 export async function withDatabase<T>(config: Config, fn: (db: Db) => Promise<T>): Promise<T> {
-  const db = await createDatabase(config);
+  const db = await openCommandDatabase(config);
   try {
     return await fn(db);
   } finally {

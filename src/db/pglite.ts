@@ -4,6 +4,7 @@ import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { lockDataDir } from './data-dir-lock.ts';
+import { createSerialQueue } from './serial-queue.ts';
 import { OID, parseInt8, parseTimestamptz, type Db, type Queryable, type QueryResult } from './db.ts';
 
 export async function openPglite(dataDir: string): Promise<Db> {
@@ -23,12 +24,7 @@ export async function openPglite(dataDir: string): Promise<Db> {
   }
   await pg.exec("SET TIME ZONE 'UTC'");
 
-  let tail: Promise<unknown> = Promise.resolve();
-  function exclusive<T>(fn: () => Promise<T>): Promise<T> {
-    const run = tail.then(fn, fn);
-    tail = run.catch(() => undefined);
-    return run;
-  }
+  const exclusive = createSerialQueue();
 
   const runQuery = async <T>(target: Queryable | PGlite, sql: string, params?: readonly unknown[]) => {
     const result = await (target as PGlite).query<T>(sql, params as unknown[] | undefined);
