@@ -12,12 +12,15 @@ export class UsageError extends Error {}
 export interface Output {
   json: boolean;
   print(human: string, data: Record<string, unknown>): void;
+  /** A line on stderr that does not stop the command: `{"warning": …}` with --json. */
+  warn(line: string): void;
 }
 
 export function createOutput(json: boolean): Output {
   return {
     json,
     print: (human, data) => console.log(json ? JSON.stringify(data) : human),
+    warn: (line) => console.error(json ? JSON.stringify({ warning: line }) : `orderpay: ${line}`),
   };
 }
 
