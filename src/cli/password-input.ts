@@ -22,7 +22,9 @@ export const PASSWORD_ARGUMENT_WARNING =
 async function readPasswordFromStdin(): Promise<string> {
   const chunks: Buffer[] = [];
   for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
-  const password = Buffer.concat(chunks).toString('utf8').replace(/\r?\n$/, '');
+  const password = Buffer.concat(chunks)
+    .toString('utf8')
+    .replace(/\r?\n$/, '');
   if (/[\r\n]/.test(password)) throw new UsageError('--password-stdin reads one line; standard input has several');
   return password;
 }
@@ -67,7 +69,8 @@ async function promptNewPassword(): Promise<string> {
 
 /** The password from --password-stdin, the terminal, or (deprecated) --password, in that order of preference. */
 export async function readNewPassword(options: PasswordOptions, warn: (line: string) => void): Promise<string> {
-  if (options.password !== undefined && options['password-stdin']) throw new UsageError('give either --password or --password-stdin, not both');
+  if (options.password !== undefined && options['password-stdin'])
+    throw new UsageError('give either --password or --password-stdin, not both');
   if (options['password-stdin']) return readPasswordFromStdin();
   if (options.password !== undefined) {
     warn(PASSWORD_ARGUMENT_WARNING);

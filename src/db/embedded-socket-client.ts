@@ -3,7 +3,14 @@
 // and run by the server on its one connection. Like PGlite itself, one thing at a time.
 import net, { type Socket } from 'node:net';
 import type { Db, Queryable, QueryResult } from './db.ts';
-import { decodeError, embeddedSocketPath, readFrames, writeFrame, type SocketRequest, type SocketResponse } from './embedded-socket-frames.ts';
+import {
+  decodeError,
+  embeddedSocketPath,
+  readFrames,
+  writeFrame,
+  type SocketRequest,
+  type SocketResponse,
+} from './embedded-socket-frames.ts';
 import { createSerialQueue } from './serial-queue.ts';
 
 /** Connects to the server's socket; undefined when no server listens there. */

@@ -6,7 +6,14 @@
 import { rmSync } from 'node:fs';
 import net, { type Socket } from 'node:net';
 import type { Db, Queryable } from './db.ts';
-import { embeddedSocketPath, encodeError, readFrames, writeFrame, type SocketRequest, type SocketResponse } from './embedded-socket-frames.ts';
+import {
+  embeddedSocketPath,
+  encodeError,
+  readFrames,
+  writeFrame,
+  type SocketRequest,
+  type SocketResponse,
+} from './embedded-socket-frames.ts';
 
 // sockaddr_un.sun_path is 108 bytes on Linux (104 on macOS), its terminating NUL included.
 const MAX_SOCKET_PATH_BYTES = 103;
@@ -116,7 +123,11 @@ function serveSession(socket: Socket, db: Db, idleInTransactionTimeoutMs: number
 }
 
 /** Listens on DATA_DIR's socket. Call it while holding the data directory's lock. */
-export async function serveEmbeddedDatabase(db: Db, dataDir: string, options: { idleInTransactionTimeoutMs: number }): Promise<EmbeddedSocket> {
+export async function serveEmbeddedDatabase(
+  db: Db,
+  dataDir: string,
+  options: { idleInTransactionTimeoutMs: number },
+): Promise<EmbeddedSocket> {
   const socketPath = embeddedSocketPath(dataDir);
   if (Buffer.byteLength(socketPath) > MAX_SOCKET_PATH_BYTES) {
     throw new SocketPathTooLongError(`the socket path ${socketPath} is longer than ${MAX_SOCKET_PATH_BYTES} bytes`);

@@ -92,9 +92,17 @@ export interface Exit {
 /** Processes spawned by this file that have not ended yet, with the promise of their end. */
 const running = new Map<ChildProcess, Promise<Exit>>();
 
-/** Spawns `node <entry> <args>`; `closed` settles once it has exited and its output streams ended. */
-function spawnTracked(entry: string, args: string[], env: Env): { child: ChildProcess; closed: Promise<Exit> } {
-  const child = spawn(process.execPath, [entry, ...args], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+/**
+ * Spawns `node <entry> <args>` (its stdin: `input`, else none); `closed` settles once it has exited
+ * and its output streams ended.
+ */
+function spawnTracked(entry: string, args: string[], env: Env, input?: string): { child: ChildProcess; closed: Promise<Exit> } {
+  const child = spawn(process.execPath, [entry, ...args], {
+    cwd: ROOT,
+    env,
+    stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+  });
+  child.stdin?.end(input);
   const closed = new Promise<Exit>((resolve) => {
     child.once('close', (code, signal) => {
       running.delete(child);
@@ -139,9 +147,13 @@ export interface CommandResult extends Exit {
   stderr: string;
 }
 
-/** Runs `orderpay <args>` to completion (src/cli.ts unless another entry is given). */
-export async function runOrderpay(args: string[], env: Env, options: { entry?: string; timeoutMs?: number } = {}): Promise<CommandResult> {
-  const { child, closed } = spawnTracked(options.entry ?? CLI_ENTRY, args, env);
+/** Runs `orderpay <args>` to completion (src/cli.ts unless another entry is given), `input` on its stdin. */
+export async function runOrderpay(
+  args: string[],
+  env: Env,
+  options: { entry?: string; timeoutMs?: number; input?: string } = {},
+): Promise<CommandResult> {
+  const { child, closed } = spawnTracked(options.entry ?? CLI_ENTRY, args, env, options.input);
   const output = collect(child);
   const exit = await exitWithin(child, closed, options.timeoutMs ?? 60_000, `orderpay ${args.join(' ')}`);
   return { ...exit, stdout: output.stdout(), stderr: output.stderr() };
