@@ -37,6 +37,19 @@ async function stillPending(promise: Promise<unknown>, ms = 150): Promise<boolea
   return !settled;
 }
 
+/** A transaction on db that inserts the first id, waits for finish(), then inserts the second. */
+function holdTransactionOpen(db: Db, [first, second]: [number, number]) {
+  const halfway = gate();
+  const finish = gate();
+  const committed = db.transaction(async (tx) => {
+    await tx.query('INSERT INTO notes VALUES ($1, $2)', [first, 'first half']);
+    halfway.open();
+    await finish.opened;
+    await tx.query('INSERT INTO notes VALUES ($1, $2)', [second, 'second half']);
+  });
+  return { inside: halfway.opened, finish: finish.open, committed };
+}
+
 const countRows = async (db: Db) => (await db.query<{ n: number }>('SELECT count(*)::int8 AS n FROM notes')).rows[0]!.n;
 
 describe('the embedded database over its socket', () => {
@@ -73,38 +86,24 @@ describe('the embedded database over its socket', () => {
 
   test("a command's transaction holds the server's queue: the server's statements wait for its COMMIT", async () => {
     await server.exec('DELETE FROM notes');
-    const halfway = gate();
-    const finish = gate();
-    const transaction = command.transaction(async (tx) => {
-      await tx.query('INSERT INTO notes VALUES (1, $1)', ['first']);
-      halfway.open();
-      await finish.opened;
-      await tx.query('INSERT INTO notes VALUES (2, $1)', ['second']);
-    });
-    await halfway.opened;
+    const held = holdTransactionOpen(command, [1, 2]);
+    await held.inside;
     const serverCount = countRows(server);
     assert.equal(await stillPending(serverCount), true, 'the server waits while the command is inside its transaction');
-    finish.open();
-    await transaction;
+    held.finish();
+    await held.committed;
     assert.equal(await serverCount, 2, 'the server saw the committed transaction, never half of it');
   });
 
   test("the server's own transaction is not entered by a command's statements", async () => {
     await server.exec('DELETE FROM notes');
-    const halfway = gate();
-    const finish = gate();
-    const transaction = server.transaction(async (tx) => {
-      await tx.query('INSERT INTO notes VALUES (3, $1)', ['server']);
-      halfway.open();
-      await finish.opened;
-      await tx.query('INSERT INTO notes VALUES (4, $1)', ['server']);
-    });
-    await halfway.opened;
+    const held = holdTransactionOpen(server, [3, 4]);
+    await held.inside;
     const commandCount = countRows(command);
     const commandWrite = command.query('INSERT INTO notes VALUES (5, $1)', ['command']);
     assert.equal(await stillPending(commandCount), true, 'the command waits while the server is inside its transaction');
-    finish.open();
-    await transaction;
+    held.finish();
+    await held.committed;
     assert.equal(await commandCount, 2);
     await commandWrite;
     assert.equal(await countRows(server), 3);
