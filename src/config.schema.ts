@@ -21,7 +21,8 @@ export const EnvironmentSchema = Type.Object({
   ),
   DATA_DIR: Type.String({
     default: './data',
-    description: 'Directory of the embedded database (created with its parents). One process at a time.',
+    description:
+      'Directory of the embedded database (created with its parents). One server at a time; commands run beside it reach it through its socket, `DATA_DIR/orderpay.sock`.',
   }),
   DATABASE_URL: Type.Optional(
     Type.String({

@@ -1,12 +1,13 @@
 // Process entry: load configuration → open and migrate the database → build the app → listen.
-// The only module that listens; SIGTERM/SIGINT drain the connections (src/http/connections.ts),
-// then close the database.
+// The only module that listens (HTTP, and on the embedded database the socket commands reach it
+// through); SIGTERM/SIGINT drain the connections (src/http/connections.ts), then close the database.
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.ts';
 import { ensureActiveSigningKey } from './auth/keys.store.ts';
 import { ConfigError, type Config } from './config.ts';
 import { createDatabase } from './db/create-database.ts';
 import type { Db } from './db/db.ts';
+import { serveEmbeddedDatabase, SocketPathTooLongError, type EmbeddedSocket } from './db/embedded-socket-server.ts';
 import { migrate } from './db/migrate.ts';
 import { failpointFromEnv } from './http/idempotency/failpoints.ts';
 import { buildMetricsApp } from './http/metrics-listener.ts';
@@ -54,9 +55,22 @@ async function listenOn(app: FastifyInstance, at: ListenAt): Promise<void> {
   }
 }
 
+/** On the embedded database, commands run beside the server reach it through DATA_DIR's socket. */
+async function serveToCommands(config: Config, db: Db, app: FastifyInstance): Promise<EmbeddedSocket | undefined> {
+  if (db.kind !== 'pglite' || config.dataDir.startsWith('memory://')) return undefined;
+  try {
+    return await serveEmbeddedDatabase(db, config.dataDir, { idleInTransactionTimeoutMs: config.db.idleInTransactionTimeoutMs });
+  } catch (error) {
+    if (!(error instanceof SocketPathTooLongError)) throw error;
+    app.log.warn(`${error.message}: commands cannot reach the embedded database while this server runs (choose a shorter DATA_DIR)`);
+    return undefined;
+  }
+}
+
 export async function startServer(config: Config): Promise<RunningServer> {
   const db = await createDatabase(config);
   let metricsApp: FastifyInstance | undefined;
+  let commandSocket: EmbeddedSocket | undefined;
   try {
     await migrate(db);
     if (config.seedOnEmpty && (await countUsers(db)) === 0) await seedDemoData(db);
@@ -64,6 +78,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
     // Crash tests stop a real process at a named point of a write: never outside NODE_ENV=test.
     const failpoint = config.env === 'test' ? failpointFromEnv(process.env.ORDERPAY_FAILPOINTS) : undefined;
     const app = await buildApp(config, db, { failpoint });
+    commandSocket = await serveToCommands(config, db, app);
     if (config.metrics.listener === 'own') {
       const listener = await buildMetricsApp(app);
       metricsApp = listener;
@@ -96,10 +111,12 @@ export async function startServer(config: Config): Promise<RunningServer> {
         (stopping ??= app
           .drainConnections()
           .then(() => app.close())
+          .finally(() => commandSocket?.close())
           .finally(() => db.close())),
     };
   } catch (error) {
     await metricsApp?.close().catch(() => undefined);
+    await commandSocket?.close();
     await db.close().catch(() => undefined);
     throw error;
   }

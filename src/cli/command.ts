@@ -2,7 +2,7 @@
 // migrated database for the length of one command.
 import { parseArgs, type ParseArgsOptionsConfig } from 'node:util';
 import type { Config } from '../config.ts';
-import { createDatabase } from '../db/create-database.ts';
+import { openCommandDatabase } from '../db/create-database.ts';
 import type { Db } from '../db/db.ts';
 import { migrate } from '../db/migrate.ts';
 
@@ -12,12 +12,15 @@ export class UsageError extends Error {}
 export interface Output {
   json: boolean;
   print(human: string, data: Record<string, unknown>): void;
+  /** A line on stderr that does not stop the command: `{"warning": …}` with --json. */
+  warn(line: string): void;
 }
 
 export function createOutput(json: boolean): Output {
   return {
     json,
     print: (human, data) => console.log(json ? JSON.stringify(data) : human),
+    warn: (line) => console.error(json ? JSON.stringify({ warning: line }) : `orderpay: ${line}`),
   };
 }
 
@@ -48,8 +51,9 @@ export function parseCommandLine<T extends ParseArgsOptionsConfig>(args: string[
   }
 }
 
+/** The database for the length of fn: through `orderpay serve` when it holds the embedded one. */
 export async function withDatabase<T>(config: Config, fn: (db: Db) => Promise<T>): Promise<T> {
-  const db = await createDatabase(config);
+  const db = await openCommandDatabase(config);
   try {
     return await fn(db);
   } finally {

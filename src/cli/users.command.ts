@@ -5,17 +5,21 @@ import { isUniqueViolation } from '../db/sqlstate.ts';
 import { insertUser, listUsers, type Role, type UserListing } from '../users/users.store.ts';
 import { parseCommandLine, takeWord, UsageError, withMigratedDatabase, type Output } from './command.ts';
 import { emailKey } from '../core/email.ts';
+import { PASSWORD_OPTIONS, readNewPassword } from './password-input.ts';
 
 export const USERS_USAGE = `  users create               add a user who can sign in
       --email <email>        unique, case-insensitively
-      --password <password>  at least 8 characters; stored as an scrypt hash
+      --password-stdin       read the password (8 characters or more; stored as an
+                             scrypt hash) from standard input; on a terminal, without
+                             it, the password is asked for and not echoed
+      --password <password>  deprecated: visible to other users (ps) and in history
       --name <name>          default: the part of the email before @
       --role customer|staff  default customer
   users list                 every user (never password hashes)`;
 
 const OPTIONS = {
   email: { type: 'string' },
-  password: { type: 'string' },
+  ...PASSWORD_OPTIONS,
   name: { type: 'string' },
   role: { type: 'string' },
 } as const;
@@ -23,32 +27,36 @@ const OPTIONS = {
 const ROLES: readonly Role[] = ['customer', 'staff'];
 const EMAIL = /^[^\s@]+@[^\s@]+$/;
 
+const CREATE_USAGE = 'usage: orderpay users create --email E [--password-stdin] [--name N] [--role customer|staff]';
+
 interface NewUser {
   email: string;
   name: string;
   role: Role;
-  password: string;
 }
 
-function readNewUser(values: { email?: string; password?: string; name?: string; role?: string }): NewUser {
-  const { email, password } = values;
-  if (!email || !password) throw new UsageError('usage: orderpay users create --email E --password P [--name N] [--role customer|staff]');
+/** Everything but the password, checked before the password is asked for. */
+function readNewUser(values: { email?: string; name?: string; role?: string }): NewUser {
+  const { email } = values;
+  if (!email) throw new UsageError(CREATE_USAGE);
   if (!EMAIL.test(email) || email.length > 320) throw new UsageError(`--email "${email}" is not an email address`);
   if (emailKey(email) === undefined)
     throw new UsageError(`--email "${email}": account emails are ASCII (internationalised addresses are refused)`);
   const role = values.role ?? 'customer';
   if (!(ROLES as readonly string[]).includes(role)) throw new UsageError(`--role must be customer or staff, got "${role}"`);
-  const refused = checkPasswordPolicy(password);
-  if (refused) throw new UsageError(refused);
   const name = (values.name ?? email.split('@')[0]!).trim();
   if (!name || name.length > 200) throw new UsageError('--name must be 1–200 characters');
-  return { email, name, role: role as Role, password };
+  return { email, name, role: role as Role };
 }
 
 async function createUser(argv: string[], out: Output): Promise<void> {
-  const input = readNewUser(parseCommandLine(argv, OPTIONS));
+  const values = parseCommandLine(argv, OPTIONS);
+  const input = readNewUser(values);
   const config = loadConfig();
-  const passwordHash = await hashPassword(input.password);
+  const password = await readNewPassword(values, out.warn);
+  const refused = checkPasswordPolicy(password);
+  if (refused) throw new UsageError(refused);
+  const passwordHash = await hashPassword(password);
   const user = await withMigratedDatabase(config, async (db) => {
     try {
       return await insertUser(db, { email: input.email, name: input.name, role: input.role, passwordHash });
@@ -80,5 +88,5 @@ export async function runUsersCommand(argv: string[], out: Output): Promise<void
   const { word, rest } = takeWord(argv);
   if (word === 'create') return createUser(rest, out);
   if (word === 'list') return printUsers(rest, out);
-  throw new UsageError('usage: orderpay users create --email E --password P [--name N] [--role customer|staff] | orderpay users list');
+  throw new UsageError(`${CREATE_USAGE} | orderpay users list`);
 }

@@ -1,11 +1,39 @@
 // createDatabase(config) → the Db for this configuration: PostgreSQL when DATABASE_URL is set,
 // otherwise the embedded database in DATA_DIR. Either way, conflicting transactions are retried.
+// openCommandDatabase(config) → the same for a command, which on the embedded database goes
+// through `orderpay serve` when one runs there.
 import type { Config } from '../config.ts';
+import { DataDirInUseError } from './data-dir-lock.ts';
 import type { Db } from './db.ts';
+import { connectEmbeddedDatabase } from './embedded-socket-client.ts';
 import { openPglite } from './pglite.ts';
 import { openPostgres } from './postgres.ts';
 import { withTransactionRetry } from './transaction.ts';
 
 export async function createDatabase(config: Pick<Config, 'databaseUrl' | 'dataDir' | 'db'>): Promise<Db> {
   return withTransactionRetry(config.databaseUrl ? await openPostgres(config.databaseUrl, config.db) : await openPglite(config.dataDir));
+}
+
+// A server still starting (migrating) holds the lock before its socket listens, and another
+// command holds it for seconds at most: wait that long before calling the directory in use.
+const COMMAND_WAIT_MS = 15_000;
+const COMMAND_POLL_MS = 100;
+
+/**
+ * For a command: the running server's embedded database over its socket (DATA_DIR/orderpay.sock),
+ * else the data directory opened directly, as `serve` does. PostgreSQL is opened as usual.
+ */
+export async function openCommandDatabase(config: Pick<Config, 'databaseUrl' | 'dataDir' | 'db'>): Promise<Db> {
+  if (config.databaseUrl || config.dataDir.startsWith('memory://')) return createDatabase(config);
+  const deadline = Date.now() + COMMAND_WAIT_MS;
+  for (;;) {
+    const served = await connectEmbeddedDatabase(config.dataDir);
+    if (served) return withTransactionRetry(served);
+    try {
+      return await createDatabase(config);
+    } catch (error) {
+      if (!(error instanceof DataDirInUseError) || Date.now() > deadline) throw error;
+    }
+    await new Promise((resolve) => setTimeout(resolve, COMMAND_POLL_MS));
+  }
 }

@@ -4,6 +4,7 @@ import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { lockDataDir } from './data-dir-lock.ts';
+import { createSerialQueue, serialPoolStats } from './serial-queue.ts';
 import { OID, parseInt8, parseTimestamptz, type Db, type Queryable, type QueryResult } from './db.ts';
 
 export async function openPglite(dataDir: string): Promise<Db> {
@@ -23,15 +24,7 @@ export async function openPglite(dataDir: string): Promise<Db> {
   }
   await pg.exec("SET TIME ZONE 'UTC'");
 
-  let tail: Promise<unknown> = Promise.resolve();
-  // Queued and running work: the one connection is in use while any runs, and the rest wait.
-  let pending = 0;
-  function exclusive<T>(fn: () => Promise<T>): Promise<T> {
-    pending++;
-    const run = tail.then(fn, fn).finally(() => pending--);
-    tail = run.catch(() => undefined);
-    return run;
-  }
+  const exclusive = createSerialQueue();
 
   const runQuery = async <T>(target: Queryable | PGlite, sql: string, params?: readonly unknown[]) => {
     const result = await (target as PGlite).query<T>(sql, params as unknown[] | undefined);
@@ -40,7 +33,7 @@ export async function openPglite(dataDir: string): Promise<Db> {
 
   return {
     kind: 'pglite',
-    poolStats: () => ({ max: 1, open: 1, inUse: Math.min(pending, 1), waiting: Math.max(pending - 1, 0) }),
+    poolStats: () => serialPoolStats(exclusive),
     query: <T>(sql: string, params?: readonly unknown[]) => exclusive(() => runQuery<T>(pg, sql, params)),
     exec: (sql: string) => exclusive(async () => void (await pg.exec(sql))),
     transaction: <T>(fn: (tx: Queryable) => Promise<T>) =>

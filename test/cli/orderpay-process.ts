@@ -93,16 +93,22 @@ export interface Exit {
 const running = new Map<ChildProcess, Promise<Exit>>();
 
 /**
- * Spawns `command <args>` in the repository (detached: leading a process group of its own);
- * `closed` settles once it has exited and its output streams ended.
+ * Spawns `command <args>` in the repository (its stdin: `input`, else none; detached: leading a
+ * process group of its own); `closed` settles once it has exited and its output streams ended.
  */
 function spawnTracked(
   command: string,
   args: string[],
   env: Env,
-  options: { detached?: boolean } = {},
+  options: { detached?: boolean; input?: string } = {},
 ): { child: ChildProcess; closed: Promise<Exit> } {
-  const child = spawn(command, args, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'], detached: options.detached });
+  const child = spawn(command, args, {
+    cwd: ROOT,
+    env,
+    stdio: [options.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+    detached: options.detached,
+  });
+  child.stdin?.end(options.input);
   const closed = new Promise<Exit>((resolve) => {
     child.once('close', (code, signal) => {
       running.delete(child);
@@ -147,9 +153,13 @@ export interface CommandResult extends Exit {
   stderr: string;
 }
 
-/** Runs `orderpay <args>` to completion (src/cli.ts unless another entry is given). */
-export async function runOrderpay(args: string[], env: Env, options: { entry?: string; timeoutMs?: number } = {}): Promise<CommandResult> {
-  const { child, closed } = spawnTracked(process.execPath, [options.entry ?? CLI_ENTRY, ...args], env);
+/** Runs `orderpay <args>` to completion (src/cli.ts unless another entry is given), `input` on its stdin. */
+export async function runOrderpay(
+  args: string[],
+  env: Env,
+  options: { entry?: string; timeoutMs?: number; input?: string } = {},
+): Promise<CommandResult> {
+  const { child, closed } = spawnTracked(process.execPath, [options.entry ?? CLI_ENTRY, ...args], env, { input: options.input });
   const output = collect(child);
   const exit = await exitWithin(child, closed, options.timeoutMs ?? 60_000, `orderpay ${args.join(' ')}`);
   return { ...exit, stdout: output.stdout(), stderr: output.stderr() };

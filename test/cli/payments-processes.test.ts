@@ -10,6 +10,7 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, describe, test } from 'node:test';
 import type { Db } from '../../src/db/db.ts';
+import { embeddedSocketPath } from '../../src/db/embedded-socket-frames.ts';
 import { migrate } from '../../src/db/migrate.ts';
 import { ERRORS } from '../../src/core/errors.ts';
 import type { FailpointName } from '../../src/http/idempotency/failpoints.ts';
@@ -253,7 +254,8 @@ async function readLeftByCrash<T>(target: TargetDatabase, fn: (db: Db) => Promis
   const parent = await mkdtemp(path.join(tmpdir(), 'orderpay-crashed-'));
   try {
     const copy = path.join(parent, 'data');
-    await cp(target.dataDir, copy, { recursive: true });
+    // Without the socket the killed server left (fs.cp refuses to copy a socket).
+    await cp(target.dataDir, copy, { recursive: true, filter: (source) => source !== embeddedSocketPath(target.dataDir!) });
     return await withTargetDatabase({ ...target, dataDir: copy }, fn);
   } finally {
     await rm(parent, { recursive: true, force: true });

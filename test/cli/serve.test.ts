@@ -146,7 +146,7 @@ describe(`orderpay serve on an empty database (${DATABASE_LABEL})`, () => {
       }
     });
   } else {
-    test('a second process on the same data directory exits 2 while the first runs', async () => {
+    test('a second server on the same data directory exits 2 while the first runs; commands go through the first', async () => {
       const lockPath = `${target.dataDir}.lock`;
       const first = await startServe(env);
       try {
@@ -154,17 +154,20 @@ describe(`orderpay serve on an empty database (${DATABASE_LABEL})`, () => {
         const inUse = new RegExp(
           `^the embedded database ${escapeRegExp(target.dataDir!)} is in use by another orderpay process \\(pid ${first.child.pid}\\)`,
         );
-        for (const args of [
-          ['serve', '--json'],
-          ['migrate', '--json'],
-          ['seed', '--json'],
-        ]) {
-          const second = await runOrderpay(args, { ...env, PORT: '0' }, { timeoutMs: 30_000 });
-          assert.equal(second.code, 2, `${args.join(' ')}: ${second.stderr}`);
-          assert.equal(second.stdout, '');
-          assert.match(parseJsonOutput(second.stderr).error as string, inUse);
+        const second = await runOrderpay(['serve', '--json'], { ...env, PORT: '0' }, { timeoutMs: 30_000 });
+        assert.equal(second.code, 2, second.stderr);
+        assert.equal(second.stdout, '');
+        assert.match(parseJsonOutput(second.stderr).error as string, inUse);
+        // Commands reach the database through the running server (test/cli/commands-while-serving.test.ts).
+        for (const [args, output] of [
+          [['migrate', '--json'], { applied: [] }],
+          [['seed', '--json'], { seeded: false, users: 0, products: 0, orders: 0 }],
+        ] as const) {
+          const command = await runOrderpay([...args], env, { timeoutMs: 30_000 });
+          assert.equal(command.code, 0, `${args.join(' ')}: ${command.stderr}`);
+          assert.deepEqual(parseJsonOutput(command.stdout), output);
         }
-        // The refused processes left the first one's lock and server alone.
+        // The refused server and the commands left the first one's lock and server alone.
         assert.equal(readFileSync(lockPath, 'utf8'), String(first.child.pid));
         assert.equal((await fetch(`${first.listening.url}/livez`)).status, 200);
       } finally {

@@ -44,16 +44,17 @@ async function queryRows<T>(sql: string, params: unknown[] = []): Promise<T[]> {
   }
 }
 
-async function succeed(args: string[]): Promise<Record<string, unknown>> {
-  const result = await runOrderpay([...args, '--json'], env);
+/** `input`: the command's stdin (the password, for `users create --password-stdin`). */
+async function succeed(args: string[], input?: string): Promise<Record<string, unknown>> {
+  const result = await runOrderpay([...args, '--json'], env, { input });
   assert.equal(result.stderr, '', args.join(' '));
   assert.equal(result.code, 0);
   return parseJsonOutput(result.stdout);
 }
 
 /** Exit 2, nothing on stdout, `{"error": …}` on stderr. */
-async function refuse(args: string[]): Promise<string> {
-  const result = await runOrderpay([...args, '--json'], env);
+async function refuse(args: string[], input?: string): Promise<string> {
+  const result = await runOrderpay([...args, '--json'], env, { input });
   assert.equal(result.code, 2, `${args.join(' ')}: ${result.stderr}`);
   assert.equal(result.stdout, '');
   const error = parseJsonOutput(result.stderr);
@@ -76,18 +77,10 @@ const tableRows = (text: string) =>
 
 describe(`orderpay users (${DATABASE})`, () => {
   test('create stores an scrypt hash of the password, never the password', async () => {
-    const user = await succeed([
-      'users',
-      'create',
-      '--email',
-      'dana@example.com',
-      '--password',
-      'dana-s3cret-pass',
-      '--name',
-      'Dana Scully',
-      '--role',
-      'staff',
-    ]);
+    const user = await succeed(
+      ['users', 'create', '--email', 'dana@example.com', '--password-stdin', '--name', 'Dana Scully', '--role', 'staff'],
+      'dana-s3cret-pass\n',
+    );
     assert.deepEqual(user, { id: user.id, email: 'dana@example.com', name: 'Dana Scully', role: 'staff' });
     assert.ok(Number.isInteger(user.id));
 
@@ -106,17 +99,19 @@ describe(`orderpay users (${DATABASE})`, () => {
   });
 
   test('create defaults to a customer named after the email', async () => {
-    const user = await succeed(['users', 'create', '--email', 'erin@example.com', '--password', '12345678']);
+    const user = await succeed(['users', 'create', '--email', 'erin@example.com', '--password-stdin'], '12345678\n');
     assert.deepEqual(user, { id: user.id, email: 'erin@example.com', name: 'erin', role: 'customer' });
 
-    const human = assertHuman(await runOrderpay(['users', 'create', '--email', 'fay@example.com', '--password', 'fay-password'], env));
+    const human = assertHuman(
+      await runOrderpay(['users', 'create', '--email', 'fay@example.com', '--password-stdin'], env, { input: 'fay-password\n' }),
+    );
     assert.match(human, /^Created customer fay@example\.com \(id \d+\)\n$/);
   });
 
   test('a duplicate email, in any case, exits 2 and changes nothing', async () => {
-    await succeed(['users', 'create', '--email', 'gil@example.com', '--password', 'first-password']);
+    await succeed(['users', 'create', '--email', 'gil@example.com', '--password-stdin'], 'first-password\n');
     assert.equal(
-      await refuse(['users', 'create', '--email', 'GIL@example.com', '--password', 'second-password']),
+      await refuse(['users', 'create', '--email', 'GIL@example.com', '--password-stdin'], 'second-password\n'),
       'a user with email GIL@example.com already exists',
     );
     const rows = await queryRows<{ password_hash: string }>("SELECT password_hash FROM users WHERE lower(email) = 'gil@example.com'");
@@ -126,30 +121,36 @@ describe(`orderpay users (${DATABASE})`, () => {
 
   test('a short password, a bad role or email, a missing option exits 2 without a row', async () => {
     assert.equal(
-      await refuse(['users', 'create', '--email', 'hal@example.com', '--password', '1234567']),
+      await refuse(['users', 'create', '--email', 'hal@example.com', '--password-stdin'], '1234567\n'),
       'password must be at least 8 characters',
     );
     assert.match(
-      await refuse(['users', 'create', '--email', 'hal@example.com', '--password', '12345678', '--role', 'admin']),
+      await refuse(['users', 'create', '--email', 'hal@example.com', '--password-stdin', '--role', 'admin'], '12345678\n'),
       /--role must be customer or staff, got "admin"/,
     );
     assert.match(
-      await refuse(['users', 'create', '--email', 'not-an-email', '--password', '12345678']),
+      await refuse(['users', 'create', '--email', 'not-an-email', '--password-stdin'], '12345678\n'),
       /--email "not-an-email" is not an email address/,
     );
     assert.match(
-      await refuse(['users', 'create', '--email', 'hİl@example.com', '--password', '12345678']),
+      await refuse(['users', 'create', '--email', 'hİl@example.com', '--password-stdin'], '12345678\n'),
       /--email "hİl@example.com": account emails are ASCII/,
     );
-    assert.match(await refuse(['users', 'create', '--email', 'hal@example.com']), /usage: orderpay users create/);
-    assert.match(await refuse(['users', 'create', '--password', '12345678']), /usage: orderpay users create/);
-    assert.match(await refuse(['users', 'create', '--email', 'hal@example.com', '--password', '12345678', '--scope', 'x']), /--scope/);
+    assert.match(await refuse(['users', 'create', '--email', 'hal@example.com']), /^no password: pipe it in with --password-stdin/);
+    assert.match(await refuse(['users', 'create', '--password-stdin'], '12345678\n'), /usage: orderpay users create/);
+    assert.match(
+      await refuse(['users', 'create', '--email', 'hal@example.com', '--password-stdin', '--scope', 'x'], '12345678\n'),
+      /--scope/,
+    );
     assert.match(await refuse(['users', 'delete']), /usage: orderpay users create/);
     assert.deepEqual(await queryRows("SELECT id FROM users WHERE email = 'hal@example.com'"), []);
   });
 
   test('list shows users without their password hashes', async () => {
-    const created = await succeed(['users', 'create', '--email', 'ivy@example.com', '--password', 'ivy-password', '--role', 'staff']);
+    const created = await succeed(
+      ['users', 'create', '--email', 'ivy@example.com', '--password-stdin', '--role', 'staff'],
+      'ivy-password\n',
+    );
     const result = await runOrderpay(['users', 'list', '--json'], env);
     assert.equal(result.code, 0, result.stderr);
     assert.doesNotMatch(result.stdout, /scrypt/);
