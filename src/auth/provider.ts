@@ -12,6 +12,7 @@ import { isAllowedOrigin } from '../http/cors.ts';
 import { CLIENT_SCOPES, type ClientMetadata } from './clients.rules.ts';
 import { accountFinder, findAccountRow } from './account.ts';
 import { createIntrospectionVerifier, introspectJwtAccessTokens, mayIntrospect } from './jwt-introspection.ts';
+import { askConsentForOfflineAccess } from './offline-access.ts';
 import { createOidcAdapter, digestOidcIdentifier } from './oidc.adapter.ts';
 import { renderErrorPage, renderLogoutPage, renderLoggedOutPage } from './pages.ts';
 import { verifyClientSecret } from './passwords.ts';
@@ -58,6 +59,8 @@ export interface ProviderOptions {
 
 const API_SCOPES: ReadonlySet<string> = new Set(SCOPES);
 
+const AUTHORIZATION_PATH = '/authorize';
+
 /**
  * A request (authorization, or a refresh narrowing its scope) for OpenID Connect scopes and no API
  * scope: its access token is for /oauth/userinfo, which takes only tokens without an audience.
@@ -82,7 +85,7 @@ export function createProvider({ config, db, signingKeys, cookieKeys, staticClie
     // RFC 9700 §2.1.1 / OAuth 2.1: PKCE for every client; oidc-provider 9 accepts only S256.
     pkce: { required: () => true },
     routes: {
-      authorization: '/authorize',
+      authorization: AUTHORIZATION_PATH,
       token: '/token',
       jwks: '/jwks',
       userinfo: '/userinfo',
@@ -147,6 +150,7 @@ export function createProvider({ config, db, signingKeys, cookieKeys, staticClie
   // (src/auth/authorization-server.ts): secure cookies and published URLs follow PUBLIC_URL.
   provider.proxy = true;
   provider.use(introspectJwtAccessTokens(createIntrospectionVerifier(db, config)));
+  provider.use(askConsentForOfflineAccess(AUTHORIZATION_PATH));
   // Client secrets are stored as scrypt hashes (src/auth/passwords.ts), never in the clear.
   provider.Client.prototype.compareClientSecret = function compareHashedClientSecret(this: { clientSecret?: string }, actual: string) {
     return this.clientSecret ? verifyClientSecret(this.clientSecret, actual) : Promise.resolve(false);
