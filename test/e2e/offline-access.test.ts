@@ -88,11 +88,7 @@ describe('OpenID Connect Core §11: offline_access', () => {
   test('asked for without prompt=consent: the consent page says "stay signed in", and the grant keeps it', async () => {
     const browser = new FormBrowser();
     const first = await signIn(browser, 'openid offline_access orders:read');
-    assert.deepEqual(first.listed, [
-      'Confirm who you are (openid)',
-      STAY_SIGNED_IN,
-      'See your orders and their items (orders:read)',
-    ]);
+    assert.deepEqual(first.listed, ['Confirm who you are (openid)', STAY_SIGNED_IN, 'See your orders and their items (orders:read)']);
     const introspected = await client.tokenIntrospection(introspector, first.tokens.refresh_token!);
     assert.equal(introspected.scope, 'openid offline_access orders:read');
 

@@ -88,7 +88,9 @@ describe('OpenID Connect Core §5.3: /oauth/userinfo', () => {
     await assert.rejects(
       client.fetchUserInfo(app, tokens.access_token, String(userId)),
       (error: unknown) =>
-        error instanceof client.WWWAuthenticateChallengeError && error.status === 401 && error.cause[0]?.parameters.error === 'invalid_token',
+        error instanceof client.WWWAuthenticateChallengeError &&
+        error.status === 401 &&
+        error.cause[0]?.parameters.error === 'invalid_token',
     );
 
     const identity = await client.refreshTokenGrant(app, tokens.refresh_token!, { scope: 'openid profile email' });
@@ -159,10 +161,21 @@ describe('RFC 7662: /oauth/introspect for orderpay access tokens', () => {
     const forgedPayload = Buffer.from(JSON.stringify({ ...decodeJwt(tokens.access_token), scope: 'orders:read orders:write' })).toString(
       'base64url',
     );
-    const elsewhere = await issueTokenFor(server.db, { issuer: 'http://127.0.0.1:3000/oauth', audience: 'http://127.0.0.1:3000' }, {
-      email: EMAIL,
-    });
-    for (const token of ['garbage', 'a.b.c', `${header}.${forgedPayload}.${signature}`, `${header}.${payload}.`, elsewhere, tokens.id_token!]) {
+    const elsewhere = await issueTokenFor(
+      server.db,
+      { issuer: 'http://127.0.0.1:3000/oauth', audience: 'http://127.0.0.1:3000' },
+      {
+        email: EMAIL,
+      },
+    );
+    for (const token of [
+      'garbage',
+      'a.b.c',
+      `${header}.${forgedPayload}.${signature}`,
+      `${header}.${payload}.`,
+      elsewhere,
+      tokens.id_token!,
+    ]) {
       assert.deepEqual(await client.tokenIntrospection(introspector, token), { active: false }, token);
     }
   });
@@ -189,6 +202,9 @@ describe('RFC 7662: /oauth/introspect for orderpay access tokens', () => {
       body: new URLSearchParams({ token: tokens.access_token }),
     });
     assert.equal(anonymous.status, 400);
-    assert.deepEqual(await anonymous.json(), { error: 'invalid_request', error_description: 'no client authentication mechanism provided' });
+    assert.deepEqual(await anonymous.json(), {
+      error: 'invalid_request',
+      error_description: 'no client authentication mechanism provided',
+    });
   });
 });
