@@ -184,7 +184,7 @@ describe('RFC 7662: /oauth/introspect for orderpay access tokens', () => {
     const tokens = await signIn('openid profile email offline_access');
     const active = await client.tokenIntrospection(introspector, tokens.access_token);
     assert.equal(active.active, true);
-    assert.equal(active.scope, 'openid profile email');
+    assert.equal(active.scope, 'openid profile email offline_access');
     assert.equal(active.sub, String(userId));
     await client.tokenRevocation(app, tokens.refresh_token!);
     assert.deepEqual(await client.tokenIntrospection(introspector, tokens.access_token), { active: false });
