@@ -94,6 +94,15 @@ describe(`orderpay tokens issue (${DATABASE_LABEL})`, () => {
     return { body, header: decodeProtectedHeader(token), claims: decodeJwt(token) };
   }
 
+  /** What `tokens issue --json` prints: the token, and the issuer and audience it is signed for. */
+  const tokenResponse = (accessToken: unknown) => ({
+    access_token: accessToken,
+    token_type: 'Bearer',
+    expires_in: 600,
+    issuer: `${PUBLIC_URL}/oauth`,
+    audience: PUBLIC_URL,
+  });
+
   async function refuse(args: string[]): Promise<string> {
     const result = await runOrderpay(['tokens', 'issue', ...args, '--json'], env);
     assert.equal(result.code, 2, result.stderr);
@@ -106,13 +115,7 @@ describe(`orderpay tokens issue (${DATABASE_LABEL})`, () => {
 
   test('a customer gets an RFC 9068 access token with every scope but products:write', async () => {
     const { body, header, claims } = await issue(['--email', 'alice@example.com']);
-    assert.deepEqual(body, {
-      access_token: body.access_token,
-      token_type: 'Bearer',
-      expires_in: 600,
-      issuer: `${PUBLIC_URL}/oauth`,
-      audience: PUBLIC_URL,
-    });
+    assert.deepEqual(body, tokenResponse(body.access_token));
     assert.equal(header.typ, 'at+jwt');
     assert.equal(header.alg, 'RS256');
     assert.equal(typeof header.kid, 'string');
@@ -150,13 +153,7 @@ describe(`orderpay tokens issue (${DATABASE_LABEL})`, () => {
 
   test('--client-id issues a service token whose subject is the client', async () => {
     const { body, header, claims } = await issue(['--client-id', 'svc']);
-    assert.deepEqual(body, {
-      access_token: body.access_token,
-      token_type: 'Bearer',
-      expires_in: 600,
-      issuer: `${PUBLIC_URL}/oauth`,
-      audience: PUBLIC_URL,
-    });
+    assert.deepEqual(body, tokenResponse(body.access_token));
     assert.equal(header.typ, 'at+jwt');
     assert.equal(claims.sub, 'svc');
     assert.equal(claims.client_id, 'svc');
