@@ -19,17 +19,20 @@ interface ScopeSet {
 /**
  * `withheld` holds the staff-only scopes a customer asked for: the provider lists API scopes among
  * the OIDC ones too, and keeps asking for any scope the grant has neither granted nor rejected.
+ * `requested` is what the request asks for and the user may hold, granted before or not.
  */
 interface ConsentScopes extends ScopeSet {
   withheld: ScopeSet;
+  requested: string[];
 }
 
 export async function findConsentScopes(db: Queryable, details: Interaction): Promise<ConsentScopes> {
   const account = details.session?.accountId ? await findAccountRow(db, details.session.accountId) : undefined;
-  return splitConsentScopes(details.prompt.details as ConsentPromptDetails, account?.role === 'staff');
+  const requested = typeof details.params.scope === 'string' ? details.params.scope.split(' ') : [];
+  return splitConsentScopes(details.prompt.details as ConsentPromptDetails, requested, account?.role === 'staff');
 }
 
-function splitConsentScopes(missing: ConsentPromptDetails, staff: boolean): ConsentScopes {
+function splitConsentScopes(missing: ConsentPromptDetails, requested: string[], staff: boolean): ConsentScopes {
   const allowed = (scope: string) => staff || !STAFF_ONLY_SCOPES.has(scope);
   const missingOidc = missing.missingOIDCScope ?? [];
   const missingResources = Object.entries(missing.missingResourceScopes ?? {});
@@ -40,12 +43,18 @@ function splitConsentScopes(missing: ConsentPromptDetails, staff: boolean): Cons
       oidc: missingOidc.filter((s) => !allowed(s)),
       resources: Object.fromEntries(missingResources.map(([resource, scopes]) => [resource, scopes.filter((s) => !allowed(s))])),
     },
+    requested: requested.filter(allowed),
   };
 }
 
-/** The scopes the consent page lists, each once. */
+/**
+ * The scopes the consent page lists, each once: those not granted yet; or, when consent is asked
+ * again with nothing new (prompt=consent, as offline_access brings: src/auth/offline-access.ts),
+ * everything the request asks for, rather than an empty list.
+ */
 export function listConsentScopes(scopes: ConsentScopes): string[] {
-  return [...new Set([...scopes.oidc, ...Object.values(scopes.resources).flat()])];
+  const missing = [...new Set([...scopes.oidc, ...Object.values(scopes.resources).flat()])];
+  return missing.length ? missing : scopes.requested;
 }
 
 /** Adds the granted scopes and the missing claims to the grant, and rejects the withheld scopes. */

@@ -39,7 +39,7 @@ export const SCOPE_DESCRIPTIONS: Readonly<Record<string, string>> = {
   openid: 'Confirm who you are',
   profile: 'See your name',
   email: 'See your email address',
-  offline_access: 'Stay signed in when you are not using it',
+  offline_access: 'Stay signed in: keep access after you sign out of orderpay',
   'orders:read': 'See your orders and their items',
   'orders:write': 'Place, change and cancel orders for you',
   'products:write': 'Change the product catalogue',

@@ -1,6 +1,7 @@
 // The authorization server: oidc-provider configured for orderpay (RFC 9700, OAuth 2.1 profile).
 // Authorization code + PKCE S256 for every client, rotating refresh tokens in every code exchange,
-// client credentials for services, RFC 9068 JWT access tokens for the orderpay API audience.
+// client credentials for services, RFC 9068 JWT access tokens for the orderpay API audience, and
+// opaque ones for /oauth/userinfo when a request asks for OpenID Connect scopes only.
 import type { IncomingMessage } from 'node:http';
 import Provider, { errors, type Configuration } from 'oidc-provider';
 import type { JWK } from 'jose';
@@ -10,6 +11,8 @@ import { SCOPES } from '../core/scopes.ts';
 import { isAllowedOrigin } from '../http/cors.ts';
 import { CLIENT_SCOPES, type ClientMetadata } from './clients.rules.ts';
 import { accountFinder, findAccountRow } from './account.ts';
+import { createIntrospectionVerifier, introspectJwtAccessTokens, mayIntrospect } from './jwt-introspection.ts';
+import { askConsentForOfflineAccess } from './offline-access.ts';
 import { createOidcAdapter, digestOidcIdentifier } from './oidc.adapter.ts';
 import { renderErrorPage, renderLogoutPage, renderLoggedOutPage } from './pages.ts';
 import { verifyClientSecret } from './passwords.ts';
@@ -54,6 +57,20 @@ export interface ProviderOptions {
   staticClients?: ClientMetadata[];
 }
 
+const API_SCOPES: ReadonlySet<string> = new Set(SCOPES);
+
+const AUTHORIZATION_PATH = '/authorize';
+
+/**
+ * A request (authorization, or a refresh narrowing its scope) for OpenID Connect scopes and no API
+ * scope: its access token is for /oauth/userinfo, which takes only tokens without an audience.
+ */
+function asksForIdentityOnly(scope: unknown): boolean {
+  if (typeof scope !== 'string') return false;
+  const scopes = scope.split(' ');
+  return scopes.includes('openid') && !scopes.some((s) => API_SCOPES.has(s));
+}
+
 export function createProvider({ config, db, signingKeys, cookieKeys, staticClients = [] }: ProviderOptions): Provider {
   const apiScopes = SCOPES.join(' ');
   const configuration: Configuration = {
@@ -68,7 +85,7 @@ export function createProvider({ config, db, signingKeys, cookieKeys, staticClie
     // RFC 9700 §2.1.1 / OAuth 2.1: PKCE for every client; oidc-provider 9 accepts only S256.
     pkce: { required: () => true },
     routes: {
-      authorization: '/authorize',
+      authorization: AUTHORIZATION_PATH,
       token: '/token',
       jwks: '/jwks',
       userinfo: '/userinfo',
@@ -80,20 +97,20 @@ export function createProvider({ config, db, signingKeys, cookieKeys, staticClie
     features: {
       devInteractions: { enabled: false },
       clientCredentials: { enabled: true },
-      // RFC 7662 §4: confidential clients (resource servers) may introspect any token; a public
-      // client only its own. RFC 7009: a client may revoke only its own tokens.
-      introspection: {
-        enabled: true,
-        allowedPolicy: (_ctx, client, token) => client.clientAuthMethod !== 'none' || token.clientId === client.clientId,
-      },
+      // RFC 7662 §2.1: clients that authenticate may introspect any token (the JWT access tokens
+      // too, src/auth/jwt-introspection.ts); public clients none. RFC 7009: a client may revoke
+      // only its own tokens.
+      introspection: { enabled: true, allowedPolicy: (_ctx, client) => mayIntrospect(client) },
       revocation: { enabled: true, allowedPolicy: (_ctx, client, token) => token.clientId === client.clientId },
       userinfo: { enabled: true },
       rpInitiatedLogout: { enabled: true, logoutSource: renderLogoutPage, postLogoutSuccessSource: renderLoggedOutPage },
-      // RFC 8707: every access token is for the orderpay API, as an RFC 9068 JWT.
+      // RFC 8707: an access token is for the orderpay API, as an RFC 9068 JWT, unless the request
+      // asks for OpenID Connect scopes only: then no resource, and oidc-provider issues an opaque
+      // token for /oauth/userinfo. A refresh with `scope` narrowed to those scopes gets one too.
       resourceIndicators: {
         enabled: true,
-        defaultResource: () => config.audience,
-        useGrantedResource: () => true,
+        defaultResource: (ctx) => (asksForIdentityOnly(ctx.oidc.params?.scope) ? undefined : config.audience),
+        useGrantedResource: (ctx) => !asksForIdentityOnly(ctx.oidc.params?.scope),
         getResourceServerInfo(_ctx, resourceIndicator) {
           if (resourceIndicator !== config.audience) throw new errors.InvalidTarget();
           return {
@@ -132,6 +149,8 @@ export function createProvider({ config, db, signingKeys, cookieKeys, staticClie
   // Koa reads the scheme from X-Forwarded-Proto, which the mount pins to PUBLIC_URL's scheme
   // (src/auth/authorization-server.ts): secure cookies and published URLs follow PUBLIC_URL.
   provider.proxy = true;
+  provider.use(introspectJwtAccessTokens(createIntrospectionVerifier(db, config)));
+  provider.use(askConsentForOfflineAccess(AUTHORIZATION_PATH));
   // Client secrets are stored as scrypt hashes (src/auth/passwords.ts), never in the clear.
   provider.Client.prototype.compareClientSecret = function compareHashedClientSecret(this: { clientSecret?: string }, actual: string) {
     return this.clientSecret ? verifyClientSecret(this.clientSecret, actual) : Promise.resolve(false);

@@ -45,3 +45,12 @@ export async function purgeExpiredRevokedGrants(db: Queryable): Promise<number> 
   const { rowCount } = await db.query('DELETE FROM revoked_grants WHERE expires_at < now()');
   return rowCount;
 }
+
+/**
+ * Whether the grant with this digest is revoked, read now: introspection (RFC 7662) answers for
+ * the moment it is asked, not for a copy up to a second old.
+ */
+export async function isGrantRevoked(db: Queryable, grantDigest: string): Promise<boolean> {
+  const { rows } = await db.query('SELECT 1 FROM revoked_grants WHERE grant_digest = $1', [grantDigest]);
+  return rows.length > 0;
+}

@@ -34,5 +34,9 @@ export async function runTokensCommand(argv: string[], out: Output): Promise<voi
   const subject = email ? { email } : { clientId: clientId! };
   const config = loadConfig();
   const token = await withMigratedDatabase(config, (db) => issueTokenFor(db, config, subject, scopes, expiresIn));
-  out.print(token, { access_token: token, token_type: 'Bearer', expires_in: expiresIn });
+  const { issuer, audience } = config;
+  out.print(token, { access_token: token, token_type: 'Bearer', expires_in: expiresIn, issuer, audience });
+  // Only a server with this issuer and audience (its PUBLIC_URL, or PORT) accepts the token. Said on
+  // stderr, so that TOKEN=$(orderpay tokens issue …) still captures the token alone.
+  if (!out.json) console.error(`Signed for issuer ${issuer} and audience ${audience}: only a server with these accepts it.`);
 }

@@ -112,7 +112,7 @@ export const ERRORS = {
     status: 401,
     title: 'Access token is invalid',
     description:
-      'The access token is malformed, expired, not issued for this API, or its signature does not verify, or its grant was revoked. Obtain a new one.',
+      'The access token was refused. `detail` and the `WWW-Authenticate` `error_description` name the check it failed: malformed, algorithm, signing key, signature, not a JWT access token, a claim, issuer, audience, not yet valid, expired or revoked. Obtain a new one from the server that is to accept it.',
   },
   AUTH_TOKEN_NOT_IN_HEADER: {
     status: 400,

@@ -3,20 +3,23 @@
 // check. Object-level checks (ownership) happen below, in the services.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
-import { errors as joseErrors } from 'jose';
 import type { Principal } from '../core/principal.ts';
 import type { Scope } from '../core/scopes.ts';
 import { ProblemError } from './problem.ts';
-import { TokenRevokedError, type TokenVerifier } from './token-verifier.ts';
+import { describeTokenRejection, tokenRejectionFrom, type TokenRejectedError } from './token-rejections.ts';
+import type { TokenVerifier } from './token-verifier.ts';
 
 const REALM = 'orderpay';
 
 const SCHEME = /^([A-Za-z][A-Za-z0-9!#$%&'*+.^_`|~-]*)(?: |$)/;
 const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;
 
+/** RFC 6750 §3: error, error_description and scope values use only %x20-21 / %x23-5B / %x5D-7E. */
+const OUTSIDE_CHALLENGE_VALUE = /[^\x20\x21\x23-\x5b\x5d-\x7e]/g;
+
 function challenge(params: Record<string, string> = {}): string {
   const extra = Object.entries(params)
-    .map(([k, v]) => `, ${k}="${v.replace(/["\\]/g, '')}"`)
+    .map(([k, v]) => `, ${k}="${v.replace(OUTSIDE_CHALLENGE_VALUE, '')}"`)
     .join('');
   return `Bearer realm="${REALM}"${extra}`;
 }
@@ -51,20 +54,31 @@ function bearerAuthentication(verifier: TokenVerifier) {
       });
     }
     const match = BEARER.exec(header);
-    const invalid = (description: string) =>
-      new ProblemError('AUTH_TOKEN_INVALID', `The access token is invalid: ${description}.`, {
-        headers: { 'www-authenticate': challenge({ error: 'invalid_token', error_description: description }) },
-      });
-    if (!match) throw invalid('the Bearer credentials are malformed');
+    if (!match) throw invalidToken('the Bearer credentials are malformed');
     try {
       request.principal = await verifier.verify(match[1]!);
     } catch (error) {
-      if (error instanceof joseErrors.JWTExpired) throw invalid('the token has expired');
-      if (error instanceof TokenRevokedError) throw invalid('the token has been revoked');
-      if (error instanceof joseErrors.JOSEError || error instanceof TypeError) throw invalid('it failed verification');
-      throw error;
+      const rejection = tokenRejectionFrom(error);
+      if (!rejection) throw error;
+      throw invalidToken(describeTokenRejection(rejection), whereTokensComeFrom(rejection, verifier));
     }
   };
+}
+
+/**
+ * RFC 6750 §3.1 invalid_token, one catalogue code whatever the check (docs/errors.md): the
+ * error_description names the check, the detail says it again with what would pass.
+ */
+function invalidToken(description: string, hint?: string): ProblemError {
+  return new ProblemError('AUTH_TOKEN_INVALID', `The access token is invalid: ${description}.${hint ? ` ${hint}` : ''}`, {
+    headers: { 'www-authenticate': challenge({ error: 'invalid_token', error_description: description }) },
+  });
+}
+
+/** A token for another server: which issuer and audience this one accepts (both are public). */
+function whereTokensComeFrom(rejection: TokenRejectedError, verifier: TokenVerifier): string | undefined {
+  if (rejection.check !== 'issuer' && rejection.check !== 'audience') return undefined;
+  return `This API accepts tokens issued by ${verifier.issuer} for the audience ${verifier.audience}.`;
 }
 
 /** rawHeaders alternates names and values. */

@@ -1,10 +1,20 @@
 // RFC 9068 JWT access tokens, verified with jose against the issuer's JWKS: iss, aud, exp, typ
-// "at+jwt", an algorithm allow-list, and (our own issuer's) not issued under a revoked grant.
-import { createLocalJWKSet, createRemoteJWKSet, errors as joseErrors, jwtVerify, type JWK, type JWTVerifyGetKey } from 'jose';
+// "at+jwt", an algorithm allow-list, and (our own issuer's) not issued under a revoked grant. A
+// refusal names the check that failed (src/http/token-rejections.ts).
+import {
+  createLocalJWKSet,
+  createRemoteJWKSet,
+  errors as joseErrors,
+  jwtVerify,
+  type JWK,
+  type JWTPayload,
+  type JWTVerifyGetKey,
+} from 'jose';
 import { isApiVersion, UNPINNED_API_VERSION } from '../core/api-versions.ts';
 import { systemClock, type Clock } from '../core/clock.ts';
 import type { Principal } from '../core/principal.ts';
 import type { GrantRevocations } from './grant-revocations.ts';
+import { TokenRejectedError, tokenRejectionFrom } from './token-rejections.ts';
 
 // RFC 8725 §3.1: never let the token choose the algorithm; "none" and HMAC are not accepted.
 const ALGORITHMS = ['RS256', 'PS256', 'ES256', 'EdDSA'];
@@ -23,9 +33,6 @@ export interface TokenVerifierOptions {
   revocations?: GrantRevocations;
   now?: Clock;
 }
-
-/** RFC 6750 §3.1: a revoked token is an invalid_token like an expired one. */
-export class TokenRevokedError extends Error {}
 
 /**
  * JWKS from a loader. Reloaded when a token names an unknown kid (key rotation), at most once per
@@ -57,7 +64,7 @@ function reloadingJwks(loadKeys: () => Promise<JWK[]>, now: Clock): JWTVerifyGet
 /** The `gid` claim: the digest of the grant the token was issued under (src/auth/provider.ts). */
 function grantDigestFrom(payload: Record<string, unknown>): string | undefined {
   if (payload.gid === undefined) return undefined;
-  if (typeof payload.gid !== 'string') throw new joseErrors.JWTClaimValidationFailed('gid must be a string', payload as never, 'gid');
+  if (typeof payload.gid !== 'string') throw new TokenRejectedError('claims', 'gid');
   return payload.gid;
 }
 
@@ -74,8 +81,8 @@ function apiVersionFrom(payload: Record<string, unknown>): number {
 function principalFrom(payload: Record<string, unknown>): Principal {
   const sub = payload.sub;
   const clientId = payload.client_id;
-  if (typeof sub !== 'string' || typeof clientId !== 'string')
-    throw new joseErrors.JWTClaimValidationFailed('sub and client_id are required', payload as never);
+  if (typeof sub !== 'string') throw new TokenRejectedError('claims', 'sub');
+  if (typeof clientId !== 'string') throw new TokenRejectedError('claims', 'client_id');
   const caller = {
     clientId,
     scopes: new Set(typeof payload.scope === 'string' ? payload.scope.split(' ').filter(Boolean) : []),
@@ -84,13 +91,26 @@ function principalFrom(payload: Record<string, unknown>): Principal {
   };
   // RFC 9068 §2.2: without a resource owner (client credentials) sub is the client's identifier.
   if (sub === clientId) return { kind: 'service', ...caller };
-  if (!/^[1-9]\d{0,15}$/.test(sub)) throw new joseErrors.JWTClaimValidationFailed('sub is not a user id', payload as never);
+  // Neither the client nor a user id: not a subject this API knows.
+  if (!/^[1-9]\d{0,15}$/.test(sub)) throw new TokenRejectedError('claims', 'sub');
   const roles = Array.isArray(payload.roles) ? payload.roles : [];
   return { kind: 'user', userId: Number(sub), role: roles.includes('staff') ? 'staff' : 'customer', ...caller };
 }
 
 export interface TokenVerifier {
+  /** The issuer and audience a token must name, as the verifier was configured. */
+  readonly issuer: string;
+  readonly audience: string;
+  /** The caller the token stands for; TokenRejectedError naming the failed check otherwise. */
   verify(token: string): Promise<Principal>;
+  /** The verified claims, for introspection (RFC 7662); TokenRejectedError as verify. */
+  verifyClaims(token: string): Promise<JWTPayload>;
+}
+
+interface VerifiedToken {
+  principal: Principal;
+  payload: JWTPayload;
+  grantDigest: string | undefined;
 }
 
 /** How far ahead of this server's clock a token's issuing clock may be (docs/api.md). */
@@ -106,42 +126,49 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
   const now = options.now ?? systemClock;
   const keys = options.jwksUrl ? createRemoteJWKSet(new URL(options.jwksUrl)) : reloadingJwks(options.loadKeys ?? (async () => []), now);
   const revocations = options.jwksUrl ? undefined : options.revocations;
-  const cache = new Map<string, { principal: Principal; exp: number; grantDigest: string | undefined }>();
+  const cache = new Map<string, VerifiedToken>();
   const MAX_CACHED = 10_000;
 
   async function refuseRevoked(grantDigest: string | undefined): Promise<void> {
-    if (grantDigest !== undefined && (await revocations?.isRevoked(grantDigest)))
-      throw new TokenRevokedError('the grant of this access token was revoked');
+    if (grantDigest !== undefined && (await revocations?.isRevoked(grantDigest))) throw new TokenRejectedError('revoked');
+  }
+
+  async function verifySignatureAndClaims(token: string, nowSeconds: number): Promise<VerifiedToken> {
+    const { payload } = await jwtVerify(token, keys, {
+      issuer: options.issuer,
+      audience: options.audience,
+      typ: 'at+jwt',
+      algorithms: ALGORITHMS,
+      requiredClaims: ['exp', 'iat', 'sub', 'client_id'],
+      currentDate: now(),
+    });
+    // A token issued in the future comes from a clock (or a forger) we do not trust; jose checks
+    // iat only against a maximum age. Clocks may differ by MAX_CLOCK_SKEW_SECONDS.
+    if ((payload.iat ?? 0) > nowSeconds + MAX_CLOCK_SKEW_SECONDS) throw new TokenRejectedError('issued_in_future');
+    // Another issuer's gid, if it has one, is not ours to read.
+    return { principal: principalFrom(payload), payload, grantDigest: revocations ? grantDigestFrom(payload) : undefined };
+  }
+
+  async function verifyToken(token: string): Promise<VerifiedToken> {
+    const nowSeconds = now().getTime() / 1000;
+    let verified = cache.get(token);
+    if (!verified || verified.payload.exp! <= nowSeconds) {
+      try {
+        verified = await verifySignatureAndClaims(token, nowSeconds);
+      } catch (error) {
+        throw tokenRejectionFrom(error) ?? error;
+      }
+      if (cache.size >= MAX_CACHED) cache.delete(cache.keys().next().value!);
+      cache.set(token, verified);
+    }
+    await refuseRevoked(verified.grantDigest);
+    return verified;
   }
 
   return {
-    async verify(token) {
-      const nowSeconds = now().getTime() / 1000;
-      const hit = cache.get(token);
-      if (hit && hit.exp > nowSeconds) {
-        await refuseRevoked(hit.grantDigest);
-        return hit.principal;
-      }
-      const { payload } = await jwtVerify(token, keys, {
-        issuer: options.issuer,
-        audience: options.audience,
-        typ: 'at+jwt',
-        algorithms: ALGORITHMS,
-        requiredClaims: ['exp', 'iat', 'sub', 'client_id'],
-        currentDate: now(),
-      });
-      // A token issued in the future comes from a clock (or a forger) we do not trust; jose checks
-      // iat only against a maximum age. Clocks may differ by MAX_CLOCK_SKEW_SECONDS.
-      if ((payload.iat ?? 0) > nowSeconds + MAX_CLOCK_SKEW_SECONDS) {
-        throw new joseErrors.JWTClaimValidationFailed('"iat" is in the future', payload, 'iat', 'check_failed');
-      }
-      const principal = principalFrom(payload);
-      // Another issuer's gid, if it has one, is not ours to read.
-      const grantDigest = revocations ? grantDigestFrom(payload) : undefined;
-      if (cache.size >= MAX_CACHED) cache.delete(cache.keys().next().value!);
-      cache.set(token, { principal, exp: payload.exp!, grantDigest });
-      await refuseRevoked(grantDigest);
-      return principal;
-    },
+    issuer: options.issuer,
+    audience: options.audience,
+    verify: async (token) => (await verifyToken(token)).principal,
+    verifyClaims: async (token) => (await verifyToken(token)).payload,
   };
 }

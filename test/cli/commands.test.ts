@@ -94,6 +94,15 @@ describe(`orderpay tokens issue (${DATABASE_LABEL})`, () => {
     return { body, header: decodeProtectedHeader(token), claims: decodeJwt(token) };
   }
 
+  /** What `tokens issue --json` prints: the token, and the issuer and audience it is signed for. */
+  const tokenResponse = (accessToken: unknown) => ({
+    access_token: accessToken,
+    token_type: 'Bearer',
+    expires_in: 600,
+    issuer: `${PUBLIC_URL}/oauth`,
+    audience: PUBLIC_URL,
+  });
+
   async function refuse(args: string[]): Promise<string> {
     const result = await runOrderpay(['tokens', 'issue', ...args, '--json'], env);
     assert.equal(result.code, 2, result.stderr);
@@ -106,7 +115,7 @@ describe(`orderpay tokens issue (${DATABASE_LABEL})`, () => {
 
   test('a customer gets an RFC 9068 access token with every scope but products:write', async () => {
     const { body, header, claims } = await issue(['--email', 'alice@example.com']);
-    assert.deepEqual(body, { access_token: body.access_token, token_type: 'Bearer', expires_in: 600 });
+    assert.deepEqual(body, tokenResponse(body.access_token));
     assert.equal(header.typ, 'at+jwt');
     assert.equal(header.alg, 'RS256');
     assert.equal(typeof header.kid, 'string');
@@ -144,7 +153,7 @@ describe(`orderpay tokens issue (${DATABASE_LABEL})`, () => {
 
   test('--client-id issues a service token whose subject is the client', async () => {
     const { body, header, claims } = await issue(['--client-id', 'svc']);
-    assert.deepEqual(body, { access_token: body.access_token, token_type: 'Bearer', expires_in: 600 });
+    assert.deepEqual(body, tokenResponse(body.access_token));
     assert.equal(header.typ, 'at+jwt');
     assert.equal(claims.sub, 'svc');
     assert.equal(claims.client_id, 'svc');
@@ -174,11 +183,12 @@ describe(`orderpay tokens issue (${DATABASE_LABEL})`, () => {
     assert.match(await refuse(['--email', 'alice@example.com', '--client-id', 'svc']), /exactly one of --email or --client-id/);
   });
 
-  test('without --json the token alone is printed', async () => {
+  test('without --json the token alone is printed, and on stderr the issuer and audience it is signed for', async () => {
     const result = await runOrderpay(['tokens', 'issue', '--client-id', 'svc'], env);
     assert.equal(result.code, 0, result.stderr);
     assert.match(result.stdout, /^[\w-]+\.[\w-]+\.[\w-]+\n$/);
     assert.equal(decodeJwt(result.stdout.trim()).sub, 'svc');
+    assert.equal(result.stderr, `Signed for issuer ${PUBLIC_URL}/oauth and audience ${PUBLIC_URL}: only a server with these accepts it.\n`);
   });
 });
 

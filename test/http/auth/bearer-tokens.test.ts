@@ -3,8 +3,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { base64url, exportJWK, exportSPKI, generateKeyPair, importJWK, SignJWT, type JWK } from 'jose';
-import { signAccessToken } from '../../../src/auth/access-token.ts';
+import { issueTokenFor, signAccessToken } from '../../../src/auth/access-token.ts';
 import { createSigningKey, findActiveSigningKey, listPublishedKeys, type SigningKey } from '../../../src/auth/keys.store.ts';
+import { loadConfig } from '../../../src/config.ts';
 import { LATEST_API_VERSION, UNPINNED_API_VERSION } from '../../../src/core/api-versions.ts';
 import { createTokenVerifier, MAX_CLOCK_SKEW_SECONDS } from '../../../src/http/token-verifier.ts';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
@@ -70,8 +71,15 @@ describe('RFC 6750 / RFC 9068 bearer tokens', () => {
     });
   }
 
-  const assertInvalid = (response: Awaited<ReturnType<typeof listOrders>>, description = 'it failed verification') =>
-    assertUnauthorized(response, 'AUTH_TOKEN_INVALID', invalidTokenChallenge(description), `The access token is invalid: ${description}.`);
+  /** 401 invalid_token whose error_description and detail name the failed check (and, for a token meant for another server, what this one accepts). */
+  const assertInvalid = (response: Awaited<ReturnType<typeof listOrders>>, description: string, hint?: string) =>
+    assertUnauthorized(
+      response,
+      'AUTH_TOKEN_INVALID',
+      invalidTokenChallenge(description),
+      `The access token is invalid: ${description}.${hint ? ` ${hint}` : ''}`,
+    );
+  const acceptedHere = () => `This API accepts tokens issued by ${t.config.issuer} for the audience ${t.config.audience}.`;
 
   const assertMissing = (response: Awaited<ReturnType<typeof listOrders>>) =>
     assertUnauthorized(
@@ -160,20 +168,19 @@ describe('RFC 6750 / RFC 9068 bearer tokens', () => {
   });
 
   describe('verifying the JWT (RFC 9068 §4)', () => {
-    test('garbage and truncated tokens → 401 invalid_token', async () => {
+    test('garbage and truncated tokens → 401 invalid_token: not a well-formed JWT, or a signature that does not verify', async () => {
       const token = await t.token({ userId: customerId });
       const [header, payload, signature] = token.split('.') as [string, string, string];
-      const candidates = [
-        'garbage',
-        'a.b.c',
+      const malformed = ['garbage', 'a.b.c', `${header}.${payload}`, `${base64url.encode('{"alg":')}.${payload}.${signature}`];
+      for (const candidate of malformed) assertInvalid(await listOrders(`Bearer ${candidate}`), 'the token is not a well-formed JWT');
+      const forged = [
         token.slice(0, -10),
-        `${header}.${payload}`,
         `${header}.${payload}.`,
         `${header}.${payload}.${signature.slice(0, -4)}`,
         // Claims changed after signing (exp pushed out): the signature no longer matches.
         `${header}.${base64url.encode(JSON.stringify({ ...JSON.parse(Buffer.from(payload, 'base64url').toString()), exp: 9_999_999_999 }))}.${signature}`,
       ];
-      for (const candidate of candidates) assertInvalid(await listOrders(`Bearer ${candidate}`));
+      for (const candidate of forged) assertInvalid(await listOrders(`Bearer ${candidate}`), "the token's signature does not verify");
     });
 
     test('expired (exp in the past) → 401 invalid_token "the token has expired"', async () => {
@@ -199,14 +206,20 @@ describe('RFC 6750 / RFC 9068 bearer tokens', () => {
       const nowSeconds = Math.floor(clock.getTime() / 1000);
       const sign = (iat: number) =>
         signWith(key.privateJwk, key.alg, { kid: key.kid, typ: 'at+jwt' }, { ...accessTokenClaims(), iat, exp: iat + 600 });
-      assertInvalid(await listOrders(`Bearer ${await sign(nowSeconds + MAX_CLOCK_SKEW_SECONDS + 5)}`));
-      assertInvalid(await listOrders(`Bearer ${await sign(nowSeconds + 3600)}`));
+      assertInvalid(
+        await listOrders(`Bearer ${await sign(nowSeconds + MAX_CLOCK_SKEW_SECONDS + 5)}`),
+        'the token was issued in the future (iat)',
+      );
+      assertInvalid(await listOrders(`Bearer ${await sign(nowSeconds + 3600)}`), 'the token was issued in the future (iat)');
       assert.equal((await listOrders(`Bearer ${await sign(nowSeconds + MAX_CLOCK_SKEW_SECONDS - 5)}`)).statusCode, 200);
     });
 
     test('not yet valid (nbf in the future) → 401 invalid_token', async () => {
       const claims = { ...accessTokenClaims(), nbf: Math.floor(clock.getTime() / 1000) + 300 };
-      assertInvalid(await listOrders(`Bearer ${await signWith(key.privateJwk, key.alg, { kid: key.kid, typ: 'at+jwt' }, claims)}`));
+      assertInvalid(
+        await listOrders(`Bearer ${await signWith(key.privateJwk, key.alg, { kid: key.kid, typ: 'at+jwt' }, claims)}`),
+        'the token is not valid yet (nbf)',
+      );
     });
 
     test('wrong issuer → 401 invalid_token', async () => {
@@ -218,7 +231,7 @@ describe('RFC 6750 / RFC 9068 bearer tokens', () => {
         scope: 'orders:read',
         now: clock,
       });
-      assertInvalid(await listOrders(`Bearer ${token}`));
+      assertInvalid(await listOrders(`Bearer ${token}`), 'the token is from another issuer', acceptedHere());
     });
 
     test('wrong audience (a token for another resource server) → 401 invalid_token', async () => {
@@ -230,7 +243,20 @@ describe('RFC 6750 / RFC 9068 bearer tokens', () => {
         scope: 'orders:read',
         now: clock,
       });
-      assertInvalid(await listOrders(`Bearer ${token}`));
+      assertInvalid(await listOrders(`Bearer ${token}`), 'the token is for another audience', acceptedHere());
+    });
+
+    test('a token `orderpay tokens issue` signed for a server on another PORT → 401 naming the failed check and what this server accepts', async () => {
+      const elsewhere = loadConfig({ NODE_ENV: 'test', PORT: '3000' });
+      assert.notEqual(elsewhere.issuer, t.config.issuer);
+      const token = await issueTokenFor(t.db, elsewhere, { clientId: 'svc' }, ['orders:read']);
+      const response = await listOrders(`Bearer ${token}`);
+      assertInvalid(response, 'the token is from another issuer', acceptedHere());
+      assert.match(response.json().detail, /issued by http:\/\/orderpay\.test\/oauth for the audience http:\/\/orderpay\.test\./);
+      // RFC 6750 §3: error_description="…" holds %x20-21 / %x23-5B / %x5D-7E only, and no part of the token.
+      const description = /error_description="([^"]*)"/.exec(response.headers['www-authenticate'] as string)![1]!;
+      assert.match(description, /^[\x20\x21\x23-\x5b\x5d-\x7e]+$/);
+      for (const part of token.split('.')) assert.ok(!response.body.includes(part) && !description.includes(part));
     });
 
     test('the well-formed control token built by hand is accepted (so the variants below fail for their one difference)', async () => {
@@ -241,7 +267,10 @@ describe('RFC 6750 / RFC 9068 bearer tokens', () => {
     for (const typ of ['JWT', 'jwt', 'application/jwt', undefined]) {
       test(`typ ${typ ?? '(absent)'} instead of at+jwt → 401 invalid_token (RFC 9068 §4 step 1)`, async () => {
         const header = typ === undefined ? { kid: key.kid } : { kid: key.kid, typ };
-        assertInvalid(await listOrders(`Bearer ${await signWith(key.privateJwk, key.alg, header)}`));
+        assertInvalid(
+          await listOrders(`Bearer ${await signWith(key.privateJwk, key.alg, header)}`),
+          'the token is not a JWT access token (typ at+jwt)',
+        );
       });
     }
 
@@ -258,7 +287,10 @@ describe('RFC 6750 / RFC 9068 bearer tokens', () => {
         nonce: 'n-0S6_WzA2Mj',
         auth_time: Math.floor(clock.getTime() / 1000),
       };
-      assertInvalid(await listOrders(`Bearer ${await signWith(key.privateJwk, key.alg, { kid: key.kid, typ: 'JWT' }, claims)}`));
+      assertInvalid(
+        await listOrders(`Bearer ${await signWith(key.privateJwk, key.alg, { kid: key.kid, typ: 'JWT' }, claims)}`),
+        'the token is not a JWT access token (typ at+jwt)',
+      );
     });
 
     test('alg "none" (an unsigned token) → 401 invalid_token', async () => {
@@ -269,7 +301,7 @@ describe('RFC 6750 / RFC 9068 bearer tokens', () => {
         { alg: 'None', typ: 'at+jwt', kid: key.kid },
       ]) {
         const unsigned = `${encode(header)}.${encode(accessTokenClaims())}.`;
-        assertInvalid(await listOrders(`Bearer ${unsigned}`));
+        assertInvalid(await listOrders(`Bearer ${unsigned}`), "the token's signing algorithm is not accepted");
       }
     });
 
@@ -282,31 +314,49 @@ describe('RFC 6750 / RFC 9068 bearer tokens', () => {
       ];
       for (const secret of secrets) {
         const token = await new SignJWT(accessTokenClaims()).setProtectedHeader({ alg: 'HS256', kid: key.kid, typ: 'at+jwt' }).sign(secret);
-        assertInvalid(await listOrders(`Bearer ${token}`));
+        assertInvalid(await listOrders(`Bearer ${token}`), "the token's signing algorithm is not accepted");
       }
     });
 
     test('an algorithm outside the allow-list (RS384 with the real private key) → 401 invalid_token', async () => {
-      assertInvalid(await listOrders(`Bearer ${await signWith(key.privateJwk, 'RS384', { kid: key.kid, typ: 'at+jwt' })}`));
+      assertInvalid(
+        await listOrders(`Bearer ${await signWith(key.privateJwk, 'RS384', { kid: key.kid, typ: 'at+jwt' })}`),
+        "the token's signing algorithm is not accepted",
+      );
     });
 
     test('signed by a key that is not in the database → 401 invalid_token, whether its kid is unknown or borrowed', async () => {
       const { privateKey } = await generateKeyPair('RS256', { extractable: true });
       const foreign = await exportJWK(privateKey);
       clock = new Date(clock.getTime() + 2_000); // past the JWKS reload cooldown: the unknown kid causes a real reload
-      assertInvalid(await listOrders(`Bearer ${await signWith(foreign, 'RS256', { kid: 'not-a-known-kid', typ: 'at+jwt' })}`));
-      assertInvalid(await listOrders(`Bearer ${await signWith(foreign, 'RS256', { kid: key.kid, typ: 'at+jwt' })}`));
-      assertInvalid(await listOrders(`Bearer ${await signWith(foreign, 'RS256', { typ: 'at+jwt' })}`));
+      assertInvalid(
+        await listOrders(`Bearer ${await signWith(foreign, 'RS256', { kid: 'not-a-known-kid', typ: 'at+jwt' })}`),
+        'the token is signed with a key this server does not publish',
+      );
+      assertInvalid(
+        await listOrders(`Bearer ${await signWith(foreign, 'RS256', { kid: key.kid, typ: 'at+jwt' })}`),
+        "the token's signature does not verify",
+      );
+      assertInvalid(
+        await listOrders(`Bearer ${await signWith(foreign, 'RS256', { typ: 'at+jwt' })}`),
+        "the token's signature does not verify",
+      );
     });
 
     test('claims RFC 9068 §2.2 requires (sub, client_id, iat) missing, or sub not a user id → 401 invalid_token', async () => {
       for (const drop of ['sub', 'client_id', 'iat', 'exp']) {
         const { [drop]: _dropped, ...claims } = accessTokenClaims();
-        assertInvalid(await listOrders(`Bearer ${await signWith(key.privateJwk, key.alg, { kid: key.kid, typ: 'at+jwt' }, claims)}`));
+        assertInvalid(
+          await listOrders(`Bearer ${await signWith(key.privateJwk, key.alg, { kid: key.kid, typ: 'at+jwt' }, claims)}`),
+          `the token's ${drop} claim is missing or invalid`,
+        );
       }
       for (const sub of ['alice', '0', '-1', '12345678901234567']) {
         const claims = { ...accessTokenClaims(), sub };
-        assertInvalid(await listOrders(`Bearer ${await signWith(key.privateJwk, key.alg, { kid: key.kid, typ: 'at+jwt' }, claims)}`));
+        assertInvalid(
+          await listOrders(`Bearer ${await signWith(key.privateJwk, key.alg, { kid: key.kid, typ: 'at+jwt' }, claims)}`),
+          "the token's sub claim is missing or invalid",
+        );
       }
     });
 

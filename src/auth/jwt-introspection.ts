@@ -1,0 +1,63 @@
+// RFC 7662 introspection of orderpay's own RFC 9068 JWT access tokens. oidc-provider introspects
+// only what it stores and refuses any JWT with unsupported_token_type
+// (lib/shared/reject_structured_tokens.js), after it has authenticated the client; this middleware
+// takes that refusal back and answers as the API would judge the token: signature, issuer,
+// audience, expiry and whether its grant has been revoked (src/http/token-verifier.ts).
+import type { Client, KoaContextWithOIDC } from 'oidc-provider';
+import type { Queryable } from '../db/db.ts';
+import { TokenRejectedError } from '../http/token-rejections.ts';
+import { createTokenVerifier, type TokenVerifier } from '../http/token-verifier.ts';
+import { listPublishedKeys } from './keys.store.ts';
+import { isGrantRevoked } from './revoked-grants.store.ts';
+
+/**
+ * RFC 7662 §2.1: the endpoint answers authenticated clients only, so tokens cannot be scanned for.
+ * A client that authenticates (a resource server, a service) may introspect any orderpay token;
+ * a public client, which proves nothing, learns of none (active false).
+ */
+export function mayIntrospect(client: Client): boolean {
+  return client.clientAuthMethod !== 'none';
+}
+
+/** Judges tokens as this server's API does, revocation read from the database at each call. */
+export function createIntrospectionVerifier(db: Queryable, settings: { issuer: string; audience: string }): TokenVerifier {
+  return createTokenVerifier({
+    ...settings,
+    loadKeys: () => listPublishedKeys(db),
+    revocations: { isRevoked: (grantDigest) => isGrantRevoked(db, grantDigest) },
+  });
+}
+
+/** The provider refused the token for being a JWT, once the client had authenticated. */
+function refusedAsStructured(ctx: KoaContextWithOIDC): boolean {
+  return (
+    ctx.oidc?.route === 'introspection' &&
+    ctx.status === 400 &&
+    (ctx.body as { error?: unknown } | undefined)?.error === 'unsupported_token_type' &&
+    ctx.oidc.client !== undefined &&
+    typeof ctx.oidc.params?.token === 'string'
+  );
+}
+
+/** RFC 7662 §2.2: active and the token's claims, or active false and nothing else. */
+async function introspectJwt(verifier: TokenVerifier, token: string, client: Client): Promise<Record<string, unknown>> {
+  if (!mayIntrospect(client)) return { active: false };
+  try {
+    const { sub, client_id, scope, exp, iat, nbf, iss, aud, jti } = await verifier.verifyClaims(token);
+    return { active: true, sub, client_id, scope, exp, iat, nbf, iss, aud, jti, token_type: 'Bearer' };
+  } catch (error) {
+    // Whichever check failed (a forgery, expiry, revocation), RFC 7662 §2.2 says no more than that.
+    if (error instanceof TokenRejectedError) return { active: false };
+    throw error;
+  }
+}
+
+/** Koa middleware for the provider (provider.use). */
+export function introspectJwtAccessTokens(verifier: TokenVerifier) {
+  return async function introspectJwtAccessToken(ctx: KoaContextWithOIDC, next: () => Promise<unknown>): Promise<void> {
+    await next();
+    if (!refusedAsStructured(ctx)) return;
+    ctx.status = 200;
+    ctx.body = await introspectJwt(verifier, ctx.oidc.params!.token as string, ctx.oidc.client!);
+  };
+}
