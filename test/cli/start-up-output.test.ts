@@ -129,7 +129,9 @@ describe(`the request log (${DATABASE_LABEL})`, () => {
         assert.equal(response.status, status, url);
         ids[url] = response.headers.get('x-request-id')!;
       }
-      await sleep(200);
+      // pino writes asynchronously and in order: once the last request's completion is out, all are.
+      const last = ids['/v1/orders']!;
+      await printed(launched, new RegExp(`"reqId":"${last}".*"msg":"request completed"`));
       const lines = launched
         .stdout()
         .split('\n')

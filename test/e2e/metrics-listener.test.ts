@@ -199,11 +199,25 @@ describe('orderpay serve says where /metrics is', () => {
       .map((line) => JSON.parse(line) as { level?: number; msg?: string; metricsUrl?: string })
       .filter((line) => line.msg !== undefined);
 
+  type LogLine = ReturnType<typeof logLines>[number];
+  /**
+   * The first log line that matches, waiting a little for it: pino writes asynchronously, so a
+   * line logged before the server said it listens may reach stdout after that.
+   */
+  const loggedLine = async (server: { stdout(): string }, matches: (line: LogLine) => boolean): Promise<LogLine | undefined> => {
+    const deadline = Date.now() + 5_000;
+    for (;;) {
+      const line = logLines(server.stdout()).find(matches);
+      if (line || Date.now() > deadline) return line;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  };
+
   test('production without a token or a port: a warning at start', async () => {
     const target = await createTargetDatabase();
     const server = await startServe({ ...commandEnv(target.env), NODE_ENV: 'production' });
     try {
-      const warning = logLines(server.stdout()).find((line) => line.msg?.startsWith('/metrics'));
+      const warning = await loggedLine(server, (line) => line.msg?.startsWith('/metrics') ?? false);
       assert.deepEqual(
         { level: warning?.level, msg: warning?.msg },
         { level: 40, msg: '/metrics is not served: in production set ORDERPAY_METRICS_TOKEN or ORDERPAY_METRICS_PORT (docs/deploy.md)' },
@@ -222,7 +236,7 @@ describe('orderpay serve says where /metrics is', () => {
       ORDERPAY_METRICS_PORT: '29318',
     });
     try {
-      const line = logLines(server.stdout()).find((entry) => entry.msg === 'metrics served on their own listener');
+      const line = await loggedLine(server, (entry) => entry.msg === 'metrics served on their own listener');
       assert.equal(line?.metricsUrl, 'http://127.0.0.1:29318/metrics');
       assert.equal((await scrape('http://127.0.0.1:29318/metrics')).status, 200);
       assert.equal(
