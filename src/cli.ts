@@ -60,16 +60,26 @@ async function missingDataHint(config: Config, db: Db): Promise<string> {
   return 'No users yet: add one with `orderpay users create --email … --password …` (README: "The command").';
 }
 
+/** What the banner prints beyond the address: demo access tokens, or else a hint on what to load. */
+async function readBannerExtras(config: Config, db: Db): Promise<{ tokens: Record<string, string>; hint: string }> {
+  const tokens = await demoTokens(config, db);
+  return { tokens, hint: Object.keys(tokens).length > 0 ? '' : await missingDataHint(config, db) };
+}
+
 async function serve(config: Config, out: Output): Promise<void> {
   const signals = listenForStopSignals();
   const server = await startServer(config);
   // Stopped by a signal that came while it started: nothing to announce.
   if (signals.serve(server)) return;
-  const tokens = await demoTokens(config, server.db);
+  const { tokens, hint } = await readBannerExtras(config, server.db).catch((error: unknown) => {
+    // The server is up and serving: a database that fails this one read (restarting, say) costs
+    // the banner its tokens or hint, never the server.
+    server.app.log.warn({ err: error }, 'the start-up banner could not read the database: no demo tokens or hint');
+    return { tokens: {}, hint: '' };
+  });
   const tokenLines = Object.entries(tokens)
     .map(([email, token]) => `  ${email}:\n    ${token}`)
     .join('\n');
-  const hint = tokenLines ? '' : await missingDataHint(config, server.db);
   out.print(
     `orderpay listening on ${server.url} (${server.db.kind === 'pglite' ? `embedded database in ${config.dataDir}` : 'PostgreSQL'})
   API docs: ${config.publicUrl}/docs
