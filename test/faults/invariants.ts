@@ -132,10 +132,20 @@ async function findUnaccounted(world: World, ledger: Ledger, rows: Rows): Promis
 /** Totals the API reports (and the counters they come from) equal count(*). */
 async function findWrongTotals(world: World, db: Db, serverUrl: string): Promise<string[]> {
   const problems: string[] = [];
+  // A 503 with Retry-After is the API's documented "retry shortly": right after a scenario the
+  // cluster's connections may still be taken (a pool larger than max_connections), so the reader
+  // retries as a client would. Whether the service recovered in time is each scenario's own check.
   const total = async (path: string): Promise<number> => {
-    const response = await fetch(`${serverUrl}${path}`, { headers: { authorization: `Bearer ${world.token}` } });
-    if (response.status !== 200) throw new Error(`GET ${path}: ${response.status} ${await response.text()}`);
-    return ((await response.json()) as { meta: { total: number } }).meta.total;
+    for (let attempt = 1; ; attempt++) {
+      const response = await fetch(`${serverUrl}${path}`, { headers: { authorization: `Bearer ${world.token}` } });
+      if (response.status === 503 && attempt < 5) {
+        await response.body?.cancel();
+        await new Promise((resolve) => setTimeout(resolve, Math.min(Number(response.headers.get('retry-after') ?? 1), 2) * 1000));
+        continue;
+      }
+      if (response.status !== 200) throw new Error(`GET ${path}: ${response.status} ${await response.text()}`);
+      return ((await response.json()) as { meta: { total: number } }).meta.total;
+    }
   };
   const count = async (sql: string, params: unknown[] = []) => (await db.query<{ n: number }>(sql, params)).rows[0]!.n;
   const expectEqual = (what: string, reported: number, counted: number) => {
