@@ -3,6 +3,7 @@
 // (client credentials) client.
 import { API_VERSION_NUMBERS, isApiVersion, LATEST_API_VERSION } from '../core/api-versions.ts';
 import { SCOPES, STAFF_ONLY_SCOPES } from '../core/scopes.ts';
+import { isLoopbackHost } from '../core/loopback.ts';
 
 /** Every scope a client may be registered for. */
 export const CLIENT_SCOPES = ['openid', 'profile', 'email', 'offline_access', ...SCOPES] as const;
@@ -13,8 +14,6 @@ export const DEFAULT_PUBLIC_CLIENT_SCOPES: readonly string[] = CLIENT_SCOPES.fil
 
 /** Thrown for client metadata that cannot be registered. */
 export class ClientMetadataError extends Error {}
-
-const LOOPBACK_HOSTS = new Set(['127.0.0.1', '[::1]', 'localhost']);
 
 /**
  * RFC 6749 §3.1.2: absolute, no fragment. RFC 9700 §2.1 / OAuth 2.1: https, except plain http on
@@ -29,7 +28,7 @@ export function checkRedirectUri(uri: string): string {
   if (uri.includes('#')) throw new ClientMetadataError(`redirect URI "${uri}" must not contain a fragment`);
   if (parsed.username || parsed.password) throw new ClientMetadataError(`redirect URI "${uri}" must not contain credentials`);
   if (parsed.protocol === 'https:') return uri;
-  if (parsed.protocol === 'http:' && LOOPBACK_HOSTS.has(parsed.hostname)) return uri;
+  if (parsed.protocol === 'http:' && isLoopbackHost(parsed.hostname)) return uri;
   if (parsed.protocol === 'http:') {
     throw new ClientMetadataError(`redirect URI "${uri}" must use https (plain http only on 127.0.0.1, [::1] or localhost)`);
   }

@@ -14,6 +14,11 @@ const REALM = 'orderpay';
 const SCHEME = /^([A-Za-z][A-Za-z0-9!#$%&'*+.^_`|~-]*)(?: |$)/;
 const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;
 
+/** RFC 6750 §2.1: the b64token of `Authorization: Bearer <token>`, or undefined when malformed. */
+export function bearerCredentials(header: string): string | undefined {
+  return BEARER.exec(header)?.[1];
+}
+
 /** RFC 6750 §3: error, error_description and scope values use only %x20-21 / %x23-5B / %x5D-7E. */
 const OUTSIDE_CHALLENGE_VALUE = /[^\x20\x21\x23-\x5b\x5d-\x7e]/g;
 
@@ -53,10 +58,10 @@ function bearerAuthentication(verifier: TokenVerifier) {
         headers: { 'www-authenticate': challenge() },
       });
     }
-    const match = BEARER.exec(header);
-    if (!match) throw invalidToken('the Bearer credentials are malformed');
+    const token = bearerCredentials(header);
+    if (token === undefined) throw invalidToken('the Bearer credentials are malformed');
     try {
-      request.principal = await verifier.verify(match[1]!);
+      request.principal = await verifier.verify(token);
     } catch (error) {
       const rejection = tokenRejectionFrom(error);
       if (!rejection) throw error;

@@ -8,6 +8,7 @@ import cors, { type FastifyCorsOptions } from '@fastify/cors';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import type { CorsConfig } from '../config.ts';
+import { isLoopbackHost } from '../core/loopback.ts';
 
 /** The methods the API's routes answer. */
 const ALLOWED_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'DELETE'];
@@ -56,12 +57,10 @@ export const CORS_HEADER_COMPONENTS = {
 /** How long a browser may reuse a preflight's answer: Chromium's ceiling (Firefox allows a day). */
 export const PREFLIGHT_MAX_AGE_SECONDS = 7200;
 
-const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
-
 function isLoopbackOrigin(origin: string): boolean {
   if (!URL.canParse(origin)) return false;
   const url = new URL(origin);
-  return url.origin === origin && (url.protocol === 'http:' || url.protocol === 'https:') && LOOPBACK_HOSTS.has(url.hostname);
+  return url.origin === origin && (url.protocol === 'http:' || url.protocol === 'https:') && isLoopbackHost(url.hostname);
 }
 
 /** Whether a browser on origin may call this server cross-origin. */

@@ -6,13 +6,12 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
+import { bearerCredentials } from './authenticate.ts';
 import { type BusinessMetrics, createBusinessMetrics, registerPoolGauges } from './business-metrics.ts';
 import { NEVER_SHED } from './load-shedding.ts';
 import { ProblemError } from './problem.ts';
 
 const METRICS_REALM = 'orderpay-metrics';
-// RFC 6750 §2.1 b64token.
-const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;
 
 async function metrics(app: FastifyInstance): Promise<void> {
   const registry = new Registry();
@@ -75,7 +74,7 @@ function requireMetricsToken(token: string) {
   const expected = sha256(token);
   return async function checkMetricsToken(request: FastifyRequest, _reply: FastifyReply): Promise<void> {
     const header = request.headers.authorization;
-    const given = header === undefined ? undefined : BEARER.exec(header)?.[1];
+    const given = header === undefined ? undefined : bearerCredentials(header);
     if (given !== undefined && timingSafeEqual(sha256(given), expected)) return;
     if (header === undefined) {
       throw new ProblemError('AUTH_METRICS_TOKEN_INVALID', '/metrics requires the metrics token: Authorization: Bearer <token>.', {
