@@ -11,6 +11,7 @@ import { listRevokedGrantsSince } from './auth/revoked-grants.store.ts';
 import type { Config } from './config.ts';
 import { type Clock, systemClock } from './core/clock.ts';
 import type { Db } from './db/db.ts';
+import { renderEventObject } from './event-objects.ts';
 import { authenticatePlugin } from './http/authenticate.ts';
 import { answerClientError } from './http/client-errors.ts';
 import { connectionsPlugin, serverOptions } from './http/connections.ts';
@@ -44,6 +45,8 @@ import { Payment, Refund } from './payments/payments.schemas.ts';
 import { createSimulatedProcessor, withProcessorTimeout, type PaymentProcessor } from './payments/processor.ts';
 import { productsRoutes } from './products/products.routes.ts';
 import { Product } from './products/products.schemas.ts';
+import { createWebhookDispatcher } from './webhooks/dispatcher.ts';
+import { createSecretBox } from './webhooks/secrets.ts';
 
 export interface AppOptions {
   /** Clock for token expiry checks (tests inject one). */
@@ -60,8 +63,10 @@ export interface AppOptions {
   paymentProcessor?: PaymentProcessor;
   /** How long a processor call may take before it counts as unavailable (default 10 s). */
   processorTimeoutMs?: number;
-  /** Test-only fault injection at named points of a write (src/http/idempotency/failpoints.ts). */
+  /** Test-only fault injection at named points of a write or a webhook delivery (src/http/idempotency/failpoints.ts). */
   failpoint?: Failpoint;
+  /** How long a webhook attempt may take, connecting included, before it counts as timed out (default 10 s). */
+  webhookAttemptTimeoutMs?: number;
 }
 
 declare module 'fastify' {
@@ -160,7 +165,21 @@ export async function buildApp(config: Config, db: Db, options: AppOptions = {})
     await registerAuthorizationServer(app, config, db, { counters, keyCheckIntervalMs: options.keyCheckIntervalMs, docsClient });
   }
 
-  const scheduler = createScheduler(backgroundJobs(db, config.servers), app.log);
+  // Events of the resource server are delivered by the processes that run it.
+  const webhookDispatcher = config.servers.resource
+    ? createWebhookDispatcher({
+        db,
+        secrets: createSecretBox(db, config.webhooks.secretKey),
+        render: renderEventObject,
+        retryScheduleSeconds: config.webhooks.retryScheduleSeconds,
+        allowPrivate: config.webhooks.allowPrivate,
+        log: app.log.child({ job: 'deliver-webhooks' }),
+        attemptTimeoutMs: options.webhookAttemptTimeoutMs,
+        failpoint: options.failpoint,
+        onAttempt: (outcome) => app.businessMetrics.countWebhookAttempt(outcome),
+      })
+    : undefined;
+  const scheduler = createScheduler(backgroundJobs(db, config, webhookDispatcher), app.log);
   app.addHook('onReady', async function startBackgroundJobs() {
     scheduler.start();
   });

@@ -52,6 +52,9 @@ CREATE TABLE webhook_deliveries (
 CREATE INDEX webhook_deliveries_due_idx ON webhook_deliveries (endpoint_id, next_attempt_at, id) WHERE state = 'pending';
 CREATE INDEX webhook_deliveries_endpoint_idx ON webhook_deliveries (endpoint_id, created_at DESC, id DESC);
 CREATE INDEX webhook_deliveries_event_idx ON webhook_deliveries (event_id);
+-- The leases in force, counted per endpoint by every claim (the dispatcher keeps a few per endpoint
+-- in flight; an attempt's outcome clears its lease).
+CREATE INDEX webhook_deliveries_leased_idx ON webhook_deliveries (endpoint_id, leased_until) WHERE leased_until IS NOT NULL;
 
 CREATE TABLE webhook_attempts (
   id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
