@@ -47,6 +47,9 @@ import { productsRoutes } from './products/products.routes.ts';
 import { Product } from './products/products.schemas.ts';
 import { createWebhookDispatcher } from './webhooks/dispatcher.ts';
 import { createSecretBox } from './webhooks/secrets.ts';
+import { deliveryLogRoutes } from './webhooks/delivery-log.routes.ts';
+import { webhookEndpointsRoutes } from './webhooks/endpoints.routes.ts';
+import { WebhookDelivery, WebhookEndpoint, WebhookEndpointWithSecret } from './webhooks/endpoints.schemas.ts';
 
 export interface AppOptions {
   /** Clock for token expiry checks (tests inject one). */
@@ -143,7 +146,9 @@ export async function buildApp(config: Config, db: Db, options: AppOptions = {})
   app.addSchema(Problem);
   // Each resource's schema as every version shows it: Order (the latest), v1.Order, …
   for (const version of API_VERSION_NUMBERS) {
-    for (const schema of [OrderItem, Order, Product, Payment, Refund]) app.addSchema(resourceSchemaAt(schema, version));
+    for (const schema of [OrderItem, Order, Product, Payment, Refund, WebhookEndpoint, WebhookEndpointWithSecret, WebhookDelivery]) {
+      app.addSchema(resourceSchemaAt(schema, version));
+    }
   }
   // The client /docs signs in with, when this process runs the authorization server that knows it.
   const docsClient = buildDocsClient(config, app.log);
@@ -199,4 +204,6 @@ async function resourceRoutes(scope: FastifyInstance, opts: VersionScope): Promi
   await scope.register(ordersRoutes);
   await scope.register(productsRoutes);
   await scope.register(paymentsRoutes);
+  await scope.register(webhookEndpointsRoutes);
+  await scope.register(deliveryLogRoutes);
 }

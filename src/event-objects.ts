@@ -11,6 +11,8 @@ import { paymentRepresentation, refundRepresentation } from './payments/payments
 import type { PaymentRecord, RefundRecord } from './payments/payments.store.ts';
 import { productRepresentation } from './products/products.representation.ts';
 import type { ProductRecord } from './products/products.store.ts';
+import { webhookEndpointRepresentation } from './webhooks/endpoints.representation.ts';
+import type { WebhookEndpointRecord } from './webhooks/endpoints.store.ts';
 
 /** A stored event object in an API version. */
 export type RenderEventObject = (objectType: EventObjectType, object: JsonObject, apiVersion: number) => JsonObject;
@@ -21,8 +23,10 @@ const REPRESENTATIONS: Record<EventObjectType, { resource: string; represent: (r
   payment: { resource: 'Payment', represent: (record: PaymentRecord) => paymentRepresentation(record) },
   refund: { resource: 'Refund', represent: (record: RefundRecord) => refundRepresentation(record) },
   product: { resource: 'Product', represent: (record: ProductRecord) => productRepresentation(record) },
-  // not yet versioned or represented apart from its record: see src/webhooks/
-  webhook_endpoint: { resource: 'WebhookEndpoint', represent: (record: JsonObject) => record },
+  webhook_endpoint: {
+    resource: 'WebhookEndpoint',
+    represent: (record: WebhookEndpointRecord) => webhookEndpointRepresentation(record),
+  },
 };
 
 export const renderEventObject: RenderEventObject = (objectType, object, apiVersion) => {

@@ -60,7 +60,7 @@ export async function assertPublicHost(url: URL, options: UrlGuardOptions): Prom
     if (reason) {
       throw new DomainError(
         'WEBHOOK_URL_REFUSED',
-        `The url's host ${url.hostname} resolves to ${reason}; webhooks go to public addresses only.`,
+        `The url's host ${url.hostname} is refused: ${reason}; webhooks go to public addresses only.`,
         {
           errors: [{ pointer: '/url', detail: reason }],
         },
