@@ -51,7 +51,10 @@ export function createSecretBox(db: Queryable, configuredKey: string | undefined
       return `${SEALED_PREFIX}${[iv, cipher.getAuthTag(), sealed].map((b) => b.toString('base64url')).join('.')}`;
     },
     async open(sealed) {
-      const [iv, tag, data] = sealed.slice(SEALED_PREFIX.length).split('.').map((part) => Buffer.from(part, 'base64url'));
+      const [iv, tag, data] = sealed
+        .slice(SEALED_PREFIX.length)
+        .split('.')
+        .map((part) => Buffer.from(part, 'base64url'));
       const decipher = createDecipheriv('aes-256-gcm', await keyOnce(), iv!);
       decipher.setAuthTag(tag!);
       return Buffer.concat([decipher.update(data!), decipher.final()]).toString('utf8');
