@@ -36,6 +36,9 @@ import { createValidatorCompiler } from './http/validation.ts';
 import { apiVersionConstraint, versioningPlugin, versionRoutes, type VersionScope } from './http/versioning.ts';
 import { resourceSchemaAt } from './http/versions/versions.ts';
 import { API_VERSION_NUMBERS } from './core/api-versions.ts';
+import { eventsRoutes } from './events/events.routes.ts';
+import type { RenderEventObject } from './events/events.representation.ts';
+import { Event } from './events/events.schemas.ts';
 import { backgroundJobs } from './jobs/jobs.ts';
 import { createScheduler } from './jobs/scheduler.ts';
 import { ordersRoutes } from './orders/orders.routes.ts';
@@ -144,9 +147,10 @@ export async function buildApp(config: Config, db: Db, options: AppOptions = {})
   await app.register(idempotencyPlugin, { failpoint: options.failpoint });
 
   app.addSchema(Problem);
-  // Each resource's schema as every version shows it: Order (the latest), v1.Order, …
+  // Each resource's schema as every version shows it: Order (the latest), v1.Order, …; an Event
+  // names the same version's resources (v1.Event carries v1.Order).
   for (const version of API_VERSION_NUMBERS) {
-    for (const schema of [OrderItem, Order, Product, Payment, Refund, WebhookEndpoint, WebhookEndpointWithSecret, WebhookDelivery]) {
+    for (const schema of [OrderItem, Order, Product, Payment, Refund, WebhookEndpoint, WebhookEndpointWithSecret, WebhookDelivery, Event]) {
       app.addSchema(resourceSchemaAt(schema, version));
     }
   }
@@ -162,8 +166,8 @@ export async function buildApp(config: Config, db: Db, options: AppOptions = {})
     // paths, where the apiVersion constraint picks one per request.
     for (const version of API_VERSION_NUMBERS) {
       const deprecations = config.apiDeprecations;
-      await app.register(resourceRoutes, { prefix: `/v${version}`, version, negotiated: false, deprecations });
-      await app.register(resourceRoutes, { version, negotiated: true, deprecations });
+      await app.register(resourceRoutes, { prefix: `/v${version}`, version, negotiated: false, deprecations, renderEventObject });
+      await app.register(resourceRoutes, { version, negotiated: true, deprecations, renderEventObject });
     }
   }
   if (config.servers.authorization) {
@@ -198,7 +202,7 @@ export async function buildApp(config: Config, db: Db, options: AppOptions = {})
  * The API's routes in one version (under /v<N>, or unversioned): the version resolved, the caller
  * authenticated and counted against the route's budget.
  */
-async function resourceRoutes(scope: FastifyInstance, opts: VersionScope): Promise<void> {
+async function resourceRoutes(scope: FastifyInstance, opts: VersionScope & { renderEventObject: RenderEventObject }): Promise<void> {
   versionRoutes(scope, opts);
   limitRoutes(scope);
   await scope.register(ordersRoutes);
@@ -206,4 +210,5 @@ async function resourceRoutes(scope: FastifyInstance, opts: VersionScope): Promi
   await scope.register(paymentsRoutes);
   await scope.register(webhookEndpointsRoutes);
   await scope.register(deliveryLogRoutes);
+  await scope.register(eventsRoutes, { renderEventObject: opts.renderEventObject });
 }

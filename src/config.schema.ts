@@ -213,7 +213,8 @@ export const EnvironmentSchema = Type.Object({
     minimum: 1,
     maximum: 3650,
     default: 30,
-    description: 'Days an event is kept (`GET /events`, redelivery); older ones are purged, with their deliveries.',
+    description:
+      'Days an event is kept (`GET /events`, redelivery); older ones are purged, with their deliveries ([docs/api.md](docs/api.md#events)).',
   }),
   ORDERPAY_WEBHOOKS_ALLOW_PRIVATE: Type.Boolean({
     default: false,

@@ -2,7 +2,7 @@
 // its change committed) through its domain's representation, then passed back to the reader's API
 // version. Composed here, beside the composition root, because no domain may import another's
 // representation: GET /events and the webhook dispatcher get it from buildApp.
-import type { EventObjectType } from './events/events.rules.ts';
+import type { RenderEventObject } from './events/events.representation.ts';
 import { downgrade } from './http/versions/versions.ts';
 import type { JsonObject } from './http/versions/version-change.ts';
 import { orderRepresentation } from './orders/orders.representation.ts';
@@ -14,11 +14,8 @@ import type { ProductRecord } from './products/products.store.ts';
 import { webhookEndpointRepresentation } from './webhooks/endpoints.representation.ts';
 import type { WebhookEndpointRecord } from './webhooks/endpoints.store.ts';
 
-/** A stored event object in an API version. */
-export type RenderEventObject = (objectType: EventObjectType, object: JsonObject, apiVersion: number) => JsonObject;
-
 /** Each object type: the resource schema it is ($id, for the version changes) and its latest representation. */
-const REPRESENTATIONS: Record<EventObjectType, { resource: string; represent: (record: never) => object }> = {
+const REPRESENTATIONS: Record<Parameters<RenderEventObject>[0], { resource: string; represent: (record: never) => object }> = {
   order: { resource: 'Order', represent: (record: OrderWithItems) => orderRepresentation(record) },
   payment: { resource: 'Payment', represent: (record: PaymentRecord) => paymentRepresentation(record) },
   refund: { resource: 'Refund', represent: (record: RefundRecord) => refundRepresentation(record) },

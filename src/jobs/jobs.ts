@@ -6,6 +6,7 @@ import { purgeExpiredRevokedGrants } from '../auth/revoked-grants.store.ts';
 import type { Config } from '../config.ts';
 import type { Db } from '../db/db.ts';
 import { purgeRateLimitWindows } from '../db/rate-limits.ts';
+import { purgeExpiredEvents } from '../events/events.service.ts';
 import { purgeExpiredKeys } from '../http/idempotency/idempotency.store.ts';
 import type { Job } from './scheduler.ts';
 
@@ -18,12 +19,20 @@ interface WebhookDelivery {
 }
 
 /** The jobs of the servers this process runs. */
-export function backgroundJobs(db: Db, config: Pick<Config, 'servers' | 'webhooks'>, webhooks: WebhookDelivery | undefined): Job[] {
+export function backgroundJobs(
+  db: Db,
+  config: Pick<Config, 'servers' | 'events' | 'webhooks'>,
+  webhooks: WebhookDelivery | undefined,
+): Job[] {
   const { servers } = config;
   // Old rate-limit windows: both servers count in them (when no Redis is configured).
   const jobs: Job[] = [{ name: 'purge-rate-limit-windows', everyMs: EVERY_TEN_MINUTES, run: () => purgeRateLimitWindows(db) }];
   if (servers.resource) {
-    jobs.push({ name: 'purge-idempotency-keys', everyMs: EVERY_TEN_MINUTES, run: () => purgeExpiredKeys(db) });
+    jobs.push(
+      { name: 'purge-idempotency-keys', everyMs: EVERY_TEN_MINUTES, run: () => purgeExpiredKeys(db) },
+      // Events past ORDERPAY_EVENTS_RETENTION_DAYS, with their webhook deliveries.
+      { name: 'purge-events', everyMs: EVERY_TEN_MINUTES, run: () => purgeExpiredEvents(db, config.events.retentionDays) },
+    );
     // The resource server's events are delivered by the processes that run it.
     if (webhooks) {
       jobs.push({

@@ -2,6 +2,7 @@
 // number of processes share the work and none sends a delivery another holds), recording each
 // attempt and what it made of its delivery, and the health of endpoints (failing_since, disabled).
 import type { Queryable } from '../db/db.ts';
+import { WEBHOOK_ENDPOINT_COLUMNS, type WebhookEndpointRecord } from './endpoints.store.ts';
 import type { DeliveryVerdict } from './deliveries.rules.ts';
 
 /** A claimed delivery with what sending it needs: its endpoint and its event. */
@@ -158,14 +159,22 @@ export async function recordDeliveryOutcome(
   return rowCount > 0;
 }
 
+// failingSince is part of the endpoint's representation: changing it is a new revision (ETag).
+
 /** An attempt to the endpoint succeeded: it is failing no more. */
 export async function markEndpointSucceeding(tx: Queryable, endpointId: number): Promise<void> {
-  await tx.query('UPDATE webhook_endpoints SET failing_since = NULL WHERE id = $1 AND failing_since IS NOT NULL', [endpointId]);
+  await tx.query(
+    'UPDATE webhook_endpoints SET failing_since = NULL, updated_at = now(), version = version + 1 WHERE id = $1 AND failing_since IS NOT NULL',
+    [endpointId],
+  );
 }
 
 /** An attempt to the endpoint failed: failing since now unless already. Returns since when, and the time now. */
 export async function markEndpointFailing(tx: Queryable, endpointId: number): Promise<{ failingSince: string | null; now: string }> {
-  await tx.query('UPDATE webhook_endpoints SET failing_since = now() WHERE id = $1 AND failing_since IS NULL', [endpointId]);
+  await tx.query(
+    'UPDATE webhook_endpoints SET failing_since = now(), updated_at = now(), version = version + 1 WHERE id = $1 AND failing_since IS NULL',
+    [endpointId],
+  );
   const { rows } = await tx.query<{ failing_since: string | null; now: string }>(
     'SELECT failing_since, now() AS now FROM webhook_endpoints WHERE id = $1',
     [endpointId],
@@ -173,27 +182,12 @@ export async function markEndpointFailing(tx: Queryable, endpointId: number): Pr
   return { failingSince: rows[0]?.failing_since ?? null, now: rows[0]?.now ?? new Date().toISOString() };
 }
 
-/** A webhook endpoint as the webhook_endpoint.disabled event carries it: its record, no secret. */
-export interface DisabledEndpointRecord {
-  id: number;
-  url: string;
-  enabledEvents: string[];
-  apiVersion: number;
-  description: string;
-  disabled: boolean;
-  failingSince: string | null;
-  createdAt: string;
-  updatedAt: string;
-  version: number;
-}
-
 /** Disables the endpoint unless it already is; its record after the change, or undefined. */
-export async function disableEndpoint(tx: Queryable, endpointId: number): Promise<DisabledEndpointRecord | undefined> {
-  const { rows } = await tx.query<DisabledEndpointRecord>(
+export async function disableEndpoint(tx: Queryable, endpointId: number): Promise<WebhookEndpointRecord | undefined> {
+  const { rows } = await tx.query<WebhookEndpointRecord>(
     `UPDATE webhook_endpoints SET disabled = true, updated_at = now(), version = version + 1
       WHERE id = $1 AND NOT disabled
-     RETURNING id, url, enabled_events AS "enabledEvents", api_version AS "apiVersion", description, disabled,
-               failing_since AS "failingSince", created_at AS "createdAt", updated_at AS "updatedAt", version`,
+     RETURNING ${WEBHOOK_ENDPOINT_COLUMNS}`,
     [endpointId],
   );
   return rows[0];

@@ -27,14 +27,15 @@ export interface WebhookEndpointRecord extends WebhookEndpointFields {
   version: number;
 }
 
-const COLUMNS = `id, url, enabled_events AS "enabledEvents", api_version AS "apiVersion", description, disabled,
+/** An endpoint's record, never its secrets (the disabled and ping events carry it). */
+export const WEBHOOK_ENDPOINT_COLUMNS = `id, url, enabled_events AS "enabledEvents", api_version AS "apiVersion", description, disabled,
   previous_secret_expires_at AS "previousSecretExpiresAt", failing_since AS "failingSince",
   created_at AS "createdAt", updated_at AS "updatedAt", version`;
 const SORT_COLUMNS: Record<WebhookEndpointSortKey, string> = { createdAt: 'created_at', id: 'id' };
 
 export async function findWebhookEndpoint(db: Queryable, id: number, lock = false): Promise<WebhookEndpointRecord | undefined> {
   const { rows } = await db.query<WebhookEndpointRecord>(
-    `SELECT ${COLUMNS} FROM webhook_endpoints WHERE id = $1${lock ? ' FOR UPDATE' : ''}`,
+    `SELECT ${WEBHOOK_ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE id = $1${lock ? ' FOR UPDATE' : ''}`,
     [id],
   );
   return rows[0];
@@ -53,7 +54,7 @@ export function selectWebhookEndpoints(
     db,
     {
       countSql: `SELECT count(*) AS collection_total FROM webhook_endpoints WHERE ${where}`,
-      rowsSql: `SELECT ${COLUMNS} FROM webhook_endpoints WHERE ${where}`,
+      rowsSql: `SELECT ${WEBHOOK_ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE ${where}`,
       sort,
       columns: SORT_COLUMNS,
       params,
@@ -70,7 +71,7 @@ export async function insertWebhookEndpoint(
 ): Promise<WebhookEndpointRecord> {
   const { rows } = await db.query<WebhookEndpointRecord>(
     `INSERT INTO webhook_endpoints (url, enabled_events, api_version, description, disabled, secret)
-     VALUES ($1, $2, $3, $4, $5, $6) RETURNING ${COLUMNS}`,
+     VALUES ($1, $2, $3, $4, $5, $6) RETURNING ${WEBHOOK_ENDPOINT_COLUMNS}`,
     [fields.url, fields.enabledEvents, fields.apiVersion, fields.description, fields.disabled, sealedSecret],
   );
   return rows[0]!;
@@ -80,7 +81,7 @@ export async function updateWebhookEndpoint(db: Queryable, id: number, fields: W
   const { rows } = await db.query<WebhookEndpointRecord>(
     `UPDATE webhook_endpoints
         SET url = $2, enabled_events = $3, api_version = $4, description = $5, disabled = $6, version = version + 1, updated_at = now()
-      WHERE id = $1 RETURNING ${COLUMNS}`,
+      WHERE id = $1 RETURNING ${WEBHOOK_ENDPOINT_COLUMNS}`,
     [id, fields.url, fields.enabledEvents, fields.apiVersion, fields.description, fields.disabled],
   );
   return rows[0]!;
@@ -100,7 +101,7 @@ export async function rotateWebhookEndpointSecret(
         SET previous_secret = secret, secret = $2,
             previous_secret_expires_at = now() + make_interval(hours => $3),
             version = version + 1, updated_at = now()
-      WHERE id = $1 RETURNING ${COLUMNS}`,
+      WHERE id = $1 RETURNING ${WEBHOOK_ENDPOINT_COLUMNS}`,
     [id, sealedSecret, PREVIOUS_SECRET_LIFETIME_HOURS],
   );
   return rows[0];
