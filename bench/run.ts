@@ -35,6 +35,10 @@ import {
   type ScenarioResult,
 } from './report.ts';
 import { BENCH_STAFF_EMAIL, seedBenchData } from './seed.ts';
+import { measureWebhookThroughput, startDeliveringOrderpay, type WebhookThroughput } from './webhooks.ts';
+
+/** Deliveries the webhook throughput is measured on. */
+const WEBHOOK_DELIVERIES = 10_000;
 
 const DEFAULT_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/orderpay_bench';
 const SAMPLE_SIZE = 5_000;
@@ -423,6 +427,16 @@ async function main(): Promise<number> {
     log(`${generator.name}: ${options.connections} connections, ${options.rounds} rounds × ${options.seconds} s per server and scenario`);
     const { results, interference: others } = await measure(db, generator, options, workloads, targets);
     await stopServers();
+    // The webhook dispatcher's throughput, on a full run: an orderpay of its own that may deliver to loopback.
+    let webhookThroughput: WebhookThroughput | undefined;
+    if (!options.scenarios) {
+      servers = [await startDeliveringOrderpay(options.databaseUrl)];
+      webhookThroughput = await measureWebhookThroughput(db, servers[0]!.url, WEBHOOK_DELIVERIES);
+      log(
+        `webhooks: ${WEBHOOK_DELIVERIES} deliveries in ${webhookThroughput.seconds.toFixed(2)} s, ${Math.round(webhookThroughput.deliveriesPerSecond)}/s, ${webhookThroughput.duplicates} duplicates`,
+      );
+      await stopServers();
+    }
 
     console.log(`\n${formatConsoleTable(results)}\n`);
     if (options.scenarios) {
@@ -443,6 +457,7 @@ async function main(): Promise<number> {
         postgresVersion,
         seedSeconds,
         interference: others,
+        webhookThroughput,
       },
       results,
     );
