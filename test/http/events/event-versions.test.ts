@@ -129,7 +129,7 @@ describe('an event read in v1 and in v2', () => {
 });
 
 describe("each version's OpenAPI document: Event carries that version's resources", () => {
-  test('v1: Event.data.object names v1 Order, Payment, Refund, Product (v1 Order has no items); v2 the v2 ones', () => {
+  test('v1: Event.data.object names v1 Order, Payment, Refund, Product, WebhookEndpoint (v1 Order has no items); v2 the v2 ones', () => {
     for (const version of [1, 2]) {
       const document = openApiDocument(t.app, version);
       const schemas = document.components.schemas as Record<string, { properties: Record<string, Record<string, unknown>> }>;
@@ -139,6 +139,7 @@ describe("each version's OpenAPI document: Event carries that version's resource
         { $ref: '#/components/schemas/Payment' },
         { $ref: '#/components/schemas/Refund' },
         { $ref: '#/components/schemas/Product' },
+        { $ref: '#/components/schemas/WebhookEndpoint' },
       ]);
       assert.equal('items' in schemas.Order!.properties, version === 2, `v${version} Order`);
       assert.equal(schemas.Order!.properties.total!.type, version === 1 ? 'integer' : 'object', `v${version} Order.total`);
