@@ -1,11 +1,12 @@
-// Events in SQL: appended in the caller's transaction (the outbox), each fanned out in the same
-// statement to a delivery for every enabled webhook endpoint that subscribes to its type; read
+// Events in SQL: appended in the caller's transaction (the outbox, src/db/outbox.ts: each fanned
+// out in the same statement to a delivery for every enabled endpoint subscribed to its type); read
 // newest first; purged after their retention.
 import { randomBytes } from 'node:crypto';
 import type { Page, SortKey } from '../core/paging.ts';
 import type { Queryable } from '../db/db.ts';
+import { deferToOutbox, writeEvents } from '../db/outbox.ts';
 import { selectPage } from '../db/paging.ts';
-import { ALL_EVENTS, EVENT_TYPES, type EventObjectType, type EventType } from './events.rules.ts';
+import { EVENT_TYPES, type EventObjectType, type EventType } from './events.rules.ts';
 
 /** An event's id: `evt_` and 128 random bits, the same `webhook-id` on every delivery of it. */
 export function newEventId(): string {
@@ -13,21 +14,14 @@ export function newEventId(): string {
 }
 
 /**
- * Step: records that type happened to object (its record as committed by this transaction): a
+ * Step: records that type happened to object (its record as committed by this transaction). Inside
+ * a transaction the event is written with the transaction's last statement (src/db/outbox.ts): a
  * change that rolls back leaves no event, one that commits always has it. Returns the event's id.
  */
 export async function recordEvent(tx: Queryable, type: EventType, object: object): Promise<string> {
-  const id = newEventId();
-  await tx.query(
-    `WITH event AS (
-       INSERT INTO events (id, type, object_type, object) VALUES ($1, $2, $3, $4::jsonb) RETURNING id, type
-     )
-     INSERT INTO webhook_deliveries (endpoint_id, event_id)
-     SELECT w.id, event.id FROM event JOIN webhook_endpoints w
-       ON NOT w.disabled AND (w.enabled_events @> ARRAY[event.type] OR w.enabled_events @> ARRAY['${ALL_EVENTS}'])`,
-    [id, type, EVENT_TYPES[type], JSON.stringify(object)],
-  );
-  return id;
+  const event = { id: newEventId(), type, objectType: EVENT_TYPES[type], object };
+  if (!deferToOutbox(tx, event)) await writeEvents(tx, [event]);
+  return event.id;
 }
 
 /** An event as stored: the record of the resource it is about, as its change committed it. */

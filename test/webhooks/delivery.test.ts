@@ -384,8 +384,19 @@ describe('webhook delivery', () => {
         assert.equal(object.disabled, true);
         assert.deepEqual(object.enabledEvents, ['product.updated']);
         assert.equal(object.failingSince, row.failing_since);
-        assert.equal(object.version, 2);
-        for (const key of Object.keys(object)) assert.doesNotMatch(key, /secret/i);
+        // The endpoint as GET /webhook-endpoints/{id} shows it (src/webhooks/endpoints.representation.ts).
+        assert.deepEqual(Object.keys(object).sort(), [
+          'apiVersion',
+          'createdAt',
+          'description',
+          'disabled',
+          'enabledEvents',
+          'failingSince',
+          'id',
+          'previousSecretExpiresAt',
+          'updatedAt',
+          'url',
+        ]);
         assert.doesNotMatch(notice!.body, /whsec_|"v1\./);
 
         // Disabled: neither its pending retries nor new events reach it.
@@ -486,14 +497,11 @@ describe('webhook delivery', () => {
           log: { debug: () => undefined, warn: () => undefined, error: () => undefined },
         }),
       );
-      const claims = others.map(() => 0);
       const errors: unknown[] = [];
-      const timers = others.map((dispatcher, i) =>
+      const timers = others.map((dispatcher) =>
         setInterval(() => {
           dispatcher.dispatchDue().then(
-            (claimed) => {
-              claims[i]! += claimed;
-            },
+            () => undefined,
             (error: unknown) => errors.push(error),
           );
         }, 5),
@@ -507,10 +515,8 @@ describe('webhook delivery', () => {
           assert.deepEqual(received.toSorted(), eventIds.toSorted());
           assert.ok(most <= 4, `${most} in flight at once`);
           assert.deepEqual(errors, []);
-          assert.ok(
-            claims.every((n) => n > 0),
-            `each dispatcher claimed some deliveries: ${claims}`,
-          );
+          // Which of the dispatchers (these and the app's own) claims what is up to timing: on a
+          // loaded machine one may take all. What holds is above: each delivery sent once, at most 4 at once.
         });
       } finally {
         for (const timer of timers) clearInterval(timer);
