@@ -8,13 +8,15 @@
 //                                         insert the payment, store the response on the key
 //   … with a key already completed        the stored response, by one SELECT
 //   POST /with-event/payments             the same, with orderpay's payment.succeeded event in the
-//                                         transaction: recordEvent itself, the event and its fan-out
-//                                         to webhook deliveries in one statement (scenario dw)
+//                                         transaction as orderpay writes it: recordEvent into the
+//                                         outbox, written with its fan-out to webhook deliveries by
+//                                         the statement that stores the response (scenario dw)
 // Usage: node bench/raw-server.ts (DATABASE_URL, PORT, PAYER_USER_ID); prints "listening <url>" when ready.
 import { createHash, randomUUID } from 'node:crypto';
 import http from 'node:http';
 import pg from 'pg';
 import { OID, parseInt8, parseTimestamptz, type Queryable } from '../src/db/db.ts';
+import { openOutbox, outboxCte, takeOutbox } from '../src/db/outbox.ts';
 import { recordEvent } from '../src/events/events.store.ts';
 import { WITH_EVENT_PREFIX } from './payments.ts';
 
@@ -102,7 +104,7 @@ function representation(row: PaymentRow): Omit<PaymentRow, 'version' | 'processo
   return shown;
 }
 
-/** The transaction's client as orderpay's Queryable, for recordEvent (unprepared, as every query here). */
+/** The transaction's client as orderpay's Queryable, for recordEvent and its outbox. */
 function asQueryable(client: pg.PoolClient): Queryable {
   return {
     async query<T>(sql: string, params?: readonly unknown[]) {
@@ -167,16 +169,23 @@ async function createPayment(key: string, text: string, withEvent: boolean): Pro
       [PAYER_USER_ID, KEY_OWNER.clientId, body.amount, body.currency, `sim_ch_${sha256(key).slice(0, 24)}`],
     );
     const payment = rows[0]!;
-    if (withEvent) await recordEvent(asQueryable(client), 'payment.succeeded', payment);
+    // As orderpay: recordEvent puts the event in the transaction's outbox, and the statement that
+    // stores the response writes it, with its fan-out (src/db/outbox.ts).
+    const tx = asQueryable(client);
+    if (withEvent) {
+      openOutbox(tx);
+      await recordEvent(tx, 'payment.succeeded', payment);
+    }
+    const outbox = outboxCte(takeOutbox(tx), 5);
     const response: StoredResponse = {
       status: 201,
       headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store', location: `/payments/${payment.id}` },
       body: JSON.stringify(representation(payment)),
     };
     await client.query(
-      `UPDATE idempotency_keys SET state = 'completed', response_status = $2, response_headers = $3::jsonb, response_body = $4, locked_until = now()
+      `${outbox.sql}UPDATE idempotency_keys SET state = 'completed', response_status = $2, response_headers = $3::jsonb, response_body = $4, locked_until = now()
         WHERE id = $1`,
-      [claim.rows[0].id, response.status, JSON.stringify(response.headers), response.body],
+      [claim.rows[0].id, response.status, JSON.stringify(response.headers), response.body, ...outbox.params],
     );
     await client.query('COMMIT');
     return response;

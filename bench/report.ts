@@ -300,22 +300,23 @@ claim \`INSERT … ON CONFLICT DO NOTHING\` commits on its own (so a concurrent 
 flight and answers 409 at once, and the operation id the processor gets as its reference on every
 retry outlives a crash), then one transaction — \`BEGIN\`, \`SELECT … FOR UPDATE\` of the claim, a
 \`SELECT\` that the paying user exists (a payment without an order belongs to the caller), the
-payment \`INSERT\`, the \`payment.succeeded\` event (\`recordEvent\` in \`src/events/events.store.ts\`:
-one statement inserts the event and a delivery for every enabled webhook endpoint subscribed to
-it), the \`UPDATE\` of the claim with the response, \`COMMIT\`: 8 round trips and two commits
-against the baseline's 5 and one. For a used key, the claim \`INSERT\` finds the
+payment \`INSERT\`, the \`UPDATE\` of the claim with the response, which also writes the
+\`payment.succeeded\` event the payment put in the transaction's outbox (\`src/db/outbox.ts\`: the
+event and a delivery for every enabled webhook endpoint subscribed to it), \`COMMIT\`: 7 round
+trips and two commits against the baseline's 5 and one. For a used key, the claim \`INSERT\` finds the
 conflict and a \`SELECT\` reads the stored response: 2 round trips against the baseline's one.
 orderpay's statements are prepared once per connection and the baseline's are not (see
 [Where the time goes](#where-the-time-goes)), so orderpay's PostgreSQL CPU per request stays
-close to the baseline's in (d) despite its three extra statements, the event among them; its Node
-CPU per request is higher.
+close to the baseline's in (d) despite its two extra statements; its Node CPU per request is
+higher.
 
 (dw) isolates what writing the event costs a payment, on the baseline, where nothing else of
 orderpay's adds to it: the first columns are \`POST /with-event/payments\`, (d)'s transaction
-with \`recordEvent\` itself (imported from orderpay, so the very statement orderpay runs, sent
-unprepared like the baseline's others) after the payment \`INSERT\`, its object the payment's
-record as orderpay's store returns it (the response's fields, the row version and the
-processor's reference): 6 round trips. The "baseline" columns are (d)'s \`POST /payments\`,
+with \`recordEvent\` itself (imported from orderpay) after the payment \`INSERT\`, its object the
+payment's record as orderpay's store returns it (the response's fields, the row version and the
+processor's reference), written as orderpay writes it: by the \`UPDATE\` that stores the response
+(orderpay's outbox statement, sent unprepared like the baseline's others): 5 round trips, as
+without the event. The "baseline" columns are (d)'s \`POST /payments\`,
 without the event. Both run with one webhook endpoint subscribed to \`*\` enabled, so the event
 fans out to one delivery per payment, as it would for a merchant with one endpoint.
 Nothing delivers them: the endpoint is \`http://127.0.0.1:1/…\`, where nothing listens, and
