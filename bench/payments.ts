@@ -58,7 +58,23 @@ export function paymentWorkloads(): PaymentWorkload[] {
         title: 'POST /payments: event written vs not',
         targetRatio: 0.9,
         labels: ['with the event', 'without'],
-        orderpayRequest: `baseline POST ${WITH_EVENT_PREFIX}/payments: (d)'s transaction + orderpay's payment.succeeded event and its fan-out (one statement) to the one webhook endpoint, subscribed to *`,
+        orderpayRequest: `baseline POST ${WITH_EVENT_PREFIX}/payments: (d)'s transaction + orderpay's payment.succeeded event, written as orderpay writes it (by the statement that stores the response); no webhook endpoint subscribed`,
+        baselineRequest: `baseline POST /payments: (d)'s transaction`,
+      },
+      requests: newKey,
+      paymentsPerRequest: 1,
+      subscribedEndpoint: false,
+      sides: [
+        { server: 'baseline', prefix: WITH_EVENT_PREFIX, writesEvents: true },
+        { server: 'baseline', prefix: '' },
+      ],
+    },
+    {
+      scenario: {
+        key: 'dx',
+        title: 'POST /payments: event + 1 delivery vs not',
+        labels: ['with event and delivery', 'without'],
+        orderpayRequest: `baseline POST ${WITH_EVENT_PREFIX}/payments as (dw), with one webhook endpoint subscribed to *: the event and one delivery row per payment`,
         baselineRequest: `baseline POST /payments: (d)'s transaction, the same webhook endpoint present`,
       },
       requests: newKey,
@@ -75,7 +91,7 @@ export function paymentWorkloads(): PaymentWorkload[] {
 /**
  * Empties the payment and event tables, so every bench run measures inserts into tables of the
  * same size (the benchmark database is the benchmark's own: the seed truncates its orders as
- * well), and creates the webhook endpoint (dw) fans out to, disabled.
+ * well), and creates the webhook endpoint (dx) fans out to, disabled.
  */
 export async function resetPaymentTables(db: Db): Promise<void> {
   await db.exec(
@@ -126,7 +142,7 @@ export async function startPaymentRun(db: Db, workload: PaymentWorkload): Promis
 }
 
 /**
- * After a run: one payment per answered request (d, dw), or none at all (e); one payment.succeeded
+ * After a run: one payment per answered request (d, dw, dx), or none at all (e); one payment.succeeded
  * event per payment where the side writes it and none where it does not; one delivery per event
  * while the endpoint is subscribed, none otherwise; and no delivery made. Then the endpoint's
  * deliveries are removed. Returns a warning when something attempted one of them.

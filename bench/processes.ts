@@ -15,7 +15,7 @@ export interface Target {
   server: ServerProcess;
   /** Headers every request to it carries (orderpay's bearer token). */
   headers: Record<string, string>;
-  /** A path prefix its requests carry (the API version of (av) and (bv), the event variant of (dw)). */
+  /** A path prefix its requests carry (the API version of (av) and (bv), the event variant of (dw) and (dx)). */
   prefix?: string;
   /** Whether a payment made through it writes its payment.succeeded event (orderpay always does). */
   writesEvents: boolean;

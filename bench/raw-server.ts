@@ -10,7 +10,7 @@
 //   POST /with-event/payments             the same, with orderpay's payment.succeeded event in the
 //                                         transaction as orderpay writes it: recordEvent into the
 //                                         outbox, written with its fan-out to webhook deliveries by
-//                                         the statement that stores the response (scenario dw)
+//                                         the statement that stores the response (scenarios dw, dx)
 // Usage: node bench/raw-server.ts (DATABASE_URL, PORT, PAYER_USER_ID); prints "listening <url>" when ready.
 import { createHash, randomUUID } from 'node:crypto';
 import http from 'node:http';

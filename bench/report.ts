@@ -242,14 +242,14 @@ req/s is the mean of ${info.rounds} rounds, p50 the median of the rounds' p50, p
 Every response was checked: ${results.every((r) => r.orderpay.errors + r.baseline.errors === 0) ? 'no errors, timeouts or non-2xx responses in any round' : `**errors occurred** (orderpay ${results.map((r) => r.orderpay.errors).join('/')}, baseline ${results.map((r) => r.baseline.errors).join('/')})`}.
 
 Requests (for (a)–(c) one path drawn at random per request from a list sampled from the database;
-see [Payments](#payments-d-e-and-dw) for (d), (e) and (dw)):
+see [Payments](#payments-d-e-dw-and-dx) for (d), (e) and (dw)):
 ${requests.join('\n')}
 
 The version scenarios (av) and (bv) compare orderpay with itself on the requests of (a) and (b):
 the first columns are v1 (\`/v1/…\`, produced from v2 through the version changes of
 \`src/http/versions/\`), the "baseline" columns v2 (\`/v2/…\`, which loads and embeds each order's
-items). Target: v1 ≥ 0.9× v2. The events scenario (dw) compares the baseline with itself: the
-first columns with the event written, the "baseline" columns without ([below](#payments-d-e-and-dw)).
+items). Target: v1 ≥ 0.9× v2. The events scenarios (dw) and (dx) compare the baseline with itself: the
+first columns with the event written, the "baseline" columns without ([below](#payments-d-e-dw-and-dx)).
 
 ### CPU per request
 
@@ -275,19 +275,19 @@ ${roundsTable(results)}
 | data | ${int(info.orders)} orders (one item each) of 10,000 customers, created over a year; pending 20%, paid 25%, shipped 20%, delivered 30%, cancelled 5%${info.seedSeconds === undefined ? ' (reused from an earlier run)' : `; seeded in ${info.seedSeconds.toFixed(0)} s`} |
 | load | ${info.connections} connections on 127.0.0.1, ${info.seconds} s per measurement after a ${info.warmupSeconds} s warm-up of each server and scenario; ${info.rounds} rounds, orderpay and baseline alternating (A/B, then B/A) |
 | orderpay | \`node src/cli.ts serve\`, NODE_ENV=production, LOG_LEVEL=warn, pool of 10, a staff bearer token (RS256; orders:read payments:write); rate limits on, counted in PostgreSQL, budgets of 10⁹ per minute so that the load is never refused; due webhook deliveries polled every 60 s (ORDERPAY_WEBHOOKS_POLL_INTERVAL_MS) |
-| baseline | \`bench/raw-server.ts\`: node:http + pg Pool of 10, the same SQL and type parsing for (a)–(c), the minimal SQL of (d) and (e), and for (dw) the same with orderpay's event statement; no framework, no authentication |
+| baseline | \`bench/raw-server.ts\`: node:http + pg Pool of 10, the same SQL and type parsing for (a)–(c), the minimal SQL of (d) and (e), and for (dw) and (dx) the same with orderpay's event written as orderpay writes it; no framework, no authentication |
 
-## Payments (d), (e) and (dw)
+## Payments (d), (e), (dw) and (dx)
 
 (d) posts \`{"amount":1250,"currency":"EUR"}\` (no order) under an Idempotency-Key no request has used
 — a random prefix per run, then wrk's thread and a counter — so every request creates a payment and
 its key: what a client paying for the first time costs. (e) posts the same body under one key that
 was used once before the measurement, so every request replays the stored 201 with
 \`Idempotent-Replayed: true\`: what a retry costs. After every measurement the bench checks the
-tables: (d) and (dw) created at least one payment per answered request, (e) none; every payment
-made where the event is written (orderpay, the first column of (dw)) has its \`payment.succeeded\`
-event and no other payment has one; each such event has one webhook delivery in (dw) and none
-in (d).
+tables: (d), (dw) and (dx) created at least one payment per answered request, (e) none; every
+payment made where the event is written (orderpay, the first column of (dw) and (dx)) has its
+\`payment.succeeded\` event and no other payment has one; each such event has one webhook delivery
+in (dx) and none in (d) and (dw).
 
 The baseline (\`bench/raw-server.ts\`) does the same writes with no authentication and no
 validation: for a new key one transaction — \`BEGIN\`, the key row (\`INSERT … ON CONFLICT DO
@@ -317,17 +317,18 @@ payment's record as orderpay's store returns it (the response's fields, the row 
 processor's reference), written as orderpay writes it: by the \`UPDATE\` that stores the response
 (orderpay's outbox statement, sent unprepared like the baseline's others): 5 round trips, as
 without the event. The "baseline" columns are (d)'s \`POST /payments\`,
-without the event. Both run with one webhook endpoint subscribed to \`*\` enabled, so the event
-fans out to one delivery per payment, as it would for a merchant with one endpoint.
-Nothing delivers them: the endpoint is \`http://127.0.0.1:1/…\`, where nothing listens, and
-orderpay under NODE_ENV=production refuses private addresses before connecting; the endpoint
-is enabled only during (dw)'s runs and its deliveries are deleted after each, so no backlog is
-left for a dispatcher, and orderpay's own events in (d) fan out to nothing (its run measures the
+without the event. No webhook endpoint is subscribed: the event alone. (dx) is the same
+comparison with one webhook endpoint subscribed to \`*\` enabled, so the event fans out to one
+delivery row per payment, as it would for a merchant with one endpoint: what an endpoint adds to
+each payment, for information. Nothing delivers those rows: the endpoint is
+\`http://127.0.0.1:1/…\`, where nothing listens, and orderpay under NODE_ENV=production refuses
+private addresses before connecting; the endpoint is enabled only during (dx)'s runs and its
+deliveries are deleted after each, so no backlog is left for a dispatcher, and orderpay's own events in (d) fan out to nothing (its run measures the
 event, not a dispatcher's failed attempts). After each run the bench checks that no delivery got
 a response, and logs any attempt made during it.
 
 Every run starts by emptying \`payments\`, \`refunds\`, \`idempotency_keys\`, \`events\` and the
-webhook tables (\`TRUNCATE\`, after the migrations and before either server starts; then (dw)'s
+webhook tables (\`TRUNCATE\`, after the migrations and before either server starts; then (dx)'s
 endpoint is created, disabled), so repeated runs measure tables of the same size; within a run,
 orderpay and the baseline insert into the same tables, alternating.
 ${info.webhookThroughput ? webhookSection(info.webhookThroughput) : ''}

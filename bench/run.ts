@@ -2,7 +2,7 @@
 // both on loopback in interleaved rounds, print the figures and write docs/benchmarks.md.
 // Usage: npm run bench [-- --reseed]   Environment: BENCH_DATABASE_URL, BENCH_ORDERS, BENCH_ROUNDS,
 // BENCH_SECONDS, BENCH_WARMUP_SECONDS, BENCH_CONNECTIONS (defaults below), BENCH_SCENARIOS (keys to
-// run among a, b, c, av, bv, d, e, dw, e.g. "d,dw"; all by default; a partial run prints its
+// run among a, b, c, av, bv, d, e, dw, dx, e.g. "d,dw"; all by default; a partial run prints its
 // figures but leaves the doc alone).
 import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -204,7 +204,7 @@ async function sampleOrdersWorkloads(db: Db): Promise<OrdersWorkload[]> {
   ];
 }
 
-/** The scenarios asked for, in order: the orders' a–c (and av, bv), then the payments' d, e and dw. */
+/** The scenarios asked for, in order: the orders' a–c (and av, bv), then the payments' d, e, dw and dx. */
 async function chooseWorkloads(db: Db, options: Options): Promise<Workload[]> {
   const all: Workload[] = [...(await sampleOrdersWorkloads(db)), ...paymentWorkloads()];
   const unknown = [...(options.scenarios ?? [])].filter((key) => !all.some((w) => w.scenario.key === key));
@@ -234,8 +234,8 @@ async function startServers(options: Options, orderpayPort: number, payerUserId:
           ORDERPAY_RATE_LIMIT_READS: String(BENCH_RATE_LIMIT),
           ORDERPAY_RATE_LIMIT_WRITES: String(BENCH_RATE_LIMIT),
           ORDERPAY_RATE_LIMIT_PAYMENTS: String(BENCH_RATE_LIMIT),
-          // The slowest poll for due webhook deliveries: the only ones are (dw)'s, never to be
-          // delivered (bench/webhooks.ts), and this process idles while (dw) loads the baseline.
+          // The slowest poll for due webhook deliveries: the only ones are (dx)'s, never to be
+          // delivered (bench/webhooks.ts), and this process idles while (dw) and (dx) load the baseline.
           ORDERPAY_WEBHOOKS_POLL_INTERVAL_MS: '60000',
         },
         /"event":"listening","url":"([^"]+)"/,
@@ -306,7 +306,7 @@ async function verifyResponses(db: Db, workloads: Workload[], targets: Target[])
 
 /**
  * The two columns of a scenario: orderpay and the baseline, or one of them under two prefixes —
- * (av) and (bv) orderpay under /v1 and /v2, (dw) the baseline with the event and without.
+ * (av) and (bv) orderpay under /v1 and /v2, (dw) and (dx) the baseline with the event and without.
  */
 function sidesOf(targets: Target[]): (workload: Workload) => Target[] {
   return (workload) =>
