@@ -17,6 +17,14 @@ export type RequestMix =
    */
   | { method: 'POST'; path: string; body: string; idempotencyKey: 'unique' | { fixed: string } };
 
+/** The same requests under a path prefix (an API version, a variant of the baseline's). */
+export function withPrefix(requests: RequestMix, prefix: string | undefined): RequestMix {
+  if (!prefix) return requests;
+  return requests.method === 'GET'
+    ? { ...requests, paths: requests.paths.map((path) => prefix + path) }
+    : { ...requests, path: prefix + requests.path };
+}
+
 export interface LoadRun {
   /** Base URL on 127.0.0.1. */
   url: string;

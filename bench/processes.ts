@@ -10,6 +10,27 @@ export interface ServerProcess {
   stop(): Promise<void>;
 }
 
+/** A server under test as a scenario's column loads it. */
+export interface Target {
+  server: ServerProcess;
+  /** Headers every request to it carries (orderpay's bearer token). */
+  headers: Record<string, string>;
+  /** A path prefix its requests carry (the API version of (av) and (bv), the event variant of (dw) and (dx)). */
+  prefix?: string;
+  /** Whether a payment made through it writes its payment.succeeded event (orderpay always does). */
+  writesEvents: boolean;
+}
+
+/**
+ * One column of a scenario that does not compare orderpay with the baseline: which of the two
+ * servers, under which path prefix, and whether the baseline writes events there.
+ */
+export interface Side {
+  server: 'orderpay' | 'baseline';
+  prefix: string;
+  writesEvents?: true;
+}
+
 const running = new Set<ChildProcess>();
 // Last resort: a crash of the benchmark must not leave servers behind.
 process.once('exit', () => {

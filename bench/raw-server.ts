@@ -7,11 +7,18 @@
 //   POST /payments + Idempotency-Key      in one transaction: claim the key (ON CONFLICT DO NOTHING),
 //                                         insert the payment, store the response on the key
 //   … with a key already completed        the stored response, by one SELECT
+//   POST /with-event/payments             the same, with orderpay's payment.succeeded event in the
+//                                         transaction as orderpay writes it: recordEvent into the
+//                                         outbox, written with its fan-out to webhook deliveries by
+//                                         the statement that stores the response (scenarios dw, dx)
 // Usage: node bench/raw-server.ts (DATABASE_URL, PORT, PAYER_USER_ID); prints "listening <url>" when ready.
 import { createHash, randomUUID } from 'node:crypto';
 import http from 'node:http';
 import pg from 'pg';
-import { OID, parseInt8, parseTimestamptz } from '../src/db/db.ts';
+import { OID, parseInt8, parseTimestamptz, type Queryable } from '../src/db/db.ts';
+import { openOutbox, outboxCte, takeOutbox } from '../src/db/outbox.ts';
+import { recordEvent } from '../src/events/events.store.ts';
+import { WITH_EVENT_PREFIX } from './payments.ts';
 
 const COLUMNS = `id, status, customer_id AS "customerId", total, currency, created_at AS "createdAt", updated_at AS "updatedAt"`;
 const SORT_COLUMNS: Record<string, string> = { createdAt: 'created_at', status: 'status', total: 'total', id: 'id' };
@@ -70,8 +77,45 @@ const PAYER_USER_ID = Number(process.env.PAYER_USER_ID);
 const KEY_OWNER = { clientId: 'bench-baseline', subject: String(PAYER_USER_ID) };
 const LOCK_SECONDS = 30;
 const RETENTION_SECONDS = 86_400;
+// The payment's record as orderpay's store returns it: its event carries all of it, the response
+// all but the last two (src/payments/payments.representation.ts).
 const PAYMENT_COLUMNS = `id, status, amount, currency, amount_refunded AS "amountRefunded", order_id AS "orderId",
-  customer_id AS "customerId", decline_code AS "declineCode", created_at AS "createdAt", updated_at AS "updatedAt"`;
+  customer_id AS "customerId", decline_code AS "declineCode", created_at AS "createdAt", updated_at AS "updatedAt",
+  version, processor_reference AS "processorReference"`;
+
+interface PaymentRow {
+  id: number;
+  status: string;
+  amount: number;
+  currency: string;
+  amountRefunded: number;
+  orderId: number | null;
+  customerId: number | null;
+  declineCode: string | null;
+  createdAt: string;
+  updatedAt: string;
+  version: number;
+  processorReference: string;
+}
+
+/** The payment as the response shows it: the record less the row version and the processor's reference. */
+function representation(row: PaymentRow): Omit<PaymentRow, 'version' | 'processorReference'> {
+  const { version, processorReference, ...shown } = row;
+  return shown;
+}
+
+/** The transaction's client as orderpay's Queryable, for recordEvent and its outbox. */
+function asQueryable(client: pg.PoolClient): Queryable {
+  return {
+    async query<T>(sql: string, params?: readonly unknown[]) {
+      const result = await client.query(sql, params as unknown[] | undefined);
+      return { rows: result.rows as T[], rowCount: result.rowCount ?? 0 };
+    },
+    async exec(sql: string) {
+      await client.query(sql);
+    },
+  };
+}
 
 interface StoredResponse {
   status: number;
@@ -100,8 +144,11 @@ async function findStoredResponse(key: string): Promise<StoredResponse | undefin
   return rows[0];
 }
 
-/** The key's claim, the payment and its stored response in one transaction; undefined when the key was taken. */
-async function createPayment(key: string, text: string): Promise<StoredResponse | undefined> {
+/**
+ * The key's claim, the payment (with its event when withEvent) and its stored response in one
+ * transaction; undefined when the key was taken.
+ */
+async function createPayment(key: string, text: string, withEvent: boolean): Promise<StoredResponse | undefined> {
   const body = JSON.parse(text) as { amount: number; currency: string };
   const client = await pool.connect();
   try {
@@ -116,21 +163,29 @@ async function createPayment(key: string, text: string): Promise<StoredResponse 
       await client.query('ROLLBACK');
       return undefined;
     }
-    const { rows } = await client.query(
+    const { rows } = await client.query<PaymentRow>(
       `INSERT INTO payments (customer_id, client_id, order_id, amount, currency, status, decline_code, processor, processor_reference)
        VALUES ($1, $2, NULL, $3, $4, 'succeeded', NULL, 'simulator', $5) RETURNING ${PAYMENT_COLUMNS}`,
       [PAYER_USER_ID, KEY_OWNER.clientId, body.amount, body.currency, `sim_ch_${sha256(key).slice(0, 24)}`],
     );
-    const payment = rows[0] as { id: number };
+    const payment = rows[0]!;
+    // As orderpay: recordEvent puts the event in the transaction's outbox, and the statement that
+    // stores the response writes it, with its fan-out (src/db/outbox.ts).
+    const tx = asQueryable(client);
+    if (withEvent) {
+      openOutbox(tx);
+      await recordEvent(tx, 'payment.succeeded', payment);
+    }
+    const outbox = outboxCte(takeOutbox(tx), 5);
     const response: StoredResponse = {
       status: 201,
       headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store', location: `/payments/${payment.id}` },
-      body: JSON.stringify(payment),
+      body: JSON.stringify(representation(payment)),
     };
     await client.query(
-      `UPDATE idempotency_keys SET state = 'completed', response_status = $2, response_headers = $3::jsonb, response_body = $4, locked_until = now()
+      `${outbox.sql}UPDATE idempotency_keys SET state = 'completed', response_status = $2, response_headers = $3::jsonb, response_body = $4, locked_until = now()
         WHERE id = $1`,
-      [claim.rows[0].id, response.status, JSON.stringify(response.headers), response.body],
+      [claim.rows[0].id, response.status, JSON.stringify(response.headers), response.body, ...outbox.params],
     );
     await client.query('COMMIT');
     return response;
@@ -148,11 +203,11 @@ async function createPayment(key: string, text: string): Promise<StoredResponse 
 const completedKeys = new Set<string>();
 
 /** A completed key replays its response; a new one does the work. */
-async function postPayment(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+async function postPayment(req: http.IncomingMessage, res: http.ServerResponse, withEvent: boolean): Promise<void> {
   const key = req.headers['idempotency-key'];
   const text = await readBody(req);
   if (typeof key !== 'string' || !key) return send(res, 400, { error: 'Idempotency-Key required' });
-  const created = completedKeys.has(key) ? undefined : await createPayment(key, text);
+  const created = completedKeys.has(key) ? undefined : await createPayment(key, text, withEvent);
   if (created) {
     completedKeys.add(key);
     return sendStored(res, created, false);
@@ -188,7 +243,8 @@ async function route(req: http.IncomingMessage): Promise<[number, unknown]> {
 
 const server = http.createServer((req, res) => {
   const failed = (error: unknown) => send(res, 500, { error: String(error) });
-  if (req.method === 'POST' && req.url === '/payments') return void postPayment(req, res).catch(failed);
+  if (req.method === 'POST' && req.url === '/payments') return void postPayment(req, res, false).catch(failed);
+  if (req.method === 'POST' && req.url === `${WITH_EVENT_PREFIX}/payments`) return void postPayment(req, res, true).catch(failed);
   route(req).then(([status, body]) => send(res, status, body), failed);
 });
 server.keepAliveTimeout = 65_000;

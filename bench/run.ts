@@ -2,7 +2,8 @@
 // both on loopback in interleaved rounds, print the figures and write docs/benchmarks.md.
 // Usage: npm run bench [-- --reseed]   Environment: BENCH_DATABASE_URL, BENCH_ORDERS, BENCH_ROUNDS,
 // BENCH_SECONDS, BENCH_WARMUP_SECONDS, BENCH_CONNECTIONS (defaults below), BENCH_SCENARIOS (keys to
-// run, e.g. "d,e"; all by default; a partial run prints its figures but leaves the doc alone).
+// run among a, b, c, av, bv, d, e, dw, dx, e.g. "d,dw"; all by default; a partial run prints its
+// figures but leaves the doc alone).
 import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -13,16 +14,16 @@ import type { Db } from '../src/db/db.ts';
 import { migrate } from '../src/db/migrate.ts';
 import { openPostgres } from '../src/db/postgres.ts';
 import { cpuPerRequest, interference, sampleCpu, sampleMachineCpu } from './cpu.ts';
-import { chooseLoadGenerator, type LoadGenerator, type RequestMix } from './load.ts';
+import { chooseLoadGenerator, withPrefix, type LoadGenerator, type RequestMix } from './load.ts';
 import {
-  checkPaymentsCreated,
-  countSettledPayments,
+  finishPaymentRun,
   paymentWorkloads,
   resetPaymentTables,
+  startPaymentRun,
   verifyPaymentResponses,
   type PaymentWorkload,
 } from './payments.ts';
-import { findFreePort, startServerProcess, type ServerProcess } from './processes.ts';
+import { findFreePort, startServerProcess, type ServerProcess, type Side, type Target } from './processes.ts';
 import {
   aggregate,
   formatConsoleTable,
@@ -34,6 +35,10 @@ import {
   type ScenarioResult,
 } from './report.ts';
 import { BENCH_STAFF_EMAIL, seedBenchData } from './seed.ts';
+import { measureWebhookThroughput, startDeliveringOrderpay, type WebhookThroughput } from './webhooks.ts';
+
+/** Deliveries the webhook throughput is measured on. */
+const WEBHOOK_DELIVERIES = 10_000;
 
 const DEFAULT_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/orderpay_bench';
 const SAMPLE_SIZE = 5_000;
@@ -55,21 +60,13 @@ interface OrdersWorkload {
   scenario: Scenario;
   requests: RequestMix & { method: 'GET' };
   /**
-   * Set for the version scenarios: both sides are orderpay, the first under /v1 (rendered from v2
-   * through the version changes), the second under /v2; the paths are prefixed with each.
+   * Set for the version scenarios: both columns are orderpay, the first under /v1 (rendered from
+   * v2 through the version changes), the second under /v2; the paths are prefixed with each.
    */
-  versions?: readonly [string, string];
+  sides?: readonly [Side, Side];
 }
 type Workload = OrdersWorkload | PaymentWorkload;
 const isPaymentWorkload = (workload: Workload): workload is PaymentWorkload => 'paymentsPerRequest' in workload;
-
-/** A server under test and the headers every request to it carries (orderpay's bearer token). */
-interface Target {
-  server: ServerProcess;
-  headers: Record<string, string>;
-  /** A path prefix its requests carry (the API version of the version scenarios). */
-  prefix?: string;
-}
 
 const log = (line: string) => console.error(`bench: ${line}`);
 
@@ -144,6 +141,10 @@ async function sampleOrdersWorkloads(db: Db): Promise<OrdersWorkload[]> {
     (p, i) => `/orders?status=${p.status}&customerId=${p.customerId}&minTotal=${MIN_TOTALS[i % MIN_TOTALS.length]}&sort=-createdAt,status`,
   );
   const byId = ids.rows.map((r) => `/orders/${r.id}`);
+  const versionSides = [
+    { server: 'orderpay', prefix: '/v1' },
+    { server: 'orderpay', prefix: '/v2' },
+  ] as const;
   return [
     {
       scenario: {
@@ -187,7 +188,7 @@ async function sampleOrdersWorkloads(db: Db): Promise<OrdersWorkload[]> {
         baselineRequest: 'GET /v2/orders/{id} on the same server (the latest, its items embedded)',
       },
       requests: { method: 'GET', paths: byId },
-      versions: ['/v1', '/v2'],
+      sides: versionSides,
     },
     {
       scenario: {
@@ -198,12 +199,12 @@ async function sampleOrdersWorkloads(db: Db): Promise<OrdersWorkload[]> {
         baselineRequest: 'the same under /v2 on the same server (items of the page loaded and embedded)',
       },
       requests: { method: 'GET', paths: filtered },
-      versions: ['/v1', '/v2'],
+      sides: versionSides,
     },
   ];
 }
 
-/** The scenarios asked for, in order: the orders' a–c, then the payments' d–e. */
+/** The scenarios asked for, in order: the orders' a–c (and av, bv), then the payments' d, e, dw and dx. */
 async function chooseWorkloads(db: Db, options: Options): Promise<Workload[]> {
   const all: Workload[] = [...(await sampleOrdersWorkloads(db)), ...paymentWorkloads()];
   const unknown = [...(options.scenarios ?? [])].filter((key) => !all.some((w) => w.scenario.key === key));
@@ -233,6 +234,9 @@ async function startServers(options: Options, orderpayPort: number, payerUserId:
           ORDERPAY_RATE_LIMIT_READS: String(BENCH_RATE_LIMIT),
           ORDERPAY_RATE_LIMIT_WRITES: String(BENCH_RATE_LIMIT),
           ORDERPAY_RATE_LIMIT_PAYMENTS: String(BENCH_RATE_LIMIT),
+          // The slowest poll for due webhook deliveries: the only ones are (dx)'s, never to be
+          // delivered (bench/webhooks.ts), and this process idles while (dw) and (dx) load the baseline.
+          ORDERPAY_WEBHOOKS_POLL_INTERVAL_MS: '60000',
         },
         /"event":"listening","url":"([^"]+)"/,
       ),
@@ -265,21 +269,17 @@ async function getJson(
   return (await response.json()) as never;
 }
 
-/** Both servers answer the first path of each scenario alike, and orderpay's totals are exact. */
-async function verifyOrdersResponses(
-  db: Db,
-  workloads: OrdersWorkload[],
-  orderpay: ServerProcess,
-  baseline: ServerProcess,
-  headers: Record<string, string>,
-): Promise<void> {
-  for (const {
-    scenario,
-    requests: { paths },
-    versions,
-  } of workloads) {
-    const ours = await getJson(orderpay.url + (versions?.[0] ?? '') + paths[0], headers);
-    const theirs = versions ? await getJson(orderpay.url + versions[1] + paths[0], headers) : await getJson(baseline.url + paths[0], {});
+/** Both sides answer the first path of each scenario alike, and orderpay's totals are exact. */
+async function verifyOrdersResponses(db: Db, workloads: OrdersWorkload[], targetsOf: (workload: Workload) => Target[]): Promise<void> {
+  for (const workload of workloads) {
+    const {
+      scenario,
+      requests: { paths },
+    } = workload;
+    const [ours, theirs] = await Promise.all(
+      targetsOf(workload).map((target) => getJson(target.server.url + (target.prefix ?? '') + paths[0], target.headers)),
+    );
+    if (!ours || !theirs) throw new Error(`(${scenario.key}) needs two sides`);
     const ids = (body: typeof ours) => JSON.stringify(body.data?.map((o) => o.id) ?? body.id);
     if (ids(ours) !== ids(theirs)) throw new Error(`(${scenario.key}) orderpay and the baseline disagree on ${paths[0]}`);
     if (scenario.key === 'b' && ours.meta?.total !== theirs.meta?.total)
@@ -292,11 +292,28 @@ async function verifyOrdersResponses(
 }
 
 async function verifyResponses(db: Db, workloads: Workload[], targets: Target[]): Promise<void> {
-  const [orderpay, baseline] = targets as [Target, Target];
+  const targetsOf = sidesOf(targets);
   const orders = workloads.filter((w): w is OrdersWorkload => !isPaymentWorkload(w));
-  await verifyOrdersResponses(db, orders, orderpay.server, baseline.server, orderpay.headers);
+  await verifyOrdersResponses(db, orders, targetsOf);
   const payments = workloads.filter(isPaymentWorkload);
-  if (payments.length) await verifyPaymentResponses(payments, targets);
+  if (payments.length)
+    await verifyPaymentResponses(
+      db,
+      payments.map((workload) => ({ workload, sides: targetsOf(workload) })),
+      targets[0]!,
+    );
+}
+
+/**
+ * The two columns of a scenario: orderpay and the baseline, or one of them under two prefixes —
+ * (av) and (bv) orderpay under /v1 and /v2, (dw) and (dx) the baseline with the event and without.
+ */
+function sidesOf(targets: Target[]): (workload: Workload) => Target[] {
+  return (workload) =>
+    workload.sides?.map((side) => {
+      const target = targets[side.server === 'orderpay' ? 0 : 1]!;
+      return { ...target, prefix: side.prefix, writesEvents: target.writesEvents || side.writesEvents === true };
+    }) ?? targets;
 }
 
 /** Warm-up, then rounds alternating which server goes first; every run is bounded by its duration. */
@@ -311,29 +328,24 @@ async function measure(
   const machineBefore = sampleMachineCpu();
   let benchmarkedSeconds = 0; // server and PostgreSQL CPU of every run, to tell other processes' share
   const run = async (target: Target, workload: Workload, seconds: number): Promise<Measurement> => {
-    const paymentsBefore = isPaymentWorkload(workload) ? await countSettledPayments(db) : 0;
+    const rowsBefore = isPaymentWorkload(workload) ? await startPaymentRun(db, workload) : undefined;
     const before = sampleCpu(target.server.pid, database);
-    const { requests } = workload;
     const result = await generator.run({
       url: target.server.url,
-      requests:
-        target.prefix && requests.method === 'GET' ? { ...requests, paths: requests.paths.map((path) => target.prefix + path) } : requests,
+      requests: withPrefix(workload.requests, target.prefix),
       headers: target.headers,
       connections: options.connections,
       seconds,
     });
     const cpu = cpuPerRequest(before, sampleCpu(target.server.pid, database), result.requests);
-    if (isPaymentWorkload(workload))
-      await checkPaymentsCreated(db, workload, target.server.name, paymentsBefore, result.requests - result.errors);
+    if (isPaymentWorkload(workload) && rowsBefore) {
+      const warning = await finishPaymentRun(db, workload, target, rowsBefore, result.requests - result.errors);
+      if (warning) log(warning);
+    }
     benchmarkedSeconds += ((cpu.serverUs + cpu.postgresUs) * result.requests) / 1e6;
     return { ...result, serverCpuUs: cpu.serverUs, postgresCpuUs: cpu.postgresUs };
   };
-  // The version scenarios compare orderpay with itself: /v1 in the first column, /v2 in the second.
-  const targetsOf = (workload: Workload): Target[] => {
-    const versions = isPaymentWorkload(workload) ? undefined : workload.versions;
-    if (!versions) return targets;
-    return versions.map((prefix) => ({ ...targets[0]!, prefix }));
-  };
+  const targetsOf = sidesOf(targets);
   if (options.warmupSeconds > 0) {
     for (const workload of workloads) {
       for (const target of targetsOf(workload)) {
@@ -402,18 +414,29 @@ async function main(): Promise<number> {
     const config = loadConfig({ DATABASE_URL: options.databaseUrl, PORT: String(orderpayPort), NODE_ENV: 'production' });
     const token = await issueTokenFor(db, config, { email: BENCH_STAFF_EMAIL }, ['orders:read', 'payments:write'], 3_600);
     const workloads = await chooseWorkloads(db, options);
-    // Migrated above, before either server starts: the baseline writes the tables of 0004_payments.
+    // Migrated above, before either server starts: the baseline writes the tables of 0004_payments
+    // and 0008_events_webhooks.
     await resetPaymentTables(db);
     servers = await startServers(options, orderpayPort, await findStaffUserId(db));
     const [orderpay, baseline] = servers as [ServerProcess, ServerProcess];
     const targets: Target[] = [
-      { server: orderpay, headers: { authorization: `Bearer ${token}` } },
-      { server: baseline, headers: {} },
+      { server: orderpay, headers: { authorization: `Bearer ${token}` }, writesEvents: true },
+      { server: baseline, headers: {}, writesEvents: false },
     ];
     await verifyResponses(db, workloads, targets);
     log(`${generator.name}: ${options.connections} connections, ${options.rounds} rounds × ${options.seconds} s per server and scenario`);
     const { results, interference: others } = await measure(db, generator, options, workloads, targets);
     await stopServers();
+    // The webhook dispatcher's throughput, on a full run: an orderpay of its own that may deliver to loopback.
+    let webhookThroughput: WebhookThroughput | undefined;
+    if (!options.scenarios) {
+      servers = [await startDeliveringOrderpay(options.databaseUrl)];
+      webhookThroughput = await measureWebhookThroughput(db, servers[0]!.url, WEBHOOK_DELIVERIES);
+      log(
+        `webhooks: ${WEBHOOK_DELIVERIES} deliveries in ${webhookThroughput.seconds.toFixed(2)} s, ${Math.round(webhookThroughput.deliveriesPerSecond)}/s, ${webhookThroughput.duplicates} duplicates`,
+      );
+      await stopServers();
+    }
 
     console.log(`\n${formatConsoleTable(results)}\n`);
     if (options.scenarios) {
@@ -434,6 +457,7 @@ async function main(): Promise<number> {
         postgresVersion,
         seedSeconds,
         interference: others,
+        webhookThroughput,
       },
       results,
     );

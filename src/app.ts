@@ -11,6 +11,7 @@ import { listRevokedGrantsSince } from './auth/revoked-grants.store.ts';
 import type { Config } from './config.ts';
 import { type Clock, systemClock } from './core/clock.ts';
 import type { Db } from './db/db.ts';
+import { renderEventObject } from './event-objects.ts';
 import { authenticatePlugin } from './http/authenticate.ts';
 import { answerClientError } from './http/client-errors.ts';
 import { connectionsPlugin, serverOptions } from './http/connections.ts';
@@ -35,6 +36,9 @@ import { createValidatorCompiler } from './http/validation.ts';
 import { apiVersionConstraint, versioningPlugin, versionRoutes, type VersionScope } from './http/versioning.ts';
 import { resourceSchemaAt } from './http/versions/versions.ts';
 import { API_VERSION_NUMBERS } from './core/api-versions.ts';
+import { eventsRoutes } from './events/events.routes.ts';
+import type { RenderEventObject } from './events/events.representation.ts';
+import { Event } from './events/events.schemas.ts';
 import { backgroundJobs } from './jobs/jobs.ts';
 import { createScheduler } from './jobs/scheduler.ts';
 import { ordersRoutes } from './orders/orders.routes.ts';
@@ -44,6 +48,11 @@ import { Payment, Refund } from './payments/payments.schemas.ts';
 import { createSimulatedProcessor, withProcessorTimeout, type PaymentProcessor } from './payments/processor.ts';
 import { productsRoutes } from './products/products.routes.ts';
 import { Product } from './products/products.schemas.ts';
+import { createWebhookDispatcher } from './webhooks/dispatcher.ts';
+import { createSecretBox } from './webhooks/secrets.ts';
+import { deliveryLogRoutes } from './webhooks/delivery-log.routes.ts';
+import { webhookEndpointsRoutes } from './webhooks/endpoints.routes.ts';
+import { WebhookDelivery, WebhookEndpoint, WebhookEndpointWithSecret } from './webhooks/endpoints.schemas.ts';
 
 export interface AppOptions {
   /** Clock for token expiry checks (tests inject one). */
@@ -60,8 +69,10 @@ export interface AppOptions {
   paymentProcessor?: PaymentProcessor;
   /** How long a processor call may take before it counts as unavailable (default 10 s). */
   processorTimeoutMs?: number;
-  /** Test-only fault injection at named points of a write (src/http/idempotency/failpoints.ts). */
+  /** Test-only fault injection at named points of a write or a webhook delivery (src/http/idempotency/failpoints.ts). */
   failpoint?: Failpoint;
+  /** How long a webhook attempt may take, connecting included, before it counts as timed out (default 10 s). */
+  webhookAttemptTimeoutMs?: number;
 }
 
 declare module 'fastify' {
@@ -136,9 +147,12 @@ export async function buildApp(config: Config, db: Db, options: AppOptions = {})
   await app.register(idempotencyPlugin, { failpoint: options.failpoint });
 
   app.addSchema(Problem);
-  // Each resource's schema as every version shows it: Order (the latest), v1.Order, …
+  // Each resource's schema as every version shows it: Order (the latest), v1.Order, …; an Event
+  // names the same version's resources (v1.Event carries v1.Order).
   for (const version of API_VERSION_NUMBERS) {
-    for (const schema of [OrderItem, Order, Product, Payment, Refund]) app.addSchema(resourceSchemaAt(schema, version));
+    for (const schema of [OrderItem, Order, Product, Payment, Refund, WebhookEndpoint, WebhookEndpointWithSecret, WebhookDelivery, Event]) {
+      app.addSchema(resourceSchemaAt(schema, version));
+    }
   }
   // The client /docs signs in with, when this process runs the authorization server that knows it.
   const docsClient = buildDocsClient(config, app.log);
@@ -152,15 +166,29 @@ export async function buildApp(config: Config, db: Db, options: AppOptions = {})
     // paths, where the apiVersion constraint picks one per request.
     for (const version of API_VERSION_NUMBERS) {
       const deprecations = config.apiDeprecations;
-      await app.register(resourceRoutes, { prefix: `/v${version}`, version, negotiated: false, deprecations });
-      await app.register(resourceRoutes, { version, negotiated: true, deprecations });
+      await app.register(resourceRoutes, { prefix: `/v${version}`, version, negotiated: false, deprecations, renderEventObject });
+      await app.register(resourceRoutes, { version, negotiated: true, deprecations, renderEventObject });
     }
   }
   if (config.servers.authorization) {
     await registerAuthorizationServer(app, config, db, { counters, keyCheckIntervalMs: options.keyCheckIntervalMs, docsClient });
   }
 
-  const scheduler = createScheduler(backgroundJobs(db, config.servers), app.log);
+  // Events of the resource server are delivered by the processes that run it.
+  const webhookDispatcher = config.servers.resource
+    ? createWebhookDispatcher({
+        db,
+        secrets: createSecretBox(db, config.webhooks.secretKey),
+        render: renderEventObject,
+        retryScheduleSeconds: config.webhooks.retryScheduleSeconds,
+        allowPrivate: config.webhooks.allowPrivate,
+        log: app.log.child({ job: 'deliver-webhooks' }),
+        attemptTimeoutMs: options.webhookAttemptTimeoutMs,
+        failpoint: options.failpoint,
+        onAttempt: (outcome) => app.businessMetrics.countWebhookAttempt(outcome),
+      })
+    : undefined;
+  const scheduler = createScheduler(backgroundJobs(db, config, webhookDispatcher), app.log);
   app.addHook('onReady', async function startBackgroundJobs() {
     scheduler.start();
   });
@@ -174,10 +202,13 @@ export async function buildApp(config: Config, db: Db, options: AppOptions = {})
  * The API's routes in one version (under /v<N>, or unversioned): the version resolved, the caller
  * authenticated and counted against the route's budget.
  */
-async function resourceRoutes(scope: FastifyInstance, opts: VersionScope): Promise<void> {
+async function resourceRoutes(scope: FastifyInstance, opts: VersionScope & { renderEventObject: RenderEventObject }): Promise<void> {
   versionRoutes(scope, opts);
   limitRoutes(scope);
   await scope.register(ordersRoutes);
   await scope.register(productsRoutes);
   await scope.register(paymentsRoutes);
+  await scope.register(webhookEndpointsRoutes);
+  await scope.register(deliveryLogRoutes);
+  await scope.register(eventsRoutes, { renderEventObject: opts.renderEventObject });
 }

@@ -209,6 +209,37 @@ export const EnvironmentSchema = Type.Object({
     default: 30,
     description: 'Payments and refunds created per window, per caller or IP (a retry with the same `Idempotency-Key` counts too).',
   }),
+  ORDERPAY_EVENTS_RETENTION_DAYS: Type.Integer({
+    minimum: 1,
+    maximum: 3650,
+    default: 30,
+    description:
+      'Days an event is kept (`GET /events`, redelivery); older ones are purged, with their deliveries ([docs/api.md](docs/api.md#events)).',
+  }),
+  ORDERPAY_WEBHOOKS_ALLOW_PRIVATE: Type.Boolean({
+    default: false,
+    description:
+      'Let webhook endpoints be `http` URLs on loopback and private addresses (development, tests). Refused under `NODE_ENV=production`, where endpoints must be `https` on public addresses ([docs/webhooks.md](docs/webhooks.md#safety)).',
+  }),
+  ORDERPAY_WEBHOOKS_RETRY_SCHEDULE: Type.String({
+    pattern: '^[0-9]+(,[0-9]+)*$',
+    default: '5,300,1800,7200,18000,36000,50400,72000,72000',
+    description:
+      'Seconds to wait before each retry of a failed webhook delivery, comma-separated (each ±10% jitter); after the last, the delivery is failed. The default retries 9 times over about 3 days.',
+  }),
+  ORDERPAY_WEBHOOKS_SECRET_KEY: Type.Optional(
+    Type.String({
+      pattern: '^[A-Za-z0-9+/]{43}=$',
+      description:
+        'Key (32 bytes, base64: `openssl rand -base64 32`) that encrypts webhook signing secrets at rest (AES-256-GCM). Unset: a key generated on first start and kept in the database, which protects nothing from a copy of the database; set it in production and keep it apart from backups.',
+    }),
+  ),
+  ORDERPAY_WEBHOOKS_POLL_INTERVAL_MS: Type.Integer({
+    minimum: 10,
+    maximum: 60_000,
+    default: 1000,
+    description: 'How often each process looks for webhook deliveries that are due.',
+  }),
   ORDERPAY_METRICS_PORT: Type.Optional(
     Type.Integer({
       minimum: 1,

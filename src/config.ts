@@ -68,6 +68,22 @@ export interface Config {
   /** The API's rate limits (src/http/rate-limit/): budgets per window, and where they are counted. */
   readonly rateLimits: RateLimitsConfig;
   readonly metrics: MetricsConfig;
+  readonly events: {
+    /** Days an event is kept before the purge job deletes it (and its deliveries). */
+    readonly retentionDays: number;
+  };
+  readonly webhooks: WebhooksConfig;
+}
+
+/** Webhook delivery (docs/webhooks.md). */
+export interface WebhooksConfig {
+  /** Loopback and private addresses, and http, allowed as endpoint URLs (never in production). */
+  readonly allowPrivate: boolean;
+  /** Seconds before each retry of a failed delivery; after the last, the delivery fails. */
+  readonly retryScheduleSeconds: readonly number[];
+  /** Base64 AES-256 key for the signing secrets at rest; undefined: one kept in the database. */
+  readonly secretKey: string | undefined;
+  readonly pollIntervalMs: number;
 }
 
 /** Where /metrics is served and who may read it (docs/deploy.md, "Health, metrics, logs"). */
@@ -329,7 +345,7 @@ function readMetrics(vars: Environment): MetricsConfig {
   return { listener, port, host: vars.ORDERPAY_METRICS_HOST ?? vars.HOST, token };
 }
 
-/** Frozen with its parts (db, http, cors, servers, idempotency, rateLimits, metrics), so that no one can change the configuration under another. */
+/** Frozen with its parts (db, http, cors, servers, idempotency, rateLimits, metrics, events, webhooks), so that no one can change the configuration under another. */
 function freezeConfig(config: Config): Config {
   for (const part of Object.values(config)) if (part && typeof part === 'object') Object.freeze(part);
   return Object.freeze(config);
@@ -385,11 +401,23 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       redisKeyPrefix: vars.ORDERPAY_RATE_LIMIT_REDIS_PREFIX,
     },
     metrics: readMetrics(vars),
+    events: { retentionDays: vars.ORDERPAY_EVENTS_RETENTION_DAYS },
+    webhooks: {
+      allowPrivate: vars.ORDERPAY_WEBHOOKS_ALLOW_PRIVATE,
+      retryScheduleSeconds: Object.freeze(vars.ORDERPAY_WEBHOOKS_RETRY_SCHEDULE.split(',').map(Number)),
+      secretKey: vars.ORDERPAY_WEBHOOKS_SECRET_KEY,
+      pollIntervalMs: vars.ORDERPAY_WEBHOOKS_POLL_INTERVAL_MS,
+    },
     ...overrides,
   };
   // A claim must lapse long before its key expires: a key is never reclaimed from a live request.
   if (config.idempotency.lockSeconds * 2 > config.idempotency.retentionSeconds) {
     throw new ConfigError('ORDERPAY_IDEMPOTENCY_LOCK_SECONDS must be at most half of ORDERPAY_IDEMPOTENCY_RETENTION_SECONDS');
+  }
+  // Delivering to private addresses is for development: in production it would let anyone who may
+  // register an endpoint reach the internal network (SSRF).
+  if (config.webhooks.allowPrivate && config.env === 'production') {
+    throw new ConfigError('ORDERPAY_WEBHOOKS_ALLOW_PRIVATE=true is refused when NODE_ENV=production');
   }
   // The headers are part of the request: Node refuses a headers timeout longer than the request's.
   if (config.http.headersTimeoutMs > config.http.requestTimeoutMs) {

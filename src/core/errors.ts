@@ -182,6 +182,37 @@ export const ERRORS = {
   },
   // Products
   PRODUCT_NOT_FOUND: { status: 404, title: 'Product not found', description: 'No product with this id exists.' },
+  // Events and webhooks (docs/webhooks.md)
+  EVENT_NOT_FOUND: {
+    status: 404,
+    title: 'Event not found',
+    description: 'No event with this id exists (events are kept `ORDERPAY_EVENTS_RETENTION_DAYS` days).',
+  },
+  WEBHOOK_ENDPOINT_NOT_FOUND: { status: 404, title: 'Webhook endpoint not found', description: 'No webhook endpoint with this id exists.' },
+  WEBHOOK_DELIVERY_NOT_FOUND: {
+    status: 404,
+    title: 'Webhook delivery not found',
+    description:
+      "The endpoint has no delivery with this id: it never existed, it was purged with its event, or it is another endpoint's (the answer is the same).",
+  },
+  WEBHOOK_ENDPOINT_DISABLED: {
+    status: 409,
+    title: 'Webhook endpoint disabled',
+    description:
+      'A disabled endpoint is sent nothing, pings and redeliveries included. Enable it first (`PUT` with `"disabled": false`), then ask again.',
+  },
+  WEBHOOK_EVENT_NOT_SUBSCRIBED: {
+    status: 422,
+    title: 'Event not subscribed to',
+    description:
+      "An event is sent again only to an endpoint that subscribes to its type (`enabledEvents`) or that it was delivered to before. Add the type to the endpoint's `enabledEvents` first.",
+  },
+  WEBHOOK_URL_REFUSED: {
+    status: 400,
+    title: 'Webhook URL refused',
+    description:
+      'The endpoint `url` is not one orderpay delivers to: it must be `https` (plain `http` only with `ORDERPAY_WEBHOOKS_ALLOW_PRIVATE` in development), carry no credentials, and its host must resolve to public addresses only (not loopback, private, link-local, CGNAT, multicast or unspecified). `errors[].detail` says which rule it broke (docs/webhooks.md, "Safety").',
+  },
   // Users
   USER_NOT_FOUND: { status: 404, title: 'User not found', description: 'No user with this id exists.' },
   // Idempotency keys (docs/payments.md)

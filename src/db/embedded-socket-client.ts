@@ -11,6 +11,7 @@ import {
   type SocketRequest,
   type SocketResponse,
 } from './embedded-socket-frames.ts';
+import { flushOutbox, openOutbox } from './outbox.ts';
 import { createSerialQueue, serialPoolStats } from './serial-queue.ts';
 
 /** Connects to the server's socket; undefined when no server listens there. */
@@ -79,7 +80,9 @@ export async function connectEmbeddedDatabase(dataDir: string): Promise<Db | und
       exclusive(async () => {
         await call({ op: 'begin' });
         try {
+          openOutbox(remote);
           const result = await fn(remote);
+          await flushOutbox(remote);
           await call({ op: 'commit' });
           return result;
         } catch (error) {

@@ -16,7 +16,7 @@ export interface PageQuery<F extends string> {
   params: unknown[];
 }
 
-export async function selectPage<T extends { id: number }, F extends string>(
+export async function selectPage<T extends { id: number | string }, F extends string>(
   db: Queryable,
   query: PageQuery<F>,
   page: Page,

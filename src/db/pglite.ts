@@ -4,6 +4,7 @@ import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { lockDataDir } from './data-dir-lock.ts';
+import { flushOutbox, openOutbox } from './outbox.ts';
 import { createSerialQueue, serialPoolStats } from './serial-queue.ts';
 import { OID, parseInt8, parseTimestamptz, type Db, type Queryable, type QueryResult } from './db.ts';
 
@@ -40,10 +41,13 @@ export async function openPglite(dataDir: string): Promise<Db> {
       exclusive(async () => {
         await pg.exec('BEGIN');
         try {
-          const result = await fn({
+          const tx: Queryable = {
             query: (sql, params) => runQuery(pg, sql, params),
             exec: async (sql) => void (await pg.exec(sql)),
-          });
+          };
+          openOutbox(tx);
+          const result = await fn(tx);
+          await flushOutbox(tx);
           await pg.exec('COMMIT');
           return result;
         } catch (error) {

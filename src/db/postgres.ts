@@ -1,6 +1,7 @@
 // PostgreSQL over node-postgres, with explicit timeouts: pg waits forever by default.
 import { createHash } from 'node:crypto';
 import pg from 'pg';
+import { flushOutbox, openOutbox } from './outbox.ts';
 import type { Config } from '../config.ts';
 import { describeConnectFailure } from './connect-failure.ts';
 import { OID, parseInt8, parseTimestamptz, type Db, type Queryable } from './db.ts';
@@ -103,7 +104,9 @@ export async function openPostgres(url: string, options: Config['db']): Promise<
           },
           exec: async (sql: string) => void (await client.query(sql)),
         };
+        openOutbox(tx);
         const result = await fn(tx);
+        await flushOutbox(tx);
         await client.query('COMMIT');
         return result;
       } catch (error) {

@@ -1,5 +1,5 @@
 // What the business did, for Prometheus: payments by status and declines, refunds, idempotent
-// replays, failed sign-ins, and the database connections in use. Each is counted once its
+// replays, failed sign-ins, webhook attempts by outcome, and the database connections in use. Each is counted once its
 // transaction has committed (a rolled-back payment never happened; a replay is not a payment).
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type { Db } from '../db/db.ts';
@@ -10,6 +10,9 @@ export type RefundCause = 'refund' | 'cancellation';
 /** Why a sign-in did not sign in: wrong credentials, the attempt limits, or the limits not countable. */
 type SignInFailure = 'refused' | 'blocked' | 'unavailable';
 
+/** What a webhook attempt made of its delivery: delivered, to be tried again, or failed for good. */
+type WebhookAttemptOutcome = 'succeeded' | 'retrying' | 'failed';
+
 export interface BusinessMetrics {
   /** A payment made, once its transaction has committed. */
   countPayment(payment: { status: string; declineCode: string | null }): void;
@@ -18,6 +21,8 @@ export interface BusinessMetrics {
   countSignInFailure(reason: SignInFailure): void;
   /** A request answered with a stored response (Idempotent-Replayed) instead of being performed again. */
   countReplay(labels: { method: string; route: string }): void;
+  /** A webhook attempt, once recorded. */
+  countWebhookAttempt(outcome: WebhookAttemptOutcome): void;
 }
 
 export function createBusinessMetrics(registry: Registry): BusinessMetrics {
@@ -51,10 +56,17 @@ export function createBusinessMetrics(registry: Registry): BusinessMetrics {
     labelNames: ['reason'],
     registers: [registry],
   });
+  const webhookAttempts = new Counter({
+    name: 'orderpay_webhook_attempts_total',
+    help: 'Webhook delivery attempts recorded, by what each made of its delivery: succeeded (a 2xx), retrying (failed, to be tried again on the schedule) or failed (failed, the schedule used up).',
+    labelNames: ['outcome'],
+    registers: [registry],
+  });
   // Known label values start at 0, so that rate() and alerts see a series before the first event.
   for (const status of ['succeeded', 'declined']) payments.inc({ status }, 0);
   for (const cause of ['refund', 'cancellation']) refunds.inc({ cause }, 0);
   for (const reason of ['refused', 'blocked', 'unavailable']) signInFailures.inc({ reason }, 0);
+  for (const outcome of ['succeeded', 'retrying', 'failed']) webhookAttempts.inc({ outcome }, 0);
   return {
     countPayment({ status, declineCode }) {
       payments.inc({ status });
@@ -63,6 +75,7 @@ export function createBusinessMetrics(registry: Registry): BusinessMetrics {
     countRefund: (cause) => refunds.inc({ cause }),
     countSignInFailure: (reason) => signInFailures.inc({ reason }),
     countReplay: (labels) => replays.inc(labels),
+    countWebhookAttempt: (outcome) => webhookAttempts.inc({ outcome }),
   };
 }
 

@@ -7,7 +7,7 @@ import type { Precondition } from '../core/precondition.ts';
  * place so that no two resources share a kind: a tag is the kind's letters, then the id's digits,
  * so distinct kinds can never spell the same tag.
  */
-export const ETAG_KINDS = { order: 'o', product: 'pr', payment: 'pa', refund: 're' } as const;
+export const ETAG_KINDS = { order: 'o', product: 'pr', payment: 'pa', refund: 're', webhookEndpoint: 'we' } as const;
 export type TaggedResource = keyof typeof ETAG_KINDS;
 
 /** A strong tag for one representation: resource kind, id, row version and API version. */

@@ -27,6 +27,16 @@ const TAGS = [
   { name: 'orders', description: "Orders and their items: a customer's own, or any with the staff role." },
   { name: 'products', description: 'The catalogue: readable by every caller, written by staff (products:write).' },
   { name: 'payments', description: 'Payments of orders and their refunds; writes take an Idempotency-Key.' },
+  {
+    name: 'events',
+    description:
+      'The event log: each change to an order, payment, refund or product, recorded in its transaction and kept 30 days by default (staff users and service clients).',
+  },
+  {
+    name: 'webhooks',
+    description:
+      'Webhook endpoints, their signing secrets and delivery logs: staff users and service clients (webhooks:read, webhooks:write).',
+  },
 ];
 
 const problemResponse = (description: string) => ({

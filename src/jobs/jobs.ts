@@ -1,21 +1,47 @@
-// Every background task orderpay runs, in one list: a new one goes here. Each deletes what no
-// request can need any more; all are idempotent, so every process may run them.
+// Every background task orderpay runs, in one list: a new one goes here. The purges delete what no
+// request can need any more; webhook delivery claims its work under leases. All are safe in every
+// process at once.
 import { purgeExpiredOidcPayloads } from '../auth/oidc.adapter.ts';
 import { purgeExpiredRevokedGrants } from '../auth/revoked-grants.store.ts';
 import type { Config } from '../config.ts';
 import type { Db } from '../db/db.ts';
 import { purgeRateLimitWindows } from '../db/rate-limits.ts';
+import { purgeExpiredEvents } from '../events/events.service.ts';
 import { purgeExpiredKeys } from '../http/idempotency/idempotency.store.ts';
 import type { Job } from './scheduler.ts';
 
 const EVERY_TEN_MINUTES = 10 * 60_000;
 
+/** The webhook dispatcher (src/webhooks/dispatcher.ts), built by the composition root. */
+interface WebhookDelivery {
+  dispatchDue(): Promise<unknown>;
+  stop(): Promise<void>;
+}
+
 /** The jobs of the servers this process runs. */
-export function backgroundJobs(db: Db, servers: Config['servers']): Job[] {
+export function backgroundJobs(
+  db: Db,
+  config: Pick<Config, 'servers' | 'events' | 'webhooks'>,
+  webhooks: WebhookDelivery | undefined,
+): Job[] {
+  const { servers } = config;
   // Old rate-limit windows: both servers count in them (when no Redis is configured).
   const jobs: Job[] = [{ name: 'purge-rate-limit-windows', everyMs: EVERY_TEN_MINUTES, run: () => purgeRateLimitWindows(db) }];
   if (servers.resource) {
-    jobs.push({ name: 'purge-idempotency-keys', everyMs: EVERY_TEN_MINUTES, run: () => purgeExpiredKeys(db) });
+    jobs.push(
+      { name: 'purge-idempotency-keys', everyMs: EVERY_TEN_MINUTES, run: () => purgeExpiredKeys(db) },
+      // Events past ORDERPAY_EVENTS_RETENTION_DAYS, with their webhook deliveries.
+      { name: 'purge-events', everyMs: EVERY_TEN_MINUTES, run: () => purgeExpiredEvents(db, config.events.retentionDays) },
+    );
+    // The resource server's events are delivered by the processes that run it.
+    if (webhooks) {
+      jobs.push({
+        name: 'deliver-webhooks',
+        everyMs: config.webhooks.pollIntervalMs,
+        run: () => webhooks.dispatchDue(),
+        stop: () => webhooks.stop(),
+      });
+    }
   }
   if (servers.authorization) {
     // Expired codes, tokens and sessions; grant revocations no token can need.

@@ -7,6 +7,8 @@ export interface Job {
   name: string;
   everyMs: number;
   run(): Promise<unknown>;
+  /** Work a run started and left going (webhook attempts): ended or given up when the scheduler stops. */
+  stop?(): Promise<void>;
 }
 
 export interface Scheduler {
@@ -43,6 +45,7 @@ export function createScheduler(jobs: readonly Job[], log: FastifyBaseLogger): S
       for (const timer of timers.splice(0)) clearInterval(timer);
       // The database closes after the app: let a job that started finish first.
       await Promise.all(running);
+      await Promise.all(jobs.map((job) => job.stop?.()));
     },
   };
 }

@@ -5,6 +5,8 @@ import { parseSortParam, toCollection, type Collection, type Page } from '../cor
 import type { Precondition } from '../core/precondition.ts';
 import { ownerScope, type Principal } from '../core/principal.ts';
 import type { Db, Queryable } from '../db/db.ts';
+import type { EventType } from '../events/events.rules.ts';
+import { recordEvent } from '../events/events.store.ts';
 import {
   decideTransition,
   isDeletable,
@@ -110,7 +112,16 @@ export async function createOrder(tx: Queryable, customerId: number, lines: read
     order,
     lines.map((line, i) => ({ productId: line.productId, qty: line.qty, unitPrice: line.unitPrice, lineTotal: lineTotals[i]! })),
   );
-  return { ...order, items };
+  const created = { ...order, items };
+  await recordEvent(tx, 'order.created', created);
+  return created;
+}
+
+/** Step: the event of an order's new status (order.paid, order.shipped, …), with its items. */
+async function recordStatusEvent(tx: Queryable, order: OrderRecord): Promise<void> {
+  if (order.status === 'pending') return;
+  const [withTheirItems] = await withItems(tx, [order]);
+  await recordEvent(tx, `order.${order.status}` satisfies EventType, withTheirItems!);
 }
 
 /** Step: the order to change, locked, within the caller's scope, meeting the request's precondition. */
@@ -134,15 +145,17 @@ export function decideStatusChange(principal: Principal, order: OrderRecord, to:
 }
 
 /** Step: records the order's new status. */
-export function changeStatus(tx: Queryable, order: OrderRecord, to: OrderStatus): Promise<OrderRecord> {
-  return updateOrderStatus(tx, order.id, to);
+export async function changeStatus(tx: Queryable, order: OrderRecord, to: OrderStatus): Promise<OrderRecord> {
+  const changed = await updateOrderStatus(tx, order.id, to);
+  await recordStatusEvent(tx, changed);
+  return changed;
 }
 
 /** Step: a successful payment of an order moves it to paid (the state machine's 'payment' actor). */
 export async function markOrderPaid(tx: Queryable, order: OrderRecord): Promise<void> {
   const decision = decideTransition(order.status, 'paid', ['payment']);
   if (decision.kind !== 'change') throw refuseTransition(order.status, 'paid', decision.kind === 'refused' ? decision.allowed : []);
-  await updateOrderStatus(tx, order.id, 'paid');
+  await recordStatusEvent(tx, await updateOrderStatus(tx, order.id, 'paid'));
 }
 
 /** Soft delete; repeating it on a deleted order answers the same (204) and changes nothing. */
@@ -162,6 +175,7 @@ export async function deleteOrder(
         extensions: { currentStatus: order.status },
       });
     }
-    await softDeleteOrder(tx, order.id);
+    const [deleted] = await withItems(tx, [await softDeleteOrder(tx, order.id)]);
+    await recordEvent(tx, 'order.deleted', deleted!);
   });
 }

@@ -134,8 +134,12 @@ export async function updateOrderStatus(tx: Queryable, id: number, status: Order
   return rows[0]!;
 }
 
-export async function softDeleteOrder(tx: Queryable, id: number): Promise<void> {
-  await tx.query('UPDATE orders SET deleted_at = now(), version = version + 1, updated_at = now() WHERE id = $1', [id]);
+export async function softDeleteOrder(tx: Queryable, id: number): Promise<OrderRecord> {
+  const { rows } = await tx.query<OrderRecord>(
+    `UPDATE orders SET deleted_at = now(), version = version + 1, updated_at = now() WHERE id = $1 RETURNING ${ORDER_COLUMNS}`,
+    [id],
+  );
+  return rows[0]!;
 }
 
 const ITEM_COLUMNS = `i.id, i.order_id AS "orderId", i.product_id AS "productId", i.qty, i.unit_price AS "unitPrice",

@@ -5,6 +5,7 @@ import { DomainError } from '../core/errors.ts';
 import { parseSortParam, toCollection, type Collection, type Page } from '../core/paging.ts';
 import { isStaffOrService, ownerScope, type Principal } from '../core/principal.ts';
 import type { Queryable } from '../db/db.ts';
+import { recordEvent } from '../events/events.store.ts';
 import { assertRefundCurrency, decideRefund, PAYMENT_SORT_KEYS, type PaymentStatus } from './payments.rules.ts';
 import {
   findPayment,
@@ -55,7 +56,7 @@ export async function chargePayment(
   const charge = await callProcessor(() =>
     processor.charge({ reference: command.reference, amount: command.amount, currency: command.currency }),
   );
-  return insertPayment(tx, {
+  const payment = await insertPayment(tx, {
     customerId: command.customerId,
     clientId: principal.clientId,
     orderId: command.orderId,
@@ -66,6 +67,8 @@ export async function chargePayment(
     processor: processor.name,
     processorReference: charge.processorReference,
   });
+  await recordEvent(tx, payment.status === 'declined' ? 'payment.declined' : 'payment.succeeded', payment);
+  return payment;
 }
 
 /** Refunds are the merchant's decision: staff users and service clients make them. */
@@ -101,7 +104,9 @@ async function refundLockedPayment(
   const { processorReference } = await callProcessor(() =>
     processor.refund({ reference, chargeReference: payment.processorReference, amount: decision.amount, currency: payment.currency }),
   );
-  return insertRefund(tx, { paymentId: payment.id, amount: decision.amount, status: decision.status, processorReference });
+  const refunded = await insertRefund(tx, { paymentId: payment.id, amount: decision.amount, status: decision.status, processorReference });
+  await recordEvent(tx, 'refund.succeeded', refunded.refund);
+  return refunded;
 }
 
 /**

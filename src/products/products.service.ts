@@ -6,6 +6,7 @@ import { parseSortParam, toCollection, type Collection, type Page } from '../cor
 import type { Precondition } from '../core/precondition.ts';
 import { isStaffOrService, type Principal } from '../core/principal.ts';
 import type { Db, Queryable } from '../db/db.ts';
+import { recordEvent } from '../events/events.store.ts';
 import { isSameProduct, PRODUCT_SORT_KEYS } from './products.rules.ts';
 import { findProduct, insertProduct, selectProducts, updateProduct, type ProductFields, type ProductRecord } from './products.store.ts';
 
@@ -34,13 +35,17 @@ export async function listProducts(db: Queryable, command: ListProductsCommand):
 }
 
 export async function createProduct(
-  db: Queryable,
+  db: Db,
   principal: Principal,
   command: Omit<ProductFields, 'active'> & { active?: boolean },
 ): Promise<ProductRecord> {
   assertCatalogueManager(principal);
   assertCurrency(command.currency, '/price/currency');
-  return insertProduct(db, { ...command, active: command.active ?? true });
+  return db.transaction(async (tx) => {
+    const product = await insertProduct(tx, { ...command, active: command.active ?? true });
+    await recordEvent(tx, 'product.created', product);
+    return product;
+  });
 }
 
 export interface ReplaceProductCommand extends ProductFields {
@@ -57,6 +62,8 @@ export async function replaceProduct(db: Db, principal: Principal, command: Repl
     if (!product) throw notFound(productId);
     precondition?.(product);
     if (isSameProduct(product, fields)) return product;
-    return updateProduct(tx, productId, fields);
+    const updated = await updateProduct(tx, productId, fields);
+    await recordEvent(tx, 'product.updated', updated);
+    return updated;
   });
 }

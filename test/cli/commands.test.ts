@@ -20,7 +20,7 @@ import {
   type Env,
 } from './orderpay-process.ts';
 
-const ALL_SCOPES = 'orders:read orders:write products:write payments:read payments:write';
+const ALL_SCOPES = 'orders:read orders:write products:write payments:read payments:write events:read webhooks:read webhooks:write';
 const CUSTOMER_SCOPES = 'orders:read orders:write payments:read payments:write';
 
 after(cleanUpProcessesAndDatabases);

@@ -25,7 +25,8 @@ interface Exception {
 }
 
 const CURRENCY = /\.properties\.currency$/;
-const FREE_TEXT = /\.properties\.(title|detail|instance|parameter|name)$/;
+const FREE_TEXT = /\.properties\.(title|detail|instance|parameter|name|description)$/;
+const RECEIVED_TEXT = /\.properties\.attempts\.items\.properties\.(error|responseBody)\.anyOf\.0$/;
 const PARSED_PARAMETERS = new Set(['sort', 'if-match', 'if-none-match', 'idempotency-key']);
 const READ_ONLY_FIELDS = /\.requestBody\..*\.properties\.(id|customerId|total|value|currency|createdAt|updatedAt)$/;
 
@@ -51,7 +52,13 @@ const EXCEPTIONS: Exception[] = [
     rules: ['owasp:api4:2023-string-restricted'],
     at: ({ path }) => FREE_TEXT.test(path),
     reason:
-      'Human-readable text (problem title and detail, product names, the path a problem names) has no grammar to restrict; each is bounded by maxLength.',
+      "Human-readable text (problem title and detail, product names, the path a problem names, a webhook endpoint's description) has no grammar to restrict; each is bounded by maxLength.",
+  },
+  {
+    rules: ['owasp:api4:2023-string-restricted'],
+    at: ({ path }) => RECEIVED_TEXT.test(path),
+    reason:
+      "A delivery attempt shows what the webhook receiver answered (the first 1 KiB of its body) and why the attempt failed, as they came: another party's text, with no grammar to restrict; each is bounded by maxLength.",
   },
   {
     rules: ['owasp:api4:2023-string-limit', 'owasp:api4:2023-string-restricted'],

@@ -71,7 +71,10 @@ const order = (document: DocumentJson): SchemaJson => document.components.schema
 const linesOf = (lines: string[], op: string): string[] => lines.filter((l) => l.startsWith(`${op} — `)).map((l) => l.slice(op.length + 3));
 
 const ORDER_MEDIA_TYPES = '(application/json, application/vnd.orderpay.v1+json)';
+// An event carries an order too (order.*): its operations answer orders as well.
 const OPERATIONS_ANSWERING_ORDERS = [
+  'GET /events',
+  'GET /events/{eventId}',
   'GET /orders',
   'GET /orders/{orderId}',
   'GET /users/{userId}/orders',
@@ -128,6 +131,8 @@ describe('the v1 contract', () => {
         Object.assign(order(d).properties!.currency!, { contentMediaType: 'text/plain' });
       }).unclassified,
       [
+        `GET /events — response 200 ${ORDER_MEDIA_TYPES}: \`data[].data.object\` anyOf.allOf.properties.currency.contentMediaType added: "text/plain"`,
+        `GET /events/{eventId} — response 200 ${ORDER_MEDIA_TYPES}: \`data.object\` anyOf.allOf.properties.currency.contentMediaType added: "text/plain"`,
         `GET /orders — response 200 ${ORDER_MEDIA_TYPES}: \`data[].currency\` contentMediaType added: "text/plain"`,
         `GET /orders/{orderId} — response 200 ${ORDER_MEDIA_TYPES}: \`currency\` contentMediaType added: "text/plain"`,
         `GET /users/{userId}/orders — response 200 ${ORDER_MEDIA_TYPES}: \`data[].currency\` contentMediaType added: "text/plain"`,

@@ -21,7 +21,7 @@ import { LOCK_SECONDS } from './bounds.ts';
 import { adminQuery, type PostgresCluster } from './postgres-cluster.ts';
 
 /** The ports of this suite's orderpay processes: 29700–29799. */
-export const PORTS = { first: 29700, second: 29701, third: 29702 } as const;
+export const PORTS = { first: 29700, second: 29701, third: 29702, webhookReceiver: 29703 } as const;
 
 const APP_ROLE = 'orderpay';
 const APP_DATABASE = 'orderpay';

@@ -1,10 +1,15 @@
 // Scenario 1: PostgreSQL restarted (pg_ctl restart -m fast: sessions cut, transactions rolled back)
 // under a mixed load of orders and payments created with Idempotency-Key, and reads, spread over
 // two orderpay processes. Nothing acknowledged is lost or done twice, the answers during the
-// outage are 503 with Retry-After, and the service answers normally again within the bound.
+// outage are 503 with Retry-After, and the service answers normally again within the bound. A
+// webhook endpoint subscribed to every event receives each event the load made (at least once),
+// the deliveries resuming after each restart.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { loadConfig } from '../../src/config.ts';
+import { withTargetDatabase } from '../cli/orderpay-process.ts';
+import { eventually, insertWebhookEndpoint, startReceiver, verifyDelivery } from '../helpers/webhooks.ts';
 import { DATABASE_RECOVERY_MS, DRAIN_MS, INTERRUPTED_OPERATION_MS } from './bounds.ts';
 import { timeToRecovery } from './clients.ts';
 import { createSlot, PORTS, prepareWorld } from './orderpay-fleet.ts';
@@ -15,7 +20,13 @@ const seeded = seedScenario(import.meta.url);
 test(`PostgreSQL restarted with -m fast under mixed load over two orderpay processes: nothing lost or doubled, 503 (never 500) meanwhile, recovered within ${DATABASE_RECOVERY_MS} ms`, async () => {
   const cluster = await clusterForFile();
   const world = await prepareWorld(cluster, { pendingOrders: 60 });
-  const slots = [createSlot(world, PORTS.first), createSlot(world, PORTS.second)];
+  const receiver = await startReceiver(PORTS.webhookReceiver);
+  const endpoint = await withTargetDatabase(world.inspection, (db) =>
+    insertWebhookEndpoint(db, loadConfig({ NODE_ENV: 'test' }), { url: receiver.url }),
+  );
+  // Delivering to 127.0.0.1 takes ORDERPAY_WEBHOOKS_ALLOW_PRIVATE, which production refuses.
+  const webhooks = { NODE_ENV: 'test', ORDERPAY_WEBHOOKS_ALLOW_PRIVATE: 'true', ORDERPAY_WEBHOOKS_POLL_INTERVAL_MS: '100' };
+  const slots = [createSlot(world, PORTS.first, webhooks), createSlot(world, PORTS.second, webhooks)];
   const { ledger, clients, load } = await startMixedLoad(seeded, world, slots, { clients: 8, keyPrefix: 'restart', maxThinkMs: 80 });
 
   const recoveries: number[] = [];
@@ -42,8 +53,33 @@ test(`PostgreSQL restarted with -m fast under mixed load over two orderpay proce
     longestOperationMs: ledger.longest.ms,
   });
   assertWithin(`the longest operation (${ledger.longest.op})`, ledger.longest.ms, INTERRUPTED_OPERATION_MS, seeded);
+  await assertEveryEventDelivered(world, endpoint, receiver);
+  await receiver.close();
   for (const slot of slots) {
     const { exit } = await slot.terminate(DRAIN_MS);
     assert.deepEqual(exit, { code: 0, signal: null }, slot.output());
   }
 });
+
+/** Every event the load recorded reached the receiver, signed, and every delivery is recorded as succeeded. */
+async function assertEveryEventDelivered(
+  world: Awaited<ReturnType<typeof prepareWorld>>,
+  endpoint: Awaited<ReturnType<typeof insertWebhookEndpoint>>,
+  receiver: Awaited<ReturnType<typeof startReceiver>>,
+): Promise<void> {
+  const pending = () =>
+    withTargetDatabase(world.inspection, async (db) => {
+      const { rows } = await db.query<{ n: number }>("SELECT count(*)::int AS n FROM webhook_deliveries WHERE state <> 'succeeded'");
+      return rows[0]!.n;
+    });
+  // A delivery whose process lost its lease is sent again when the lease (60 s) runs out.
+  await eventually(async () => (await pending()) === 0, 'every webhook delivery to succeed', 90_000);
+  const eventIds = await withTargetDatabase(world.inspection, async (db) => {
+    const { rows } = await db.query<{ id: string }>('SELECT id FROM events');
+    return rows.map((row) => row.id);
+  });
+  assert.ok(eventIds.length > 0, 'the load recorded events');
+  const delivered = new Set(receiver.requests.map((request) => String(verifyDelivery(endpoint.secret, request).id)));
+  const missing = eventIds.filter((id) => !delivered.has(id));
+  assert.deepEqual(missing, [], `${missing.length} of ${eventIds.length} events never delivered`);
+}

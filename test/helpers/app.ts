@@ -47,11 +47,11 @@ export const UNREACHED_RATE_LIMITS = {
 
 export const ALL_SCOPES: Scope[] = ['orders:read', 'orders:write', 'products:write', 'payments:read', 'payments:write'];
 
-/** appOptions reach buildApp as given (a payment processor, a failpoint); logging stays off. */
+/** appOptions reach buildApp as given (a payment processor, a failpoint); logging stays off unless they set a logger. */
 export async function startTestApp(overrides: Partial<Config> = {}, now?: () => Date, appOptions: AppOptions = {}): Promise<TestApp> {
   const { db, url: databaseUrl, drop } = await createTestDatabase();
   const config = loadConfig({ NODE_ENV: 'test', PUBLIC_URL, LOG_LEVEL: 'silent', ...UNREACHED_RATE_LIMITS }, overrides);
-  const app = await buildApp(config, db, { ...appOptions, logger: false, now });
+  const app = await buildApp(config, db, { ...appOptions, logger: appOptions.logger ?? false, now });
   await app.ready();
   const key = await ensureActiveSigningKey(db);
   return {

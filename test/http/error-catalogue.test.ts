@@ -9,6 +9,8 @@ import { openApiDocument } from '../helpers/openapi.ts';
 
 const CODE = /^[A-Z]+(_[A-Z]+)+$/;
 const DOMAINS = [
+  'EVENT',
+  'WEBHOOK',
   'REQUEST',
   'ROUTE',
   'METHOD',

@@ -90,4 +90,41 @@ describe('createScheduler', () => {
     await scheduler.stop();
     assert.equal((warnings[0] as { job: string }).job, 'flaky');
   });
+
+  test("stop() ends a job's own work (its stop) after its run in progress, and waits for it", async () => {
+    const order: string[] = [];
+    let releaseRun!: () => void;
+    const running = new Promise<void>((resolve) => (releaseRun = resolve));
+    let releaseStop!: () => void;
+    const stopping = new Promise<void>((resolve) => (releaseStop = resolve));
+    const scheduler = createScheduler(
+      [
+        {
+          name: 'deliver',
+          everyMs: 1,
+          async run() {
+            order.push('run');
+            await running;
+            order.push('run done');
+          },
+          async stop() {
+            order.push('stop');
+            await stopping;
+            order.push('stop done');
+          },
+        },
+      ],
+      recordingLog().log,
+    );
+    scheduler.start();
+    await until(() => order.length === 1, 'the first run');
+    let stopped = false;
+    const stop = scheduler.stop().then(() => (stopped = true));
+    releaseRun();
+    await until(() => order.includes('stop'), "the job's stop");
+    assert.equal(stopped, false, "stop() waits for the job's stop");
+    releaseStop();
+    await stop;
+    assert.deepEqual(order, ['run', 'run done', 'stop', 'stop done']);
+  });
 });

@@ -120,6 +120,34 @@ describe('loadConfig', () => {
     assert.throws(() => loadConfig({ ORDERPAY_IDEMPOTENCY_RETENTION_SECONDS: '59' }), ConfigError);
   });
 
+  test('events and webhooks: 30 days of events, no private addresses, the 3-day retry schedule; private addresses are refused in production', () => {
+    const config = loadConfig({});
+    assert.deepEqual(config.events, { retentionDays: 30 });
+    assert.deepEqual(config.webhooks, {
+      allowPrivate: false,
+      retryScheduleSeconds: [5, 300, 1800, 7200, 18000, 36000, 50400, 72000, 72000],
+      secretKey: undefined,
+      pollIntervalMs: 1000,
+    });
+    // About three days from the first attempt to the last.
+    const days = config.webhooks.retryScheduleSeconds.reduce((sum, s) => sum + s, 0) / 86_400;
+    assert.ok(days > 2.9 && days < 3.1, `${days} days`);
+    assert.equal(loadConfig({ ORDERPAY_WEBHOOKS_ALLOW_PRIVATE: 'true', NODE_ENV: 'test' }).webhooks.allowPrivate, true);
+    assert.throws(
+      () => loadConfig({ ORDERPAY_WEBHOOKS_ALLOW_PRIVATE: 'true', NODE_ENV: 'production' }),
+      (error: unknown) =>
+        error instanceof ConfigError && error.message === 'ORDERPAY_WEBHOOKS_ALLOW_PRIVATE=true is refused when NODE_ENV=production',
+    );
+    assert.deepEqual(loadConfig({ ORDERPAY_WEBHOOKS_RETRY_SCHEDULE: '1,2' }).webhooks.retryScheduleSeconds, [1, 2]);
+    for (const bad of ['1,,2', '1 2', '-1', '1.5', 'x']) {
+      assert.throws(() => loadConfig({ ORDERPAY_WEBHOOKS_RETRY_SCHEDULE: bad }), ConfigError, bad);
+    }
+    const key = Buffer.alloc(32, 1).toString('base64');
+    assert.equal(loadConfig({ ORDERPAY_WEBHOOKS_SECRET_KEY: key }).webhooks.secretKey, key);
+    assert.throws(() => loadConfig({ ORDERPAY_WEBHOOKS_SECRET_KEY: Buffer.alloc(16).toString('base64') }), ConfigError);
+    assert.throws(() => loadConfig({ ORDERPAY_EVENTS_RETENTION_DAYS: '0' }), ConfigError);
+  });
+
   test('API v1 dates: published defaults; a sunset less than 6 months after the deprecation is refused', () => {
     assert.deepEqual(loadConfig({}).apiDeprecations, [
       { version: 1, deprecation: new Date('2026-12-01T00:00:00Z'), sunset: new Date('2027-06-01T00:00:00Z') },

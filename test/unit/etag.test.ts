@@ -16,7 +16,7 @@ describe('entity tag kinds', () => {
   test('the tags of every resource are the kind, id, row version and API version', () => {
     assert.deepEqual(
       RESOURCES.map((resource) => entityTag(resource, 1, 1, 1)),
-      ['"o1.1.v1"', '"pr1.1.v1"', '"pa1.1.v1"', '"re1.1.v1"'],
+      ['"o1.1.v1"', '"pr1.1.v1"', '"pa1.1.v1"', '"re1.1.v1"', '"we1.1.v1"'],
     );
   });
 

@@ -16,6 +16,14 @@ describe('failpointFromEnv', () => {
     assert.throws(() => failpoint('idempotency.after-commit'), /failpoint/);
   });
 
+  test('the webhook delivery points are known (src/webhooks/dispatcher.ts)', () => {
+    const failpoint = failpointFromEnv('webhooks.before-send=throw,webhooks.before-record=throw');
+    assert.ok(failpoint);
+    assert.throws(() => failpoint('webhooks.before-send'), /failpoint/);
+    assert.throws(() => failpoint('webhooks.before-record'), /failpoint/);
+    assert.doesNotThrow(() => failpoint('idempotency.before-commit'));
+  });
+
   test('malformed pairs, unknown points and unknown actions are refused', () => {
     assert.throws(() => failpointFromEnv('idempotency.before-commit'), FailpointError);
     assert.throws(

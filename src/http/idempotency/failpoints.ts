@@ -1,12 +1,14 @@
-// Test-only fault injection at named points of an idempotent write, to prove what survives a
-// crash there. Set in process by AppOptions.failpoint, or for a whole process by
+// Test-only fault injection at named points of an idempotent write or of a webhook delivery, to
+// prove what survives a crash there. Set in process by AppOptions.failpoint, or for a whole process by
 // ORDERPAY_FAILPOINTS, which is read only when NODE_ENV=test (src/main.ts) and is no part of the
 // configuration. Every other run passes each point without cost.
 
-/** Points where an idempotent write can be made to fail. */
+/** Points where an idempotent write or a webhook delivery can be made to fail. */
 export const FAILPOINT_NAMES = [
   'idempotency.before-commit', // the work is done, its transaction not yet committed
   'idempotency.after-commit', // committed, the response not yet sent
+  'webhooks.before-send', // a delivery claimed (leased), nothing sent (src/webhooks/dispatcher.ts)
+  'webhooks.before-record', // the endpoint answered, the attempt not yet recorded
 ] as const;
 export type FailpointName = (typeof FAILPOINT_NAMES)[number];
 

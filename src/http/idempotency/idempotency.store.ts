@@ -1,5 +1,6 @@
 // Idempotency keys in SQL. Times come from the database's clock, the one every process shares.
 import type { Queryable } from '../../db/db.ts';
+import { outboxCte, takeOutbox } from '../../db/outbox.ts';
 import type { KeyRecord, RequestBinding, StoredResponse } from './idempotency.rules.ts';
 
 /** Whose key it is: keys are scoped to the OAuth client and the token's subject. */
@@ -129,12 +130,16 @@ export async function holdKeyClaim(tx: Queryable, claim: KeyClaim): Promise<bool
   return rows.length === 1;
 }
 
-/** Stores the response: inside the work's transaction, so both commit or neither does. */
+/**
+ * Stores the response: inside the work's transaction, so both commit or neither does. The events
+ * the work recorded are written by the same statement (src/db/outbox.ts): no round trip of their own.
+ */
 export async function completeKeyClaim(db: Queryable, claim: KeyClaim, response: StoredResponse): Promise<boolean> {
+  const outbox = outboxCte(takeOutbox(db), 6);
   const { rowCount } = await db.query(
-    `UPDATE idempotency_keys SET state = 'completed', response_status = $3, response_headers = $4::jsonb, response_body = $5, locked_until = now()
+    `${outbox.sql}UPDATE idempotency_keys SET state = 'completed', response_status = $3, response_headers = $4::jsonb, response_body = $5, locked_until = now()
       WHERE id = $1 AND lock_token = $2 AND state = 'in_flight'`,
-    [claim.id, claim.lockToken, response.status, JSON.stringify(response.headers), response.body],
+    [claim.id, claim.lockToken, response.status, JSON.stringify(response.headers), response.body, ...outbox.params],
   );
   return rowCount === 1;
 }

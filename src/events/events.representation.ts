@@ -1,0 +1,25 @@
+// Events as the API shows them: the envelope GET /events and webhook deliveries share, its object
+// rendered from the stored record in the reader's API version by the renderer the app passes in
+// (src/event-objects.ts: a domain may not reach into another's representation).
+import type { JsonObject } from '../http/versions/version-change.ts';
+import type { EventObjectType, EventType } from './events.rules.ts';
+import type { EventRecord } from './events.store.ts';
+
+/** A stored event object → the resource as apiVersion shows it. */
+export type RenderEventObject = (objectType: EventObjectType, object: JsonObject, apiVersion: number) => JsonObject;
+
+export interface Event {
+  id: string;
+  type: EventType;
+  createdAt: string;
+  data: { object: JsonObject };
+}
+
+export function eventRepresentation(record: EventRecord, apiVersion: number, renderObject: RenderEventObject): Event {
+  return {
+    id: record.id,
+    type: record.type,
+    createdAt: record.createdAt,
+    data: { object: renderObject(record.objectType, record.object, apiVersion) },
+  };
+}

@@ -1,0 +1,66 @@
+// The events orderpay records (docs/webhooks.md "Event types"): each names the resource it is about,
+// whose representation at the moment of the change the event carries; and the filters of GET /events.
+import { DomainError } from '../core/errors.ts';
+
+/** The resources events carry, by the name each has in an event's object_type. */
+export const EVENT_OBJECT_TYPES = ['order', 'payment', 'refund', 'product', 'webhook_endpoint'] as const;
+export type EventObjectType = (typeof EVENT_OBJECT_TYPES)[number];
+
+/** Every event type, with the resource it carries. */
+export const EVENT_TYPES = {
+  'order.created': 'order',
+  'order.paid': 'order',
+  'order.shipped': 'order',
+  'order.delivered': 'order',
+  'order.cancelled': 'order',
+  'order.deleted': 'order',
+  'payment.succeeded': 'payment',
+  'payment.declined': 'payment',
+  'refund.succeeded': 'refund',
+  'product.created': 'product',
+  'product.updated': 'product',
+  'webhook_endpoint.disabled': 'webhook_endpoint',
+  'webhook_endpoint.ping': 'webhook_endpoint',
+} as const satisfies Record<string, EventObjectType>;
+export type EventType = keyof typeof EVENT_TYPES;
+
+export const EVENT_TYPE_NAMES = Object.keys(EVENT_TYPES) as EventType[];
+
+/** An endpoint subscribes to a list of types, or to every type with this wildcard. */
+export const ALL_EVENTS = '*';
+
+/**
+ * The `type` filter of GET /events: event types separated by commas, as `sort` lists its keys.
+ * An empty or unknown one is refused, naming the parameter; one named twice counts once.
+ */
+export function parseEventTypeFilter(raw: string | undefined): EventType[] | undefined {
+  if (raw === undefined) return undefined;
+  const types = new Set<EventType>();
+  for (const name of raw.split(',')) {
+    if (!Object.hasOwn(EVENT_TYPES, name)) {
+      const detail = name === '' ? 'type has an empty event type' : `"${name}" is not an event type; use ${EVENT_TYPE_NAMES.join(', ')}`;
+      throw new DomainError('REQUEST_PARAMETER_INVALID', detail, { errors: [{ parameter: 'type', detail }] });
+    }
+    types.add(name as EventType);
+  }
+  return [...types];
+}
+
+export interface CreatedAtRange {
+  minCreatedAt?: string;
+  maxCreatedAt?: string;
+}
+
+/**
+ * The createdAt range of GET /events (RFC 3339 timestamps, both ends inclusive), written with an
+ * upper-case T and Z as PostgreSQL reads them; a range that ends before it starts is refused.
+ */
+export function parseCreatedAtRange(range: CreatedAtRange): CreatedAtRange {
+  const minCreatedAt = range.minCreatedAt?.toUpperCase();
+  const maxCreatedAt = range.maxCreatedAt?.toUpperCase();
+  if (minCreatedAt !== undefined && maxCreatedAt !== undefined && Date.parse(minCreatedAt) > Date.parse(maxCreatedAt)) {
+    const detail = 'minCreatedAt is later than maxCreatedAt';
+    throw new DomainError('REQUEST_PARAMETER_INVALID', `${detail}.`, { errors: [{ parameter: 'minCreatedAt', detail }] });
+  }
+  return { minCreatedAt, maxCreatedAt };
+}

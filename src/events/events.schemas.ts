@@ -1,0 +1,84 @@
+// The Event resource and the request schemas of the event log's routes. An event carries one of
+// several resources; their $refs name the latest version's schemas here and each older version's
+// where the app registers Event per version (resourceSchemaAt in src/app.ts), so /v1/openapi.json's
+// Event carries v1's Order and /v2's carries v2's.
+import { Type, type TSchema } from 'typebox';
+import { PageParams, Timestamp } from '../http/schemas.ts';
+import { EVENT_TYPE_NAMES, type EventObjectType } from './events.rules.ts';
+
+/** evt_ and 128 random bits in base64url (events.store.ts newEventId). */
+const EVENT_ID_PATTERN = '^evt_[A-Za-z0-9_-]{22}$';
+
+const EventId = (description: string) => Type.String({ pattern: EVENT_ID_PATTERN, maxLength: 26, description });
+
+export const EventTypeSchema = Type.Unsafe<string>({
+  type: 'string',
+  enum: [...EVENT_TYPE_NAMES],
+  description: 'What happened, `<resource>.<change>`: the list is in docs/webhooks.md, "Event types".',
+});
+
+/** The resource schema each object type is, by $id. */
+const EVENT_OBJECT_SCHEMAS: Record<EventObjectType, string> = {
+  order: 'Order',
+  payment: 'Payment',
+  refund: 'Refund',
+  product: 'Product',
+  webhook_endpoint: 'WebhookEndpoint',
+};
+
+const EventObject = Type.Union(
+  Object.values(EVENT_OBJECT_SCHEMAS).map((id): TSchema => Type.Ref(id)),
+  {
+    description:
+      "The resource the event is about, as it was when the change committed, in the API version of the reader (the request's for GET /events): an order for order.*, a payment for payment.*, a refund for refund.*, a product for product.*, a webhook endpoint (never its secret) for webhook_endpoint.*.",
+  },
+);
+
+export const Event = Type.Object(
+  {
+    id: EventId('Identifier of the event; also the `webhook-id` of its webhook deliveries.'),
+    type: EventTypeSchema,
+    createdAt: Timestamp("When the change happened (its transaction, the same instant as the resource's updatedAt)."),
+    data: Type.Object({ object: EventObject }, { additionalProperties: false }),
+  },
+  {
+    $id: 'Event',
+    additionalProperties: false,
+    description:
+      'A change to a resource, recorded in the transaction that made it: a change that rolled back has no event, one that committed always has one. Kept ORDERPAY_EVENTS_RETENTION_DAYS days (30 by default).',
+  },
+);
+
+export const ListEventsQuery = Type.Object(
+  {
+    type: Type.Optional(
+      Type.String({
+        pattern: '^[a-z_]+\\.[a-z_]+(,[a-z_]+\\.[a-z_]+)*$',
+        maxLength: 1000,
+        description: `Only events of these types, separated by commas: ${EVENT_TYPE_NAMES.join(', ')}. An unknown type is a 400.`,
+        examples: ['order.paid,order.cancelled'],
+      }),
+    ),
+    minCreatedAt: Type.Optional(
+      Type.String({
+        format: 'date-time',
+        maxLength: 64,
+        description: 'Only events created at or after this instant (RFC 3339, with its offset).',
+        examples: ['2026-11-22T00:00:00Z'],
+      }),
+    ),
+    maxCreatedAt: Type.Optional(
+      Type.String({
+        format: 'date-time',
+        maxLength: 64,
+        description:
+          "Only events created at or before this instant (RFC 3339, with its offset). Fixing it to the first page's time keeps later pages from shifting as new events arrive.",
+        examples: ['2026-11-22T23:59:59.999Z'],
+      }),
+    ),
+    ...PageParams,
+  },
+  { additionalProperties: false },
+);
+
+export const EventIdParams = Type.Object({ eventId: EventId('Identifier of the event.') }, { additionalProperties: false });

@@ -1,0 +1,52 @@
+// The event log's use cases: read it (staff and service clients: it holds every customer's orders
+// and payments) and purge what is past its retention. Callers get records; rendering them in an
+// API version is the edge's (events.representation.ts).
+import { DomainError } from '../core/errors.ts';
+import { toCollection, type Collection, type Page } from '../core/paging.ts';
+import { isStaffOrService, type Principal } from '../core/principal.ts';
+import type { Queryable } from '../db/db.ts';
+import { parseCreatedAtRange, parseEventTypeFilter } from './events.rules.ts';
+import { deleteEventsOlderThan, findEvent, selectEventPage, type EventRecord } from './events.store.ts';
+
+/** Customers never read the log, whatever their token says: it shows other customers' data. */
+function assertEventReader(principal: Principal): void {
+  if (!isStaffOrService(principal)) {
+    throw new DomainError('AUTH_FORBIDDEN', "The event log holds every customer's data: staff users and service clients only.");
+  }
+}
+
+export interface ListEventsCommand {
+  page: Page;
+  /** The type filter as sent: event types separated by commas. */
+  type?: string;
+  minCreatedAt?: string;
+  maxCreatedAt?: string;
+}
+
+export async function listEvents(db: Queryable, principal: Principal, command: ListEventsCommand): Promise<Collection<EventRecord>> {
+  assertEventReader(principal);
+  const types = parseEventTypeFilter(command.type);
+  const range = parseCreatedAtRange(command);
+  const { rows, total } = await selectEventPage(db, { types, ...range }, command.page);
+  return toCollection(rows, total, command.page);
+}
+
+export async function getEvent(db: Queryable, principal: Principal, eventId: string): Promise<EventRecord> {
+  assertEventReader(principal);
+  const event = await findEvent(db, eventId);
+  if (!event) throw new DomainError('EVENT_NOT_FOUND', `Event ${eventId} does not exist.`);
+  return event;
+}
+
+/**
+ * Deletes every event older than retentionDays (ORDERPAY_EVENTS_RETENTION_DAYS), in batches so
+ * that no one statement holds many locks; the purge job runs it. Returns how many it deleted.
+ */
+export async function purgeExpiredEvents(db: Queryable, retentionDays: number, batch = 10_000): Promise<number> {
+  let purged = 0;
+  for (;;) {
+    const deleted = await deleteEventsOlderThan(db, retentionDays, batch);
+    purged += deleted;
+    if (deleted < batch) return purged;
+  }
+}

@@ -1,0 +1,97 @@
+// Events in SQL: appended in the caller's transaction (the outbox, src/db/outbox.ts: each fanned
+// out in the same statement to a delivery for every enabled endpoint subscribed to its type); read
+// newest first; purged after their retention.
+import { randomBytes } from 'node:crypto';
+import type { Page, SortKey } from '../core/paging.ts';
+import type { Queryable } from '../db/db.ts';
+import { deferToOutbox, writeEvents } from '../db/outbox.ts';
+import { selectPage } from '../db/paging.ts';
+import { EVENT_TYPES, type EventObjectType, type EventType } from './events.rules.ts';
+
+/** An event's id: `evt_` and 128 random bits, the same `webhook-id` on every delivery of it. */
+export function newEventId(): string {
+  return `evt_${randomBytes(16).toString('base64url')}`;
+}
+
+/**
+ * Step: records that type happened to object (its record as committed by this transaction). Inside
+ * a transaction the event is written with the transaction's last statement (src/db/outbox.ts): a
+ * change that rolls back leaves no event, one that commits always has it. Returns the event's id.
+ */
+export async function recordEvent(tx: Queryable, type: EventType, object: object): Promise<string> {
+  const event = { id: newEventId(), type, objectType: EVENT_TYPES[type], object };
+  if (!deferToOutbox(tx, event)) await writeEvents(tx, [event]);
+  return event.id;
+}
+
+/** An event as stored: the record of the resource it is about, as its change committed it. */
+export interface EventRecord {
+  id: string;
+  /** Insertion order: between events of one transaction (one createdAt), the later one is higher. */
+  seq: number;
+  type: EventType;
+  objectType: EventObjectType;
+  object: Record<string, unknown>;
+  createdAt: string;
+}
+
+export interface EventFilters {
+  types?: readonly EventType[];
+  /** RFC 3339 bounds, both inclusive. */
+  minCreatedAt?: string;
+  maxCreatedAt?: string;
+}
+
+const EVENT_COLUMNS = 'id, seq, type, object_type AS "objectType", object, created_at AS "createdAt"';
+
+type EventSortKey = 'createdAt' | 'seq';
+const SORT_COLUMNS: Record<EventSortKey, string> = { createdAt: 'created_at', seq: 'seq' };
+/** Newest first; seq orders the events of one transaction, which share their createdAt. */
+const NEWEST_FIRST: SortKey<EventSortKey>[] = [
+  { field: 'createdAt', descending: true },
+  { field: 'seq', descending: true },
+];
+
+function whereClause(filters: EventFilters, params: unknown[]): string {
+  const conditions = ['true'];
+  if (filters.types !== undefined) conditions.push(`type = ANY($${params.push(filters.types)}::text[])`);
+  if (filters.minCreatedAt !== undefined) conditions.push(`created_at >= $${params.push(filters.minCreatedAt)}::timestamptz`);
+  if (filters.maxCreatedAt !== undefined) conditions.push(`created_at <= $${params.push(filters.maxCreatedAt)}::timestamptz`);
+  return conditions.join(' AND ');
+}
+
+/** One page of events, newest first, and the exact number matching the filters (db/paging.ts). */
+export function selectEventPage(db: Queryable, filters: EventFilters, page: Page): Promise<{ rows: EventRecord[]; total: number }> {
+  const params: unknown[] = [];
+  const where = whereClause(filters, params);
+  return selectPage<EventRecord, EventSortKey>(
+    db,
+    {
+      countSql: `SELECT count(*) AS collection_total FROM events WHERE ${where}`,
+      rowsSql: `SELECT ${EVENT_COLUMNS} FROM events WHERE ${where}`,
+      sort: NEWEST_FIRST,
+      columns: SORT_COLUMNS,
+      params,
+    },
+    page,
+  );
+}
+
+export async function findEvent(db: Queryable, id: string): Promise<EventRecord | undefined> {
+  const { rows } = await db.query<EventRecord>(`SELECT ${EVENT_COLUMNS} FROM events WHERE id = $1`, [id]);
+  return rows[0];
+}
+
+/**
+ * Deletes up to batch of the events older than retentionDays, oldest first, with their deliveries
+ * and attempts (ON DELETE CASCADE). Returns how many it deleted.
+ */
+export async function deleteEventsOlderThan(db: Queryable, retentionDays: number, batch: number): Promise<number> {
+  const { rowCount } = await db.query(
+    `DELETE FROM events WHERE id IN (
+       SELECT id FROM events WHERE created_at < now() - make_interval(days => $1) ORDER BY created_at, seq LIMIT $2
+     )`,
+    [retentionDays, batch],
+  );
+  return rowCount;
+}

@@ -1,0 +1,81 @@
+// Webhook endpoint rules, pure: which event types an endpoint may subscribe to, when a replacement
+// changes nothing, which events an endpoint may be sent again, how long a rotated secret lives.
+import { DomainError, type FieldError } from '../core/errors.ts';
+import { ALL_EVENTS, EVENT_TYPE_NAMES, type EventType } from '../events/events.rules.ts';
+
+/** The type of the test event a ping sends: only ever to the endpoint pinged, never subscribed to. */
+export const PING_EVENT_TYPE: EventType = 'webhook_endpoint.ping';
+
+/** The event types an endpoint may list in enabledEvents (besides the wildcard "*"). */
+export const SUBSCRIBABLE_EVENT_TYPES: readonly string[] = EVENT_TYPE_NAMES.filter((type) => type !== PING_EVENT_TYPE);
+
+/** After a rotation, the previous secret still signs deliveries for this long (docs/webhooks.md). */
+export const PREVIOUS_SECRET_LIFETIME_HOURS = 24;
+
+export const WEBHOOK_ENDPOINT_SORT_KEYS = ['createdAt', 'id'] as const;
+export type WebhookEndpointSortKey = (typeof WEBHOOK_ENDPOINT_SORT_KEYS)[number];
+
+/** The attempts a delivery shows: its latest ones, when a long retry schedule made more. */
+export const MAX_ATTEMPTS_SHOWN = 50;
+/** Characters of an attempt's response body shown (the dispatcher keeps its first 1 KiB) and of its error. */
+export const MAX_RESPONSE_BODY_SHOWN = 1024;
+export const MAX_ERROR_SHOWN = 1000;
+
+export const DELIVERY_STATES = ['pending', 'succeeded', 'failed'] as const;
+export type DeliveryState = (typeof DELIVERY_STATES)[number];
+
+/** Step: the enabledEvents of a request are subscribable types, or the wildcard alone; else a 400 naming each entry. */
+export function assertEnabledEvents(enabledEvents: readonly string[]): void {
+  const errors: FieldError[] = [];
+  enabledEvents.forEach((type, index) => {
+    const pointer = `/enabledEvents/${index}`;
+    if (type === ALL_EVENTS) {
+      if (enabledEvents.length > 1) errors.push({ pointer, detail: `"${ALL_EVENTS}" subscribes to every type and stands alone` });
+    } else if (type === PING_EVENT_TYPE) {
+      errors.push({ pointer, detail: `"${type}" is sent by a ping to the endpoint pinged only; it cannot be subscribed to` });
+    } else if (!SUBSCRIBABLE_EVENT_TYPES.includes(type)) {
+      errors.push({ pointer, detail: `"${type}" is not an event type` });
+    }
+  });
+  if (errors.length > 0) {
+    throw new DomainError('REQUEST_BODY_INVALID', errors.map((e) => `${e.pointer} ${e.detail}`).join('; '), { errors });
+  }
+}
+
+/** Whether an endpoint subscribing to enabledEvents receives events of type (a ping: never, "*" included). */
+export function subscribesTo(enabledEvents: readonly string[], type: string): boolean {
+  return type !== PING_EVENT_TYPE && (enabledEvents.includes(ALL_EVENTS) || enabledEvents.includes(type));
+}
+
+interface EndpointSettings {
+  url: string;
+  enabledEvents: readonly string[];
+  apiVersion: number;
+  description: string;
+  disabled: boolean;
+}
+
+/** Same-content replacement changes nothing (PUT is idempotent); the order of enabledEvents does not matter. */
+export function isSameEndpoint(a: EndpointSettings, b: EndpointSettings): boolean {
+  const events = (list: readonly string[]) => [...list].sort().join(' ');
+  return (
+    a.url === b.url &&
+    events(a.enabledEvents) === events(b.enabledEvents) &&
+    a.apiVersion === b.apiVersion &&
+    a.description === b.description &&
+    a.disabled === b.disabled
+  );
+}
+
+/**
+ * Step: an event may be sent again to an endpoint that subscribes to its type now, or that it was
+ * delivered to before (a ping, or a type the endpoint has since dropped); nothing else is sent to
+ * an endpoint that did not ask for it (another endpoint's ping carries that endpoint's settings).
+ */
+export function assertRedeliverable(event: { id: string; type: string }, enabledEvents: readonly string[], deliveredBefore: boolean): void {
+  if (deliveredBefore || subscribesTo(enabledEvents, event.type)) return;
+  const detail = `Event ${event.id} is of type ${event.type}, which the endpoint does not subscribe to, and was never delivered to it.`;
+  throw new DomainError('WEBHOOK_EVENT_NOT_SUBSCRIBED', detail, {
+    errors: [{ pointer: '/eventId', detail: `the endpoint does not subscribe to ${event.type}` }],
+  });
+}

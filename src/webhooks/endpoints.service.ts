@@ -1,0 +1,152 @@
+// Webhook endpoint use cases: registering, reading, replacing and deleting endpoints, and rotating
+// their signing secrets. Staff users and service clients only; the edge checks the scopes.
+import { LATEST_API_VERSION } from '../core/api-versions.ts';
+import { DomainError } from '../core/errors.ts';
+import { parseSortParam, toCollection, type Collection, type Page } from '../core/paging.ts';
+import type { Precondition } from '../core/precondition.ts';
+import { isStaffOrService, type Principal } from '../core/principal.ts';
+import type { Db, Queryable } from '../db/db.ts';
+import { assertEnabledEvents, isSameEndpoint, WEBHOOK_ENDPOINT_SORT_KEYS } from './endpoints.rules.ts';
+import {
+  deleteWebhookEndpoint as deleteEndpointRow,
+  findWebhookEndpoint,
+  insertWebhookEndpoint,
+  rotateWebhookEndpointSecret,
+  selectWebhookEndpoints,
+  updateWebhookEndpoint,
+  type WebhookEndpointFields,
+  type WebhookEndpointRecord,
+} from './endpoints.store.ts';
+import { generateSigningSecret, type SecretBox } from './secrets.ts';
+import { assertPublicHost, parseWebhookUrl, type UrlGuardOptions } from './url-guard.ts';
+
+/** What the endpoint use cases need besides the database: the secrets' box and the URL guard's options. */
+export interface WebhookEndpointContext {
+  secrets: SecretBox;
+  guard: UrlGuardOptions;
+}
+
+/** Step: only staff users and service clients manage webhooks, whatever scopes a token carries. */
+export function assertWebhookManager(principal: Principal): void {
+  if (!isStaffOrService(principal)) throw new DomainError('AUTH_FORBIDDEN', 'Only staff and service clients manage webhook endpoints.');
+}
+
+export const endpointNotFound = (id: number) => new DomainError('WEBHOOK_ENDPOINT_NOT_FOUND', `Webhook endpoint ${id} does not exist.`);
+
+/** Step: the endpoint, or a 404. */
+export async function loadWebhookEndpoint(db: Queryable, id: number, lock = false): Promise<WebhookEndpointRecord> {
+  const endpoint = await findWebhookEndpoint(db, id, lock);
+  if (!endpoint) throw endpointNotFound(id);
+  return endpoint;
+}
+
+/** Step: the url as it will be called (normalised), once the guard has checked it and the addresses its host resolves to now. */
+async function checkedUrl(text: string, guard: UrlGuardOptions): Promise<string> {
+  const url = parseWebhookUrl(text, guard);
+  await assertPublicHost(url, guard);
+  return url.href;
+}
+
+/** Step: the settings a request gives, checked; DNS is asked before any transaction opens. */
+async function checkedFields(fields: WebhookEndpointFields, guard: UrlGuardOptions): Promise<WebhookEndpointFields> {
+  assertEnabledEvents(fields.enabledEvents);
+  return { ...fields, url: await checkedUrl(fields.url, guard) };
+}
+
+export async function getWebhookEndpoint(db: Queryable, principal: Principal, id: number): Promise<WebhookEndpointRecord> {
+  assertWebhookManager(principal);
+  return loadWebhookEndpoint(db, id);
+}
+
+export interface ListWebhookEndpointsCommand {
+  disabled?: boolean;
+  sort?: string;
+  page: Page;
+}
+
+export async function listWebhookEndpoints(
+  db: Queryable,
+  principal: Principal,
+  command: ListWebhookEndpointsCommand,
+): Promise<Collection<WebhookEndpointRecord>> {
+  assertWebhookManager(principal);
+  const sort = parseSortParam(command.sort, WEBHOOK_ENDPOINT_SORT_KEYS, [{ field: 'id', descending: false }]);
+  const { rows, total } = await selectWebhookEndpoints(db, { disabled: command.disabled }, sort, command.page);
+  return toCollection(rows, total, command.page);
+}
+
+export type CreateWebhookEndpointCommand = Pick<WebhookEndpointFields, 'url' | 'enabledEvents'> & Partial<WebhookEndpointFields>;
+
+/** A new endpoint and its signing secret: the one time the secret is seen outside its sealed column. */
+export async function createWebhookEndpoint(
+  db: Db,
+  context: WebhookEndpointContext,
+  principal: Principal,
+  command: CreateWebhookEndpointCommand,
+): Promise<{ endpoint: WebhookEndpointRecord; secret: string }> {
+  assertWebhookManager(principal);
+  const requested: WebhookEndpointFields = {
+    url: command.url,
+    enabledEvents: command.enabledEvents,
+    apiVersion: command.apiVersion ?? LATEST_API_VERSION,
+    description: command.description ?? '',
+    disabled: command.disabled ?? false,
+  };
+  const fields = await checkedFields(requested, context.guard);
+  const secret = generateSigningSecret();
+  const endpoint = await insertWebhookEndpoint(db, fields, await context.secrets.seal(secret));
+  return { endpoint, secret };
+}
+
+export interface ReplaceWebhookEndpointCommand extends WebhookEndpointFields {
+  id: number;
+  precondition?: Precondition<WebhookEndpointRecord>;
+}
+
+export async function replaceWebhookEndpoint(
+  db: Db,
+  context: WebhookEndpointContext,
+  principal: Principal,
+  command: ReplaceWebhookEndpointCommand,
+): Promise<WebhookEndpointRecord> {
+  assertWebhookManager(principal);
+  const { id, precondition, ...requested } = command;
+  // A request for an endpoint that does not exist is a 404 before its body is judged (RFC 9110 §13.2.1).
+  await loadWebhookEndpoint(db, id);
+  const fields = await checkedFields(requested, context.guard);
+  return db.transaction(async (tx) => {
+    const endpoint = await loadWebhookEndpoint(tx, id, true);
+    precondition?.(endpoint);
+    if (isSameEndpoint(endpoint, fields)) return endpoint;
+    return updateWebhookEndpoint(tx, id, fields);
+  });
+}
+
+export interface DeleteWebhookEndpointCommand {
+  id: number;
+  precondition?: Precondition<WebhookEndpointRecord>;
+}
+
+/** Deletes the endpoint with its secrets and delivery log; its pending deliveries are never sent. */
+export async function deleteWebhookEndpoint(db: Db, principal: Principal, command: DeleteWebhookEndpointCommand): Promise<void> {
+  assertWebhookManager(principal);
+  await db.transaction(async (tx) => {
+    const endpoint = await loadWebhookEndpoint(tx, command.id, true);
+    command.precondition?.(endpoint);
+    await deleteEndpointRow(tx, command.id);
+  });
+}
+
+/** A new signing secret, returned once; the one it replaces signs beside it for 24 hours. */
+export async function rotateSigningSecret(
+  db: Db,
+  context: WebhookEndpointContext,
+  principal: Principal,
+  id: number,
+): Promise<{ endpoint: WebhookEndpointRecord; secret: string }> {
+  assertWebhookManager(principal);
+  const secret = generateSigningSecret();
+  const endpoint = await rotateWebhookEndpointSecret(db, id, await context.secrets.seal(secret));
+  if (!endpoint) throw endpointNotFound(id);
+  return { endpoint, secret };
+}

@@ -1,0 +1,113 @@
+// Webhook endpoints in SQL. A record never holds a signing secret: the sealed secrets are written
+// here and read only by the dispatcher, so no record (an event's object, a log line, a response)
+// can carry one by accident.
+import type { Page, SortKey } from '../core/paging.ts';
+import type { Queryable } from '../db/db.ts';
+import { selectPage } from '../db/paging.ts';
+import { PREVIOUS_SECRET_LIFETIME_HOURS, type WebhookEndpointSortKey } from './endpoints.rules.ts';
+
+/** What a caller sets on an endpoint. */
+export interface WebhookEndpointFields {
+  url: string;
+  /** Event types, or ['*'] for every type. */
+  enabledEvents: string[];
+  apiVersion: number;
+  description: string;
+  disabled: boolean;
+}
+
+export interface WebhookEndpointRecord extends WebhookEndpointFields {
+  id: number;
+  /** Until when the secret before the last rotation still signs; null if never rotated. */
+  previousSecretExpiresAt: string | null;
+  /** Since when every attempt has failed; null after any success (set by the dispatcher). */
+  failingSince: string | null;
+  createdAt: string;
+  updatedAt: string;
+  version: number;
+}
+
+/** An endpoint's record, never its secrets (the disabled and ping events carry it). */
+export const WEBHOOK_ENDPOINT_COLUMNS = `id, url, enabled_events AS "enabledEvents", api_version AS "apiVersion", description, disabled,
+  previous_secret_expires_at AS "previousSecretExpiresAt", failing_since AS "failingSince",
+  created_at AS "createdAt", updated_at AS "updatedAt", version`;
+const SORT_COLUMNS: Record<WebhookEndpointSortKey, string> = { createdAt: 'created_at', id: 'id' };
+
+export async function findWebhookEndpoint(db: Queryable, id: number, lock = false): Promise<WebhookEndpointRecord | undefined> {
+  const { rows } = await db.query<WebhookEndpointRecord>(
+    `SELECT ${WEBHOOK_ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE id = $1${lock ? ' FOR UPDATE' : ''}`,
+    [id],
+  );
+  return rows[0];
+}
+
+/** One page of endpoints and the exact total, in one statement (db/paging.ts). */
+export function selectWebhookEndpoints(
+  db: Queryable,
+  filters: { disabled?: boolean },
+  sort: SortKey<WebhookEndpointSortKey>[],
+  page: Page,
+): Promise<{ rows: WebhookEndpointRecord[]; total: number }> {
+  const params: unknown[] = [];
+  const where = filters.disabled === undefined ? 'TRUE' : `disabled = $${params.push(filters.disabled)}`;
+  return selectPage<WebhookEndpointRecord, WebhookEndpointSortKey>(
+    db,
+    {
+      countSql: `SELECT count(*) AS collection_total FROM webhook_endpoints WHERE ${where}`,
+      rowsSql: `SELECT ${WEBHOOK_ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE ${where}`,
+      sort,
+      columns: SORT_COLUMNS,
+      params,
+    },
+    page,
+  );
+}
+
+/** A new endpoint with its signing secret, sealed by the caller (src/webhooks/secrets.ts). */
+export async function insertWebhookEndpoint(
+  db: Queryable,
+  fields: WebhookEndpointFields,
+  sealedSecret: string,
+): Promise<WebhookEndpointRecord> {
+  const { rows } = await db.query<WebhookEndpointRecord>(
+    `INSERT INTO webhook_endpoints (url, enabled_events, api_version, description, disabled, secret)
+     VALUES ($1, $2, $3, $4, $5, $6) RETURNING ${WEBHOOK_ENDPOINT_COLUMNS}`,
+    [fields.url, fields.enabledEvents, fields.apiVersion, fields.description, fields.disabled, sealedSecret],
+  );
+  return rows[0]!;
+}
+
+export async function updateWebhookEndpoint(db: Queryable, id: number, fields: WebhookEndpointFields): Promise<WebhookEndpointRecord> {
+  const { rows } = await db.query<WebhookEndpointRecord>(
+    `UPDATE webhook_endpoints
+        SET url = $2, enabled_events = $3, api_version = $4, description = $5, disabled = $6, version = version + 1, updated_at = now()
+      WHERE id = $1 RETURNING ${WEBHOOK_ENDPOINT_COLUMNS}`,
+    [id, fields.url, fields.enabledEvents, fields.apiVersion, fields.description, fields.disabled],
+  );
+  return rows[0]!;
+}
+
+/**
+ * A new signing secret (sealed): the current one becomes the previous one, which keeps signing for
+ * PREVIOUS_SECRET_LIFETIME_HOURS; one rotated before it stops at once. The secrets never leave SQL.
+ */
+export async function rotateWebhookEndpointSecret(
+  db: Queryable,
+  id: number,
+  sealedSecret: string,
+): Promise<WebhookEndpointRecord | undefined> {
+  const { rows } = await db.query<WebhookEndpointRecord>(
+    `UPDATE webhook_endpoints
+        SET previous_secret = secret, secret = $2,
+            previous_secret_expires_at = now() + make_interval(hours => $3),
+            version = version + 1, updated_at = now()
+      WHERE id = $1 RETURNING ${WEBHOOK_ENDPOINT_COLUMNS}`,
+    [id, sealedSecret, PREVIOUS_SECRET_LIFETIME_HOURS],
+  );
+  return rows[0];
+}
+
+/** Deletes the endpoint, its secrets and, by cascade, its deliveries and their attempts. */
+export async function deleteWebhookEndpoint(db: Queryable, id: number): Promise<void> {
+  await db.query('DELETE FROM webhook_endpoints WHERE id = $1', [id]);
+}

@@ -1,0 +1,136 @@
+// Webhooks in tests: endpoint rows inserted directly (with a secret sealed as the app seals it),
+// and real HTTP receivers on 127.0.0.1 that record every request and verify each delivery's
+// signature with the `standardwebhooks` package, as an integrator would.
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import { Webhook } from 'standardwebhooks';
+import type { Config } from '../../src/config.ts';
+import type { Db } from '../../src/db/db.ts';
+import { createSecretBox, generateSigningSecret } from '../../src/webhooks/secrets.ts';
+
+export interface TestEndpoint {
+  id: number;
+  url: string;
+  secret: string;
+}
+
+/** A webhook endpoint row (every event and API version 2 unless told). */
+export async function insertWebhookEndpoint(
+  db: Db,
+  config: Config,
+  fields: {
+    url: string;
+    enabledEvents?: string[];
+    apiVersion?: number;
+    secret?: string;
+    /** A rotated-out secret that still signs until previousSecretExpiresAt. */
+    previousSecret?: string;
+    previousSecretExpiresAt?: Date;
+  },
+): Promise<TestEndpoint> {
+  const box = createSecretBox(db, config.webhooks.secretKey);
+  const secret = fields.secret ?? generateSigningSecret();
+  const { rows } = await db.query<{ id: number }>(
+    `INSERT INTO webhook_endpoints (url, enabled_events, api_version, secret, previous_secret, previous_secret_expires_at)
+     VALUES ($1, $2, $3, $4, $5, $6) RETURNING id`,
+    [
+      fields.url,
+      fields.enabledEvents ?? ['*'],
+      fields.apiVersion ?? 2,
+      await box.seal(secret),
+      fields.previousSecret === undefined ? null : await box.seal(fields.previousSecret),
+      fields.previousSecretExpiresAt?.toISOString() ?? null,
+    ],
+  );
+  return { id: rows[0]!.id, url: fields.url, secret };
+}
+
+/** Endpoints a test is done with: no later event of another test is delivered to them. */
+export async function deleteWebhookEndpoints(db: Db, ...endpoints: TestEndpoint[]): Promise<void> {
+  await db.query('DELETE FROM webhook_endpoints WHERE id = ANY($1::bigint[])', [endpoints.map((e) => e.id)]);
+}
+
+export interface ReceivedRequest {
+  method: string;
+  url: string;
+  headers: http.IncomingHttpHeaders;
+  body: string;
+  /** performance.now() when the request had arrived whole. */
+  at: number;
+}
+
+type Answer = (request: ReceivedRequest, response: http.ServerResponse) => void;
+
+/** 200 with a short body. */
+export const answerOk: Answer = (_request, response) => response.writeHead(200, { 'content-type': 'text/plain' }).end('ok');
+
+export interface Receiver {
+  url: string;
+  requests: ReceivedRequest[];
+  /** TCP connections accepted (a refused delivery never connects). */
+  readonly connections: number;
+  /** How the requests from now on are answered. */
+  answer(next: Answer): void;
+  /** Waits until `count` requests have arrived (and were answered, unless the answer holds them). */
+  waitForRequests(count: number, timeoutMs?: number): Promise<ReceivedRequest[]>;
+  close(): Promise<void>;
+}
+
+/** An HTTP server on 127.0.0.1:port that answers every request with `answer` (default answerOk). */
+export async function startReceiver(port: number, answer: Answer = answerOk): Promise<Receiver> {
+  let current = answer;
+  const requests: ReceivedRequest[] = [];
+  const server = http.createServer((incoming, response) => {
+    const chunks: Buffer[] = [];
+    incoming.on('data', (chunk: Buffer) => chunks.push(chunk));
+    incoming.on('end', () => {
+      const request: ReceivedRequest = {
+        method: incoming.method ?? '',
+        url: incoming.url ?? '',
+        headers: incoming.headers,
+        body: Buffer.concat(chunks).toString('utf8'),
+        at: performance.now(),
+      };
+      requests.push(request);
+      current(request, response);
+    });
+  });
+  let connections = 0;
+  server.on('connection', () => connections++);
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, '127.0.0.1', () => resolve());
+  });
+  return {
+    url: `http://127.0.0.1:${port}/hooks`,
+    requests,
+    get connections() {
+      return connections;
+    },
+    answer(next) {
+      current = next;
+    },
+    async waitForRequests(count, timeoutMs = 10_000) {
+      await eventually(() => requests.length >= count, `${count} requests at ${port} (got ${requests.length})`, timeoutMs);
+      return requests;
+    },
+    close() {
+      server.closeAllConnections();
+      return new Promise((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+/** The request as a verified Standard Webhooks delivery: its parsed body, or a thrown WebhookVerificationError. */
+export function verifyDelivery(secret: string, request: ReceivedRequest): Record<string, unknown> {
+  return new Webhook(secret).verify(request.body, request.headers as Record<string, string>) as Record<string, unknown>;
+}
+
+/** Polls until condition holds (it may be async), or fails the test with what it waited for. */
+export async function eventually(condition: () => boolean | Promise<boolean>, what: string, timeoutMs = 10_000): Promise<void> {
+  const deadline = performance.now() + timeoutMs;
+  while (!(await condition())) {
+    if (performance.now() > deadline) assert.fail(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
