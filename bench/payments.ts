@@ -13,6 +13,8 @@ export const PAYMENT_BODY = JSON.stringify({ amount: 1250, currency: 'EUR' });
 
 /** The baseline writes orderpay's payment.succeeded event for the payments posted under this prefix. */
 export const WITH_EVENT_PREFIX = '/with-event';
+/** The baseline's (d) transaction with its statements prepared: the other side of (dw) and (dx). */
+export const PREPARED_PREFIX = '/prepared';
 
 export interface PaymentWorkload {
   scenario: Scenario;
@@ -58,15 +60,15 @@ export function paymentWorkloads(): PaymentWorkload[] {
         title: 'POST /payments: event written vs not',
         targetRatio: 0.9,
         labels: ['with the event', 'without'],
-        orderpayRequest: `baseline POST ${WITH_EVENT_PREFIX}/payments: (d)'s transaction + orderpay's payment.succeeded event, written as orderpay writes it (by the statement that stores the response); no webhook endpoint subscribed`,
-        baselineRequest: `baseline POST /payments: (d)'s transaction`,
+        orderpayRequest: `baseline POST ${WITH_EVENT_PREFIX}/payments: (d)'s transaction, prepared, + orderpay's payment.succeeded event, written as orderpay writes it (by the statement that stores the response); no webhook endpoint subscribed`,
+        baselineRequest: `baseline POST ${PREPARED_PREFIX}/payments: (d)'s transaction, prepared`,
       },
       requests: newKey,
       paymentsPerRequest: 1,
       subscribedEndpoint: false,
       sides: [
         { server: 'baseline', prefix: WITH_EVENT_PREFIX, writesEvents: true },
-        { server: 'baseline', prefix: '' },
+        { server: 'baseline', prefix: PREPARED_PREFIX },
       ],
     },
     {
@@ -75,14 +77,14 @@ export function paymentWorkloads(): PaymentWorkload[] {
         title: 'POST /payments: event + 1 delivery vs not',
         labels: ['with event and delivery', 'without'],
         orderpayRequest: `baseline POST ${WITH_EVENT_PREFIX}/payments as (dw), with one webhook endpoint subscribed to *: the event and one delivery row per payment`,
-        baselineRequest: `baseline POST /payments: (d)'s transaction, the same webhook endpoint present`,
+        baselineRequest: `baseline POST ${PREPARED_PREFIX}/payments: (d)'s transaction, prepared, the same webhook endpoint present`,
       },
       requests: newKey,
       paymentsPerRequest: 1,
       subscribedEndpoint: true,
       sides: [
         { server: 'baseline', prefix: WITH_EVENT_PREFIX, writesEvents: true },
-        { server: 'baseline', prefix: '' },
+        { server: 'baseline', prefix: PREPARED_PREFIX },
       ],
     },
   ];

@@ -7,7 +7,8 @@
 //   POST /payments + Idempotency-Key      in one transaction: claim the key (ON CONFLICT DO NOTHING),
 //                                         insert the payment, store the response on the key
 //   … with a key already completed        the stored response, by one SELECT
-//   POST /with-event/payments             the same, with orderpay's payment.succeeded event in the
+//   POST /prepared/payments               the same with its statements prepared, as orderpay's are
+//   POST /with-event/payments             that, with orderpay's payment.succeeded event in the
 //                                         transaction as orderpay writes it: recordEvent into the
 //                                         outbox, written with its fan-out to webhook deliveries by
 //                                         the statement that stores the response (scenarios dw, dx)
@@ -18,7 +19,7 @@ import pg from 'pg';
 import { OID, parseInt8, parseTimestamptz, type Queryable } from '../src/db/db.ts';
 import { openOutbox, outboxCte, takeOutbox } from '../src/db/outbox.ts';
 import { recordEvent } from '../src/events/events.store.ts';
-import { WITH_EVENT_PREFIX } from './payments.ts';
+import { PREPARED_PREFIX, WITH_EVENT_PREFIX } from './payments.ts';
 
 const COLUMNS = `id, status, customer_id AS "customerId", total, currency, created_at AS "createdAt", updated_at AS "updatedAt"`;
 const SORT_COLUMNS: Record<string, string> = { createdAt: 'created_at', status: 'status', total: 'total', id: 'id' };
@@ -148,12 +149,17 @@ async function findStoredResponse(key: string): Promise<StoredResponse | undefin
  * The key's claim, the payment (with its event when withEvent) and its stored response in one
  * transaction; undefined when the key was taken.
  */
-async function createPayment(key: string, text: string, withEvent: boolean): Promise<StoredResponse | undefined> {
+async function createPayment(key: string, text: string, variant: PaymentVariant): Promise<StoredResponse | undefined> {
+  const { withEvent, prepared } = variant;
   const body = JSON.parse(text) as { amount: number; currency: string };
   const client = await pool.connect();
+  // Prepared (named, planned once per connection, as orderpay's statements are) or sent as text.
+  const run = <R extends pg.QueryResultRow>(name: string, sql: string, values: unknown[]) =>
+    client.query<R>(prepared ? { name, text: sql, values } : { text: sql, values });
   try {
     await client.query('BEGIN');
-    const claim = await client.query<{ id: number }>(
+    const claim = await run<{ id: number }>(
+      'bench-claim',
       `INSERT INTO idempotency_keys (client_id, subject, key, method, path, fingerprint, state, operation_id, lock_token, locked_until, expires_at)
        VALUES ($1, $2, $3, 'POST', '/payments', $4, 'in_flight', gen_random_uuid(), $5, now() + make_interval(secs => $6), now() + make_interval(secs => $7))
        ON CONFLICT ON CONSTRAINT idempotency_keys_caller_key DO NOTHING RETURNING id`,
@@ -163,7 +169,8 @@ async function createPayment(key: string, text: string, withEvent: boolean): Pro
       await client.query('ROLLBACK');
       return undefined;
     }
-    const { rows } = await client.query<PaymentRow>(
+    const { rows } = await run<PaymentRow>(
+      'bench-payment',
       `INSERT INTO payments (customer_id, client_id, order_id, amount, currency, status, decline_code, processor, processor_reference)
        VALUES ($1, $2, NULL, $3, $4, 'succeeded', NULL, 'simulator', $5) RETURNING ${PAYMENT_COLUMNS}`,
       [PAYER_USER_ID, KEY_OWNER.clientId, body.amount, body.currency, `sim_ch_${sha256(key).slice(0, 24)}`],
@@ -182,7 +189,8 @@ async function createPayment(key: string, text: string, withEvent: boolean): Pro
       headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store', location: `/payments/${payment.id}` },
       body: JSON.stringify(representation(payment)),
     };
-    await client.query(
+    await run(
+      outbox.sql ? 'bench-complete-with-event' : 'bench-complete',
       `${outbox.sql}UPDATE idempotency_keys SET state = 'completed', response_status = $2, response_headers = $3::jsonb, response_body = $4, locked_until = now()
         WHERE id = $1`,
       [claim.rows[0].id, response.status, JSON.stringify(response.headers), response.body, ...outbox.params],
@@ -203,11 +211,23 @@ async function createPayment(key: string, text: string, withEvent: boolean): Pro
 const completedKeys = new Set<string>();
 
 /** A completed key replays its response; a new one does the work. */
-async function postPayment(req: http.IncomingMessage, res: http.ServerResponse, withEvent: boolean): Promise<void> {
+/** What a payment path runs: (d)'s baseline sends its statements as text; (dw) and (dx) prepare both sides. */
+interface PaymentVariant {
+  withEvent: boolean;
+  prepared: boolean;
+}
+
+const PAYMENT_PATHS: Record<string, PaymentVariant> = {
+  '/payments': { withEvent: false, prepared: false },
+  [`${PREPARED_PREFIX}/payments`]: { withEvent: false, prepared: true },
+  [`${WITH_EVENT_PREFIX}/payments`]: { withEvent: true, prepared: true },
+};
+
+async function postPayment(req: http.IncomingMessage, res: http.ServerResponse, variant: PaymentVariant): Promise<void> {
   const key = req.headers['idempotency-key'];
   const text = await readBody(req);
   if (typeof key !== 'string' || !key) return send(res, 400, { error: 'Idempotency-Key required' });
-  const created = completedKeys.has(key) ? undefined : await createPayment(key, text, withEvent);
+  const created = completedKeys.has(key) ? undefined : await createPayment(key, text, variant);
   if (created) {
     completedKeys.add(key);
     return sendStored(res, created, false);
@@ -243,8 +263,8 @@ async function route(req: http.IncomingMessage): Promise<[number, unknown]> {
 
 const server = http.createServer((req, res) => {
   const failed = (error: unknown) => send(res, 500, { error: String(error) });
-  if (req.method === 'POST' && req.url === '/payments') return void postPayment(req, res, false).catch(failed);
-  if (req.method === 'POST' && req.url === `${WITH_EVENT_PREFIX}/payments`) return void postPayment(req, res, true).catch(failed);
+  const payment = req.method === 'POST' ? PAYMENT_PATHS[req.url ?? ''] : undefined;
+  if (payment) return void postPayment(req, res, payment).catch(failed);
   route(req).then(([status, body]) => send(res, status, body), failed);
 });
 server.keepAliveTimeout = 65_000;

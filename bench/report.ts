@@ -315,9 +315,10 @@ orderpay's adds to it: the first columns are \`POST /with-event/payments\`, (d)'
 with \`recordEvent\` itself (imported from orderpay) after the payment \`INSERT\`, its object the
 payment's record as orderpay's store returns it (the response's fields, the row version and the
 processor's reference), written as orderpay writes it: by the \`UPDATE\` that stores the response
-(orderpay's outbox statement, sent unprepared like the baseline's others): 5 round trips, as
-without the event. The "baseline" columns are (d)'s \`POST /payments\`,
-without the event. No webhook endpoint is subscribed: the event alone. (dx) is the same
+(orderpay's outbox statement): 5 round trips, as without the event. The "baseline" columns are
+\`POST /prepared/payments\`, (d)'s transaction without the event. Both sides prepare their
+statements (named, planned once per connection), as orderpay does and (d)'s baseline does not: so
+what separates them is writing the event, not planning a larger statement on every request. No webhook endpoint is subscribed: the event alone. (dx) is the same
 comparison with one webhook endpoint subscribed to \`*\` enabled, so the event fans out to one
 delivery row per payment, as it would for a merchant with one endpoint: what an endpoint adds to
 each payment, for information. Nothing delivers those rows: the endpoint is
