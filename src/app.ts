@@ -37,7 +37,7 @@ import { apiVersionConstraint, versioningPlugin, versionRoutes, type VersionScop
 import { resourceSchemaAt } from './http/versions/versions.ts';
 import { API_VERSION_NUMBERS } from './core/api-versions.ts';
 import { eventsRoutes } from './events/events.routes.ts';
-import type { RenderEventObject } from './events/events.representation.ts';
+import { eventRepresentation, type RenderEventObject } from './events/events.representation.ts';
 import { Event } from './events/events.schemas.ts';
 import { backgroundJobs } from './jobs/jobs.ts';
 import { createScheduler } from './jobs/scheduler.ts';
@@ -179,7 +179,7 @@ export async function buildApp(config: Config, db: Db, options: AppOptions = {})
     ? createWebhookDispatcher({
         db,
         secrets: createSecretBox(db, config.webhooks.secretKey),
-        render: renderEventObject,
+        renderEvent: (event, apiVersion) => eventRepresentation(event, apiVersion, renderEventObject),
         retryScheduleSeconds: config.webhooks.retryScheduleSeconds,
         allowPrivate: config.webhooks.allowPrivate,
         log: app.log.child({ job: 'deliver-webhooks' }),

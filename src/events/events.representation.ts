@@ -15,7 +15,10 @@ export interface Event {
   data: { object: JsonObject };
 }
 
-export function eventRepresentation(record: EventRecord, apiVersion: number, renderObject: RenderEventObject): Event {
+/** What an event shows of its record (a delivery has no use for its insertion order). */
+type EventContent = Omit<EventRecord, 'seq'>;
+
+export function eventRepresentation(record: EventContent, apiVersion: number, renderObject: RenderEventObject): Event {
   return {
     id: record.id,
     type: record.type,

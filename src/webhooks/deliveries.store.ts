@@ -2,6 +2,8 @@
 // number of processes share the work and none sends a delivery another holds), recording each
 // attempt and what it made of its delivery, and the health of endpoints (failing_since, disabled).
 import type { Queryable } from '../db/db.ts';
+import type { EventObjectType, EventType } from '../events/events.rules.ts';
+import type { EventRecord } from '../events/events.store.ts';
 import { WEBHOOK_ENDPOINT_COLUMNS, type WebhookEndpointRecord } from './endpoints.store.ts';
 import type { DeliveryVerdict } from './deliveries.rules.ts';
 
@@ -19,7 +21,7 @@ export interface ClaimedDelivery {
     /** Sealed; only while it still signs (previous_secret_expires_at is in the future). */
     previousSecret: string | null;
   };
-  event: { id: string; type: string; objectType: string; object: Record<string, unknown>; createdAt: string };
+  event: Omit<EventRecord, 'seq'>;
 }
 
 interface ClaimRow {
@@ -31,8 +33,8 @@ interface ClaimRow {
   secret: string;
   previous_secret: string | null;
   event_id: string;
-  type: string;
-  object_type: string;
+  type: EventType;
+  object_type: EventObjectType;
   object: Record<string, unknown>;
   created_at: string;
 }
@@ -171,12 +173,15 @@ export async function markEndpointSucceeding(tx: Queryable, endpointId: number):
 
 /** An attempt to the endpoint failed: failing since now unless already. Returns since when, and the time now. */
 export async function markEndpointFailing(tx: Queryable, endpointId: number): Promise<{ failingSince: string | null; now: string }> {
-  await tx.query(
-    'UPDATE webhook_endpoints SET failing_since = now(), updated_at = now(), version = version + 1 WHERE id = $1 AND failing_since IS NULL',
-    [endpointId],
-  );
+  // One statement: the update (only when not yet failing) and the value either way; the outer
+  // SELECT sees the row as before the update, so the update's own value comes first.
   const { rows } = await tx.query<{ failing_since: string | null; now: string }>(
-    'SELECT failing_since, now() AS now FROM webhook_endpoints WHERE id = $1',
+    `WITH started AS (
+       UPDATE webhook_endpoints SET failing_since = now(), updated_at = now(), version = version + 1
+        WHERE id = $1 AND failing_since IS NULL RETURNING failing_since
+     )
+     SELECT coalesce((SELECT failing_since FROM started), w.failing_since) AS failing_since, now() AS now
+       FROM webhook_endpoints w WHERE w.id = $1`,
     [endpointId],
   );
   return { failingSince: rows[0]?.failing_since ?? null, now: rows[0]?.now ?? new Date().toISOString() };

@@ -6,7 +6,6 @@
 // MAX_IN_FLIGHT_PER_ENDPOINT per endpoint across every process, so a slow or dead endpoint holds
 // up only its own deliveries.
 import type { Db, Queryable } from '../db/db.ts';
-import type { EventObjectType } from '../events/events.rules.ts';
 import { recordEvent } from '../events/events.store.ts';
 import { ATTEMPT_TIMEOUT_MS, type DeliveryVerdict, judgeAttempt, MAX_PAYLOAD_BYTES, shouldDisableEndpoint } from './deliveries.rules.ts';
 import {
@@ -57,8 +56,11 @@ interface DispatcherLog {
 export interface WebhookDispatcherOptions {
   db: Db;
   secrets: SecretBox;
-  /** An event's object in an API version (src/event-objects.ts, passed by the composition root). */
-  render(objectType: EventObjectType, object: Record<string, unknown>, apiVersion: number): unknown;
+  /**
+   * An event's envelope as GET /events shows it in an API version (events.representation with the
+   * renderer of src/event-objects.ts, passed by the composition root): the body of a delivery.
+   */
+  renderEvent(event: ClaimedDelivery['event'], apiVersion: number): object;
   /** config.webhooks.retryScheduleSeconds. */
   retryScheduleSeconds: readonly number[];
   /** config.webhooks.allowPrivate. */
@@ -93,8 +95,7 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions): Webh
 
   /** The body: the event's envelope (as GET /events has it), its object in the endpoint's API version. */
   function renderBody({ event, endpoint }: ClaimedDelivery): string {
-    const object = options.render(event.objectType as EventObjectType, event.object, endpoint.apiVersion);
-    return JSON.stringify({ id: event.id, type: event.type, createdAt: event.createdAt, data: { object } });
+    return JSON.stringify(options.renderEvent(event, endpoint.apiVersion));
   }
 
   async function send(delivery: ClaimedDelivery): Promise<SendResult & { permanent?: boolean }> {

@@ -8,6 +8,7 @@ import { after, before, describe, test } from 'node:test';
 import { loadConfig } from '../../src/config.ts';
 import { recordEvent } from '../../src/events/events.store.ts';
 import { renderEventObject } from '../../src/event-objects.ts';
+import { eventRepresentation } from '../../src/events/events.representation.ts';
 import { createWebhookDispatcher } from '../../src/webhooks/dispatcher.ts';
 import { createSecretBox, generateSigningSecret } from '../../src/webhooks/secrets.ts';
 import { createCustomer } from '../helpers/actors.ts';
@@ -491,7 +492,7 @@ describe('webhook delivery', () => {
         createWebhookDispatcher({
           db: t.db,
           secrets: createSecretBox(t.db, t.config.webhooks.secretKey),
-          render: renderEventObject,
+          renderEvent: (event, apiVersion) => eventRepresentation(event, apiVersion, renderEventObject),
           retryScheduleSeconds: WEBHOOKS.retryScheduleSeconds,
           allowPrivate: true,
           log: { debug: () => undefined, warn: () => undefined, error: () => undefined },
