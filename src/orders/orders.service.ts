@@ -20,6 +20,7 @@ import {
 } from './orders.rules.ts';
 import {
   findOrder,
+  findOrderVersion,
   insertOrder,
   insertOrderItems,
   selectItemsOfOrders,
@@ -46,6 +47,13 @@ export async function getOrder(db: Queryable, principal: Principal, orderId: num
   const order = await findOrder(db, orderId, ownerScope(principal));
   if (!order) throw notFound(orderId);
   return order;
+}
+
+/** What an order's entity tag is made of, read alone: a missing or hidden order is 404 as for getOrder. */
+export async function getOrderVersion(db: Queryable, principal: Principal, orderId: number): Promise<Pick<OrderRecord, 'id' | 'version'>> {
+  const version = await findOrderVersion(db, orderId, ownerScope(principal));
+  if (version === undefined) throw notFound(orderId);
+  return { id: orderId, version };
 }
 
 /** Orders with their items, loaded in one query for all of them (what a representation embeds). */

@@ -46,6 +46,14 @@ export async function findOrder(db: Queryable, id: number, scope: OwnerScope): P
   return rows[0];
 }
 
+/** The version of a visible order, which is all a revalidation (If-None-Match) needs to read. */
+export async function findOrderVersion(db: Queryable, id: number, scope: OwnerScope): Promise<number | undefined> {
+  const params: unknown[] = [id];
+  const owner = scope ? ` AND customer_id = $${params.push(scope.customerId)}` : '';
+  const { rows } = await db.query<{ version: number }>(`SELECT version FROM orders WHERE id = $1 AND deleted_at IS NULL${owner}`, params);
+  return rows[0]?.version;
+}
+
 /** Locks the order row for a change, deleted or not, within the caller's scope. */
 export async function lockOrder(tx: Queryable, id: number, scope: OwnerScope): Promise<OrderRecord | undefined> {
   const params: unknown[] = [id];

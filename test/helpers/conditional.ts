@@ -28,5 +28,8 @@ export function notModifiedCheck(cacheControl: string): (res: LightMyRequestResp
     assert.equal(res.headers.vary, 'Accept');
     assert.equal(res.headers['content-type'], undefined);
     assert.ok(res.headers['content-length'] === undefined || res.headers['content-length'] === '0');
+    // Only what updates a stored response (RFC 9110 §15.4.5): no content, so nothing against sniffing or framing it.
+    for (const header of ['content-security-policy', 'x-frame-options', 'x-content-type-options'])
+      assert.equal(res.headers[header], undefined, header);
   };
 }
