@@ -8,6 +8,9 @@ import { flushOutbox, openOutbox } from './outbox.ts';
 import { createSerialQueue, serialPoolStats } from './serial-queue.ts';
 import { OID, parseInt8, parseTimestamptz, type Db, type Queryable, type QueryResult } from './db.ts';
 
+/** The embedded database's buffer pool: small, as one process's database (PostgreSQL's default is 128 MB). */
+const EMBEDDED_SHARED_BUFFERS = '16MB';
+
 export async function openPglite(dataDir: string): Promise<Db> {
   const inMemory = dataDir.startsWith('memory://');
   // PGlite creates the data directory itself but not its parents.
@@ -18,6 +21,9 @@ export async function openPglite(dataDir: string): Promise<Db> {
     pg = await PGlite.create({
       dataDir: inMemory ? undefined : dataDir,
       parsers: { [OID.INT8]: parseInt8, [OID.TIMESTAMPTZ]: parseTimestamptz },
+      // PostgreSQL's 128 MB of shared buffers live in the WebAssembly memory, which never shrinks;
+      // the data directory's files are in the operating system's page cache anyway (docs/benchmarks.md).
+      startParams: [...PGlite.defaultStartParams, '-c', `shared_buffers=${EMBEDDED_SHARED_BUFFERS}`],
     });
   } catch (error) {
     unlock();
