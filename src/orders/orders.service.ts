@@ -9,6 +9,7 @@ import type { EventType } from '../events/events.rules.ts';
 import { recordEvent } from '../events/events.store.ts';
 import {
   decideTransition,
+  effectiveOrderSort,
   isDeletable,
   priceOrder,
   ORDER_SORT_KEYS,
@@ -79,7 +80,7 @@ export async function listOrders(db: Queryable, principal: Principal, command: L
     throw new DomainError('AUTH_FORBIDDEN', 'Customers can list only their own orders.');
   }
   const filters: OrderFilters = { status: command.status, minTotal: command.minTotal, customerId: scope?.customerId ?? command.customerId };
-  const plan = planPage(command.page, 'orders', filters, sort);
+  const plan = planPage(command.page, 'orders', filters, effectiveOrderSort(sort, filters));
   return toCollection(await selectOrderPage(db, filters, plan), plan);
 }
 
