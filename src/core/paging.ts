@@ -147,13 +147,14 @@ export function toCollection<T>(read: PageRows<T>, plan: PagePlan): Collection<T
   const { rows, total, more } = read;
   const { pageSize, start, sort } = plan;
   const { before, page } = pageNumber(plan, rows.length);
-  const cursorAt = (row: T | undefined, n: number) =>
-    row === undefined
-      ? null
-      : plan.sign(
-          sort.map((k) => (row as Record<string, CursorValue>)[k.field]!),
-          n,
-        );
+  // A record holds its sort fields under their names (the store selects them so), in the types the cursor carries.
+  const cursorAt = (row: T | undefined, n: number) => {
+    if (row === undefined) return null;
+    return plan.sign(
+      sort.map((k) => (row as Record<string, CursorValue>)[k.field]!),
+      n,
+    );
+  };
   const hasNext = start.kind === 'before' ? rows.length > 0 : more;
   const hasPrev = start.kind === 'before' ? more : start.kind === 'after' || before > 0;
   return {

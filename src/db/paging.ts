@@ -7,7 +7,7 @@ import { fitsSortType, type CursorValue, type SortValueType } from '../core/curs
 import { invalidCursor, type PagePlan, type PageRows, type SortKey } from '../core/paging.ts';
 import type { Queryable } from './db.ts';
 
-/** A sort field's SQL expression inside rowsSql, and the type its values compare as. */
+/** A sort field's SQL expression inside rowsSql (NOT NULL: a keyset comparison would drop NULLs), and the type its values compare as. */
 export interface SortColumn {
   sql: string;
   type: SortValueType;
@@ -16,7 +16,10 @@ export interface SortColumn {
 export interface PageQuery<F extends string> {
   /** A query of one row with one column, collection_total: the exact number of matching rows. */
   countSql: string;
-  /** SELECT <columns> FROM … WHERE <the filters>, without ORDER BY or LIMIT; the sort fields are output columns. */
+  /**
+   * SELECT <columns> FROM … WHERE <the filters, joined by AND: a cursor's condition is ANDed on>,
+   * without ORDER BY or LIMIT; the sort fields are output columns.
+   */
   rowsSql: string;
   /** Sort field → its column inside rowsSql. */
   columns: Record<F, SortColumn>;
