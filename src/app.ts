@@ -10,6 +10,8 @@ import { isAuthorizationServerPath } from './auth/oauth-paths.ts';
 import { listRevokedGrantsSince } from './auth/revoked-grants.store.ts';
 import type { Config } from './config.ts';
 import { type Clock, systemClock } from './core/clock.ts';
+import { createCursorCodec, type CursorCodec } from './core/cursor.ts';
+import { ensureCursorKey } from './db/cursor-key.ts';
 import type { Db } from './db/db.ts';
 import { renderEventObject } from './event-objects.ts';
 import { authenticatePlugin } from './http/authenticate.ts';
@@ -79,6 +81,8 @@ declare module 'fastify' {
   interface FastifyInstance {
     config: Config;
     db: Db;
+    /** Signs and verifies the paging cursors of the resource routes (decorated on their scope). */
+    cursors: CursorCodec;
   }
 }
 
@@ -162,12 +166,14 @@ export async function buildApp(config: Config, db: Db, options: AppOptions = {})
   await app.register(homeRoutes, { config });
 
   if (config.servers.resource) {
+    // One key for the cursors of every process of the deployment, read once here.
+    const cursors = createCursorCodec(await ensureCursorKey(db));
     // Resource routes: once per version under /v<N>, and once per version on the unversioned
     // paths, where the apiVersion constraint picks one per request.
     for (const version of API_VERSION_NUMBERS) {
-      const deprecations = config.apiDeprecations;
-      await app.register(resourceRoutes, { prefix: `/v${version}`, version, negotiated: false, deprecations, renderEventObject });
-      await app.register(resourceRoutes, { version, negotiated: true, deprecations, renderEventObject });
+      const options = { version, deprecations: config.apiDeprecations, renderEventObject, cursors };
+      await app.register(resourceRoutes, { ...options, prefix: `/v${version}`, negotiated: false });
+      await app.register(resourceRoutes, { ...options, negotiated: true });
     }
   }
   if (config.servers.authorization) {
@@ -202,7 +208,11 @@ export async function buildApp(config: Config, db: Db, options: AppOptions = {})
  * The API's routes in one version (under /v<N>, or unversioned): the version resolved, the caller
  * authenticated and counted against the route's budget.
  */
-async function resourceRoutes(scope: FastifyInstance, opts: VersionScope & { renderEventObject: RenderEventObject }): Promise<void> {
+async function resourceRoutes(
+  scope: FastifyInstance,
+  opts: VersionScope & { renderEventObject: RenderEventObject; cursors: CursorCodec },
+): Promise<void> {
+  scope.decorate('cursors', opts.cursors);
   versionRoutes(scope, opts);
   limitRoutes(scope);
   await scope.register(ordersRoutes);

@@ -844,10 +844,14 @@ export interface operations {
                  * @example -createdAt,status
                  */
                 sort?: string;
-                /** @description Page number, from 1. */
+                /** @description Page number, from 1. Not with `after` or `before`; deep pages are faster by cursor. */
                 page?: number;
                 /** @description Elements per page, 1–100. */
                 pageSize?: number;
+                /** @description The page following this cursor (`meta.nextCursor` of a page of this collection, with the same filters and sort). However deep, it costs what page 1 does. Not with `page` or `before`. */
+                after?: string;
+                /** @description The page preceding this cursor (`meta.prevCursor` of a page of this collection, same filters and sort). Not with `page` or `after`. */
+                before?: string;
                 /** @description Only orders of this customer. */
                 customerId?: number;
             };
@@ -875,12 +879,19 @@ export interface operations {
                              * @description Exact number of elements matching the filters, across all pages.
                              */
                             total: number;
-                            /** Format: int32 */
+                            /**
+                             * Format: int32
+                             * @description The page number: the one asked for, or for a page reached by cursor the number its first element had when the cursor was made (at most 1000000, the largest `page`).
+                             */
                             page: number;
                             /** Format: int32 */
                             pageSize: number;
                             /** Format: int64 */
                             totalPages: number;
+                            /** @description Give it as `after` for the next page (also the `next` link); null on the last page. */
+                            nextCursor: string | null;
+                            /** @description Give it as `before` for the previous page (also the `prev` link); null on the first page. */
+                            prevCursor: string | null;
                         };
                     };
                     "application/vnd.orderpay.v2+json": {
@@ -891,12 +902,19 @@ export interface operations {
                              * @description Exact number of elements matching the filters, across all pages.
                              */
                             total: number;
-                            /** Format: int32 */
+                            /**
+                             * Format: int32
+                             * @description The page number: the one asked for, or for a page reached by cursor the number its first element had when the cursor was made (at most 1000000, the largest `page`).
+                             */
                             page: number;
                             /** Format: int32 */
                             pageSize: number;
                             /** Format: int64 */
                             totalPages: number;
+                            /** @description Give it as `after` for the next page (also the `next` link); null on the last page. */
+                            nextCursor: string | null;
+                            /** @description Give it as `before` for the previous page (also the `prev` link); null on the first page. */
+                            prevCursor: string | null;
                         };
                     };
                 };
@@ -1202,10 +1220,14 @@ export interface operations {
                  * @example -createdAt,status
                  */
                 sort?: string;
-                /** @description Page number, from 1. */
+                /** @description Page number, from 1. Not with `after` or `before`; deep pages are faster by cursor. */
                 page?: number;
                 /** @description Elements per page, 1–100. */
                 pageSize?: number;
+                /** @description The page following this cursor (`meta.nextCursor` of a page of this collection, with the same filters and sort). However deep, it costs what page 1 does. Not with `page` or `before`. */
+                after?: string;
+                /** @description The page preceding this cursor (`meta.prevCursor` of a page of this collection, same filters and sort). Not with `page` or `after`. */
+                before?: string;
                 /** @description Only orders of this customer: userId gives them all, any other none. */
                 customerId?: number;
             };
@@ -1236,12 +1258,19 @@ export interface operations {
                              * @description Exact number of elements matching the filters, across all pages.
                              */
                             total: number;
-                            /** Format: int32 */
+                            /**
+                             * Format: int32
+                             * @description The page number: the one asked for, or for a page reached by cursor the number its first element had when the cursor was made (at most 1000000, the largest `page`).
+                             */
                             page: number;
                             /** Format: int32 */
                             pageSize: number;
                             /** Format: int64 */
                             totalPages: number;
+                            /** @description Give it as `after` for the next page (also the `next` link); null on the last page. */
+                            nextCursor: string | null;
+                            /** @description Give it as `before` for the previous page (also the `prev` link); null on the first page. */
+                            prevCursor: string | null;
                         };
                     };
                     "application/vnd.orderpay.v2+json": {
@@ -1252,12 +1281,19 @@ export interface operations {
                              * @description Exact number of elements matching the filters, across all pages.
                              */
                             total: number;
-                            /** Format: int32 */
+                            /**
+                             * Format: int32
+                             * @description The page number: the one asked for, or for a page reached by cursor the number its first element had when the cursor was made (at most 1000000, the largest `page`).
+                             */
                             page: number;
                             /** Format: int32 */
                             pageSize: number;
                             /** Format: int64 */
                             totalPages: number;
+                            /** @description Give it as `after` for the next page (also the `next` link); null on the last page. */
+                            nextCursor: string | null;
+                            /** @description Give it as `before` for the previous page (also the `prev` link); null on the first page. */
+                            prevCursor: string | null;
                         };
                     };
                 };
@@ -1948,10 +1984,14 @@ export interface operations {
             query: {
                 /** @description The order whose items to list (required). */
                 orderId: number;
-                /** @description Page number, from 1. */
+                /** @description Page number, from 1. Not with `after` or `before`; deep pages are faster by cursor. */
                 page?: number;
                 /** @description Elements per page, 1–100. */
                 pageSize?: number;
+                /** @description The page following this cursor (`meta.nextCursor` of a page of this collection, with the same filters and sort). However deep, it costs what page 1 does. Not with `page` or `before`. */
+                after?: string;
+                /** @description The page preceding this cursor (`meta.prevCursor` of a page of this collection, same filters and sort). Not with `page` or `after`. */
+                before?: string;
             };
             header?: never;
             path?: never;
@@ -1977,12 +2017,19 @@ export interface operations {
                              * @description Exact number of elements matching the filters, across all pages.
                              */
                             total: number;
-                            /** Format: int32 */
+                            /**
+                             * Format: int32
+                             * @description The page number: the one asked for, or for a page reached by cursor the number its first element had when the cursor was made (at most 1000000, the largest `page`).
+                             */
                             page: number;
                             /** Format: int32 */
                             pageSize: number;
                             /** Format: int64 */
                             totalPages: number;
+                            /** @description Give it as `after` for the next page (also the `next` link); null on the last page. */
+                            nextCursor: string | null;
+                            /** @description Give it as `before` for the previous page (also the `prev` link); null on the first page. */
+                            prevCursor: string | null;
                         };
                     };
                     "application/vnd.orderpay.v2+json": {
@@ -1993,12 +2040,19 @@ export interface operations {
                              * @description Exact number of elements matching the filters, across all pages.
                              */
                             total: number;
-                            /** Format: int32 */
+                            /**
+                             * Format: int32
+                             * @description The page number: the one asked for, or for a page reached by cursor the number its first element had when the cursor was made (at most 1000000, the largest `page`).
+                             */
                             page: number;
                             /** Format: int32 */
                             pageSize: number;
                             /** Format: int64 */
                             totalPages: number;
+                            /** @description Give it as `after` for the next page (also the `next` link); null on the last page. */
+                            nextCursor: string | null;
+                            /** @description Give it as `before` for the previous page (also the `prev` link); null on the first page. */
+                            prevCursor: string | null;
                         };
                     };
                 };
@@ -2121,10 +2175,14 @@ export interface operations {
                  * @example -price,name
                  */
                 sort?: string;
-                /** @description Page number, from 1. */
+                /** @description Page number, from 1. Not with `after` or `before`; deep pages are faster by cursor. */
                 page?: number;
                 /** @description Elements per page, 1–100. */
                 pageSize?: number;
+                /** @description The page following this cursor (`meta.nextCursor` of a page of this collection, with the same filters and sort). However deep, it costs what page 1 does. Not with `page` or `before`. */
+                after?: string;
+                /** @description The page preceding this cursor (`meta.prevCursor` of a page of this collection, same filters and sort). Not with `page` or `after`. */
+                before?: string;
             };
             header?: never;
             path?: never;
@@ -2150,12 +2208,19 @@ export interface operations {
                              * @description Exact number of elements matching the filters, across all pages.
                              */
                             total: number;
-                            /** Format: int32 */
+                            /**
+                             * Format: int32
+                             * @description The page number: the one asked for, or for a page reached by cursor the number its first element had when the cursor was made (at most 1000000, the largest `page`).
+                             */
                             page: number;
                             /** Format: int32 */
                             pageSize: number;
                             /** Format: int64 */
                             totalPages: number;
+                            /** @description Give it as `after` for the next page (also the `next` link); null on the last page. */
+                            nextCursor: string | null;
+                            /** @description Give it as `before` for the previous page (also the `prev` link); null on the first page. */
+                            prevCursor: string | null;
                         };
                     };
                     "application/vnd.orderpay.v2+json": {
@@ -2166,12 +2231,19 @@ export interface operations {
                              * @description Exact number of elements matching the filters, across all pages.
                              */
                             total: number;
-                            /** Format: int32 */
+                            /**
+                             * Format: int32
+                             * @description The page number: the one asked for, or for a page reached by cursor the number its first element had when the cursor was made (at most 1000000, the largest `page`).
+                             */
                             page: number;
                             /** Format: int32 */
                             pageSize: number;
                             /** Format: int64 */
                             totalPages: number;
+                            /** @description Give it as `after` for the next page (also the `next` link); null on the last page. */
+                            nextCursor: string | null;
+                            /** @description Give it as `before` for the previous page (also the `prev` link); null on the first page. */
+                            prevCursor: string | null;
                         };
                     };
                 };
@@ -2770,10 +2842,14 @@ export interface operations {
                  * @example -createdAt
                  */
                 sort?: string;
-                /** @description Page number, from 1. */
+                /** @description Page number, from 1. Not with `after` or `before`; deep pages are faster by cursor. */
                 page?: number;
                 /** @description Elements per page, 1–100. */
                 pageSize?: number;
+                /** @description The page following this cursor (`meta.nextCursor` of a page of this collection, with the same filters and sort). However deep, it costs what page 1 does. Not with `page` or `before`. */
+                after?: string;
+                /** @description The page preceding this cursor (`meta.prevCursor` of a page of this collection, same filters and sort). Not with `page` or `after`. */
+                before?: string;
             };
             header?: never;
             path?: never;
@@ -2799,12 +2875,19 @@ export interface operations {
                              * @description Exact number of elements matching the filters, across all pages.
                              */
                             total: number;
-                            /** Format: int32 */
+                            /**
+                             * Format: int32
+                             * @description The page number: the one asked for, or for a page reached by cursor the number its first element had when the cursor was made (at most 1000000, the largest `page`).
+                             */
                             page: number;
                             /** Format: int32 */
                             pageSize: number;
                             /** Format: int64 */
                             totalPages: number;
+                            /** @description Give it as `after` for the next page (also the `next` link); null on the last page. */
+                            nextCursor: string | null;
+                            /** @description Give it as `before` for the previous page (also the `prev` link); null on the first page. */
+                            prevCursor: string | null;
                         };
                     };
                     "application/vnd.orderpay.v2+json": {
@@ -2815,12 +2898,19 @@ export interface operations {
                              * @description Exact number of elements matching the filters, across all pages.
                              */
                             total: number;
-                            /** Format: int32 */
+                            /**
+                             * Format: int32
+                             * @description The page number: the one asked for, or for a page reached by cursor the number its first element had when the cursor was made (at most 1000000, the largest `page`).
+                             */
                             page: number;
                             /** Format: int32 */
                             pageSize: number;
                             /** Format: int64 */
                             totalPages: number;
+                            /** @description Give it as `after` for the next page (also the `next` link); null on the last page. */
+                            nextCursor: string | null;
+                            /** @description Give it as `before` for the previous page (also the `prev` link); null on the first page. */
+                            prevCursor: string | null;
                         };
                     };
                 };
@@ -3283,10 +3373,14 @@ export interface operations {
     listRefunds: {
         parameters: {
             query?: {
-                /** @description Page number, from 1. */
+                /** @description Page number, from 1. Not with `after` or `before`; deep pages are faster by cursor. */
                 page?: number;
                 /** @description Elements per page, 1–100. */
                 pageSize?: number;
+                /** @description The page following this cursor (`meta.nextCursor` of a page of this collection, with the same filters and sort). However deep, it costs what page 1 does. Not with `page` or `before`. */
+                after?: string;
+                /** @description The page preceding this cursor (`meta.prevCursor` of a page of this collection, same filters and sort). Not with `page` or `after`. */
+                before?: string;
             };
             header?: never;
             path: {
@@ -3315,12 +3409,19 @@ export interface operations {
                              * @description Exact number of elements matching the filters, across all pages.
                              */
                             total: number;
-                            /** Format: int32 */
+                            /**
+                             * Format: int32
+                             * @description The page number: the one asked for, or for a page reached by cursor the number its first element had when the cursor was made (at most 1000000, the largest `page`).
+                             */
                             page: number;
                             /** Format: int32 */
                             pageSize: number;
                             /** Format: int64 */
                             totalPages: number;
+                            /** @description Give it as `after` for the next page (also the `next` link); null on the last page. */
+                            nextCursor: string | null;
+                            /** @description Give it as `before` for the previous page (also the `prev` link); null on the first page. */
+                            prevCursor: string | null;
                         };
                     };
                     "application/vnd.orderpay.v2+json": {
@@ -3331,12 +3432,19 @@ export interface operations {
                              * @description Exact number of elements matching the filters, across all pages.
                              */
                             total: number;
-                            /** Format: int32 */
+                            /**
+                             * Format: int32
+                             * @description The page number: the one asked for, or for a page reached by cursor the number its first element had when the cursor was made (at most 1000000, the largest `page`).
+                             */
                             page: number;
                             /** Format: int32 */
                             pageSize: number;
                             /** Format: int64 */
                             totalPages: number;
+                            /** @description Give it as `after` for the next page (also the `next` link); null on the last page. */
+                            nextCursor: string | null;
+                            /** @description Give it as `before` for the previous page (also the `prev` link); null on the first page. */
+                            prevCursor: string | null;
                         };
                     };
                 };
@@ -3819,10 +3927,14 @@ export interface operations {
                  * @example -createdAt
                  */
                 sort?: string;
-                /** @description Page number, from 1. */
+                /** @description Page number, from 1. Not with `after` or `before`; deep pages are faster by cursor. */
                 page?: number;
                 /** @description Elements per page, 1–100. */
                 pageSize?: number;
+                /** @description The page following this cursor (`meta.nextCursor` of a page of this collection, with the same filters and sort). However deep, it costs what page 1 does. Not with `page` or `before`. */
+                after?: string;
+                /** @description The page preceding this cursor (`meta.prevCursor` of a page of this collection, same filters and sort). Not with `page` or `after`. */
+                before?: string;
             };
             header?: never;
             path?: never;
@@ -3848,12 +3960,19 @@ export interface operations {
                              * @description Exact number of elements matching the filters, across all pages.
                              */
                             total: number;
-                            /** Format: int32 */
+                            /**
+                             * Format: int32
+                             * @description The page number: the one asked for, or for a page reached by cursor the number its first element had when the cursor was made (at most 1000000, the largest `page`).
+                             */
                             page: number;
                             /** Format: int32 */
                             pageSize: number;
                             /** Format: int64 */
                             totalPages: number;
+                            /** @description Give it as `after` for the next page (also the `next` link); null on the last page. */
+                            nextCursor: string | null;
+                            /** @description Give it as `before` for the previous page (also the `prev` link); null on the first page. */
+                            prevCursor: string | null;
                         };
                     };
                     "application/vnd.orderpay.v2+json": {
@@ -3864,12 +3983,19 @@ export interface operations {
                              * @description Exact number of elements matching the filters, across all pages.
                              */
                             total: number;
-                            /** Format: int32 */
+                            /**
+                             * Format: int32
+                             * @description The page number: the one asked for, or for a page reached by cursor the number its first element had when the cursor was made (at most 1000000, the largest `page`).
+                             */
                             page: number;
                             /** Format: int32 */
                             pageSize: number;
                             /** Format: int64 */
                             totalPages: number;
+                            /** @description Give it as `after` for the next page (also the `next` link); null on the last page. */
+                            nextCursor: string | null;
+                            /** @description Give it as `before` for the previous page (also the `prev` link); null on the first page. */
+                            prevCursor: string | null;
                         };
                     };
                 };
@@ -4808,10 +4934,14 @@ export interface operations {
                 state?: "pending" | "succeeded" | "failed";
                 /** @description Only the deliveries of this event. */
                 eventId?: string;
-                /** @description Page number, from 1. */
+                /** @description Page number, from 1. Not with `after` or `before`; deep pages are faster by cursor. */
                 page?: number;
                 /** @description Elements per page, 1–100. */
                 pageSize?: number;
+                /** @description The page following this cursor (`meta.nextCursor` of a page of this collection, with the same filters and sort). However deep, it costs what page 1 does. Not with `page` or `before`. */
+                after?: string;
+                /** @description The page preceding this cursor (`meta.prevCursor` of a page of this collection, same filters and sort). Not with `page` or `after`. */
+                before?: string;
             };
             header?: never;
             path: {
@@ -4840,12 +4970,19 @@ export interface operations {
                              * @description Exact number of elements matching the filters, across all pages.
                              */
                             total: number;
-                            /** Format: int32 */
+                            /**
+                             * Format: int32
+                             * @description The page number: the one asked for, or for a page reached by cursor the number its first element had when the cursor was made (at most 1000000, the largest `page`).
+                             */
                             page: number;
                             /** Format: int32 */
                             pageSize: number;
                             /** Format: int64 */
                             totalPages: number;
+                            /** @description Give it as `after` for the next page (also the `next` link); null on the last page. */
+                            nextCursor: string | null;
+                            /** @description Give it as `before` for the previous page (also the `prev` link); null on the first page. */
+                            prevCursor: string | null;
                         };
                     };
                     "application/vnd.orderpay.v2+json": {
@@ -4856,12 +4993,19 @@ export interface operations {
                              * @description Exact number of elements matching the filters, across all pages.
                              */
                             total: number;
-                            /** Format: int32 */
+                            /**
+                             * Format: int32
+                             * @description The page number: the one asked for, or for a page reached by cursor the number its first element had when the cursor was made (at most 1000000, the largest `page`).
+                             */
                             page: number;
                             /** Format: int32 */
                             pageSize: number;
                             /** Format: int64 */
                             totalPages: number;
+                            /** @description Give it as `after` for the next page (also the `next` link); null on the last page. */
+                            nextCursor: string | null;
+                            /** @description Give it as `before` for the previous page (also the `prev` link); null on the first page. */
+                            prevCursor: string | null;
                         };
                     };
                 };
@@ -5494,10 +5638,14 @@ export interface operations {
                  * @example 2026-11-22T23:59:59.999Z
                  */
                 maxCreatedAt?: string;
-                /** @description Page number, from 1. */
+                /** @description Page number, from 1. Not with `after` or `before`; deep pages are faster by cursor. */
                 page?: number;
                 /** @description Elements per page, 1–100. */
                 pageSize?: number;
+                /** @description The page following this cursor (`meta.nextCursor` of a page of this collection, with the same filters and sort). However deep, it costs what page 1 does. Not with `page` or `before`. */
+                after?: string;
+                /** @description The page preceding this cursor (`meta.prevCursor` of a page of this collection, same filters and sort). Not with `page` or `after`. */
+                before?: string;
             };
             header?: never;
             path?: never;
@@ -5523,12 +5671,19 @@ export interface operations {
                              * @description Exact number of elements matching the filters, across all pages.
                              */
                             total: number;
-                            /** Format: int32 */
+                            /**
+                             * Format: int32
+                             * @description The page number: the one asked for, or for a page reached by cursor the number its first element had when the cursor was made (at most 1000000, the largest `page`).
+                             */
                             page: number;
                             /** Format: int32 */
                             pageSize: number;
                             /** Format: int64 */
                             totalPages: number;
+                            /** @description Give it as `after` for the next page (also the `next` link); null on the last page. */
+                            nextCursor: string | null;
+                            /** @description Give it as `before` for the previous page (also the `prev` link); null on the first page. */
+                            prevCursor: string | null;
                         };
                     };
                     "application/vnd.orderpay.v2+json": {
@@ -5539,12 +5694,19 @@ export interface operations {
                              * @description Exact number of elements matching the filters, across all pages.
                              */
                             total: number;
-                            /** Format: int32 */
+                            /**
+                             * Format: int32
+                             * @description The page number: the one asked for, or for a page reached by cursor the number its first element had when the cursor was made (at most 1000000, the largest `page`).
+                             */
                             page: number;
                             /** Format: int32 */
                             pageSize: number;
                             /** Format: int64 */
                             totalPages: number;
+                            /** @description Give it as `after` for the next page (also the `next` link); null on the last page. */
+                            nextCursor: string | null;
+                            /** @description Give it as `before` for the previous page (also the `prev` link); null on the first page. */
+                            prevCursor: string | null;
                         };
                     };
                 };

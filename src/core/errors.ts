@@ -29,7 +29,7 @@ export const ERRORS = {
     status: 400,
     title: 'Request parameter is invalid',
     description:
-      'A path or query parameter has a malformed or out-of-range value, or appears more than once. `errors[].parameter` names it.',
+      'A path or query parameter has a malformed or out-of-range value, appears more than once, or is combined with one it excludes (`page`, `after` and `before` name a page each: give one). `errors[].parameter` names it.',
   },
   REQUEST_HEADER_INVALID: {
     status: 400,
@@ -102,6 +102,12 @@ export const ERRORS = {
     description: '`sort` names a field that is not sortable on this collection.',
   },
   QUERY_DUPLICATE_SORT_KEY: { status: 400, title: 'Duplicate sort key', description: '`sort` names the same field twice.' },
+  QUERY_CURSOR_INVALID: {
+    status: 400,
+    title: 'Cursor is invalid',
+    description:
+      "`after` or `before` is not a cursor this collection gave for these filters and sort: it was altered, cut short, or given by another collection, with other filters or another sort (the caller's own scope counts: a cursor does not pass from one customer to another). `errors[].parameter` names it. Cursors do not expire; start again from the first page, with the filters and sort the cursor was given for.",
+  },
   // Authentication and authorization (RFC 6750)
   AUTH_TOKEN_MISSING: {
     status: 401,

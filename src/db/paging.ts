@@ -1,40 +1,99 @@
 // One page of a collection and its exact total, in one statement: one snapshot (the total always
 // matches the page) and one round trip. The page is read in a LATERAL subquery beside its total,
 // then ordered again outside by the same keys; the LEFT JOIN keeps the total when the page is empty.
-import type { Page, SortKey } from '../core/paging.ts';
+// A page is found by OFFSET (a page number) or by keyset (a cursor: the rows beyond its row in sort
+// order), which reads only the page however deep it is, from an index on the sort keys.
+import { fitsSortType, type CursorValue, type SortValueType } from '../core/cursor.ts';
+import { invalidCursor, type PagePlan, type PageRows, type SortKey } from '../core/paging.ts';
 import type { Queryable } from './db.ts';
+
+/** A sort field's SQL expression inside rowsSql (NOT NULL: a keyset comparison would drop NULLs), and the type its values compare as. */
+export interface SortColumn {
+  sql: string;
+  type: SortValueType;
+}
 
 export interface PageQuery<F extends string> {
   /** A query of one row with one column, collection_total: the exact number of matching rows. */
   countSql: string;
-  /** SELECT <columns> FROM … WHERE …, without ORDER BY or LIMIT; the sort fields are output columns. */
+  /**
+   * SELECT <columns> FROM … WHERE <the filters, joined by AND: a cursor's condition is ANDed on>,
+   * without ORDER BY or LIMIT; the sort fields are output columns.
+   */
   rowsSql: string;
-  sort: SortKey<F>[];
-  /** Sort field → the SQL expression it sorts by inside rowsSql. */
-  columns: Record<F, string>;
-  /** The parameters both queries use; the page's LIMIT and OFFSET are appended. */
+  /** Sort field → its column inside rowsSql. */
+  columns: Record<F, SortColumn>;
+  /** The parameters both queries use; the page's own are appended. */
   params: unknown[];
+}
+
+const CAST: Record<SortValueType, string> = { integer: 'bigint', text: 'text', timestamp: 'timestamptz' };
+
+/**
+ * The rows beyond the cursor's row in the reading direction (after: the sort order; before: its
+ * reverse). One direction for every key is a row comparison, which PostgreSQL reads as one index
+ * range; mixed directions expand it, with the first key's bound repeated on its own so the index
+ * scan still starts at the cursor.
+ */
+function keysetCondition<F extends string>(
+  sort: SortKey<F>[],
+  columns: Record<F, SortColumn>,
+  values: CursorValue[],
+  forward: boolean,
+  params: unknown[],
+): string {
+  const keys = sort.map((k, i) => ({
+    column: columns[k.field].sql,
+    value: `$${params.push(values[i])}::${CAST[columns[k.field].type]}`,
+    op: k.descending === forward ? '<' : '>',
+  }));
+  const first = keys[0]!;
+  if (keys.every((k) => k.op === first.op)) {
+    if (keys.length === 1) return `${first.column} ${first.op} ${first.value}`;
+    return `(${keys.map((k) => k.column).join(', ')}) ${first.op} (${keys.map((k) => k.value).join(', ')})`;
+  }
+  const expanded = keys.reduceRight(
+    (inner, k) =>
+      inner === '' ? `${k.column} ${k.op} ${k.value}` : `(${k.column} ${k.op} ${k.value} OR (${k.column} = ${k.value} AND ${inner}))`,
+    '',
+  );
+  return `${first.column} ${first.op}= ${first.value} AND ${expanded}`;
 }
 
 export async function selectPage<T extends { id: number | string }, F extends string>(
   db: Queryable,
   query: PageQuery<F>,
-  page: Page,
-): Promise<{ rows: T[]; total: number }> {
-  const direction = (k: SortKey<F>) => (k.descending ? 'DESC' : 'ASC');
-  const innerOrder = query.sort.map((k) => `${query.columns[k.field]} ${direction(k)}`).join(', ');
-  const outerOrder = query.sort.map((k) => `x."${k.field}" ${direction(k)}`).join(', ');
+  plan: PagePlan<F>,
+): Promise<PageRows<T>> {
+  const { sort, start, pageSize } = plan;
   const params = [...query.params];
-  const limit = `$${params.push(page.pageSize)}`;
-  const offset = `$${params.push((page.page - 1) * page.pageSize)}`;
+  const order = (reverse: boolean, column: (k: SortKey<F>) => string) =>
+    sort.map((k) => `${column(k)} ${k.descending !== reverse ? 'DESC' : 'ASC'}`).join(', ');
+  const outerOrder = order(false, (k) => `x."${k.field}"`);
+  let inner: string;
+  if (start.kind === 'offset') {
+    const limit = `$${params.push(pageSize)}`;
+    const offset = `$${params.push((start.page - 1) * pageSize)}`;
+    inner = `${query.rowsSql} ORDER BY ${order(false, (k) => query.columns[k.field].sql)} LIMIT ${limit} OFFSET ${offset}`;
+  } else {
+    // Signed by us, so only a key leak or a bug gives a value of another type: still a 400, never SQL's 500.
+    if (!sort.every((k, i) => fitsSortType(query.columns[k.field].type, start.values[i]!))) throw invalidCursor(start.parameter);
+    const forward = start.kind === 'after';
+    const condition = keysetCondition(sort, query.columns, start.values, forward, params);
+    // One row more than the page says whether another page lies beyond it.
+    const limit = `$${params.push(pageSize + 1)}`;
+    inner = `${query.rowsSql} AND ${condition} ORDER BY ${order(!forward, (k) => query.columns[k.field].sql)} LIMIT ${limit}`;
+  }
   const { rows } = await db.query<(T | { [K in keyof T]: null }) & { collection_total: number }>(
     `SELECT t.collection_total, x.* FROM (${query.countSql}) t LEFT JOIN LATERAL (
-       ${query.rowsSql} ORDER BY ${innerOrder} LIMIT ${limit} OFFSET ${offset}
+       ${inner}
      ) x ON true ORDER BY ${outerOrder}`,
     params,
   );
-  return {
-    rows: rows.filter((r) => r.id !== null).map(({ collection_total: _total, ...row }) => row as unknown as T),
-    total: rows[0]?.collection_total ?? 0,
-  };
+  const total = rows[0]?.collection_total ?? 0;
+  const found = rows.filter((r) => r.id !== null).map(({ collection_total: _total, ...row }) => row as unknown as T);
+  if (start.kind === 'offset') return { rows: found, total, more: (start.page - 1) * pageSize + found.length < total };
+  const more = found.length > pageSize;
+  // The extra row is the farthest from the cursor: the last in sort order after it, the first before it.
+  return { rows: more ? (start.kind === 'after' ? found.slice(0, pageSize) : found.slice(1)) : found, total, more };
 }

@@ -41,7 +41,7 @@ export async function eventsRoutes(parent: FastifyInstance, { renderEventObject 
     },
     async function listEventsRoute(request, reply) {
       const principal = requireScope(request, 'events:read');
-      const events = await listEvents(app.db, principal, { ...request.query, page: pageOf(request.query) });
+      const events = await listEvents(app.db, principal, { ...request.query, page: pageOf(request.query, app.cursors) });
       const represent = (event: EventRecord) => eventRepresentation(event, request.apiVersion, renderEventObject);
       return sendPage(request, reply, events, represent, noStore);
     },

@@ -1,6 +1,7 @@
 // The events orderpay records (docs/webhooks.md "Event types"): each names the resource it is about,
 // whose representation at the moment of the change the event carries; and the filters of GET /events.
 import { DomainError } from '../core/errors.ts';
+import type { SortKey } from '../core/paging.ts';
 
 /** The resources events carry, by the name each has in an event's object_type. */
 export const EVENT_OBJECT_TYPES = ['order', 'payment', 'refund', 'product', 'webhook_endpoint'] as const;
@@ -64,3 +65,10 @@ export function parseCreatedAtRange(range: CreatedAtRange): CreatedAtRange {
   }
   return { minCreatedAt, maxCreatedAt };
 }
+
+export type EventSortKey = 'createdAt' | 'seq';
+/** The log's one order, newest first; seq orders the events of one transaction, which share their createdAt. */
+export const EVENTS_NEWEST_FIRST: SortKey<EventSortKey>[] = [
+  { field: 'createdAt', descending: true },
+  { field: 'seq', descending: true },
+];

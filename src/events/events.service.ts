@@ -2,10 +2,10 @@
 // and payments) and purge what is past its retention. Callers get records; rendering them in an
 // API version is the edge's (events.representation.ts).
 import { DomainError } from '../core/errors.ts';
-import { toCollection, type Collection, type Page } from '../core/paging.ts';
+import { planPage, toCollection, type Collection, type PageRequest } from '../core/paging.ts';
 import { isStaffOrService, type Principal } from '../core/principal.ts';
 import type { Queryable } from '../db/db.ts';
-import { parseCreatedAtRange, parseEventTypeFilter } from './events.rules.ts';
+import { EVENTS_NEWEST_FIRST, parseCreatedAtRange, parseEventTypeFilter } from './events.rules.ts';
 import { deleteEventsOlderThan, findEvent, selectEventPage, type EventRecord } from './events.store.ts';
 
 /** Customers never read the log, whatever their token says: it shows other customers' data. */
@@ -16,7 +16,7 @@ function assertEventReader(principal: Principal): void {
 }
 
 export interface ListEventsCommand {
-  page: Page;
+  page: PageRequest;
   /** The type filter as sent: event types separated by commas. */
   type?: string;
   minCreatedAt?: string;
@@ -27,8 +27,9 @@ export async function listEvents(db: Queryable, principal: Principal, command: L
   assertEventReader(principal);
   const types = parseEventTypeFilter(command.type);
   const range = parseCreatedAtRange(command);
-  const { rows, total } = await selectEventPage(db, { types, ...range }, command.page);
-  return toCollection(rows, total, command.page);
+  const filters = { types, ...range };
+  const plan = planPage(command.page, 'events', filters, EVENTS_NEWEST_FIRST);
+  return toCollection(await selectEventPage(db, filters, plan), plan);
 }
 
 export async function getEvent(db: Queryable, principal: Principal, eventId: string): Promise<EventRecord> {

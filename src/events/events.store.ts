@@ -2,11 +2,11 @@
 // out in the same statement to a delivery for every enabled endpoint subscribed to its type); read
 // newest first; purged after their retention.
 import { randomBytes } from 'node:crypto';
-import type { Page, SortKey } from '../core/paging.ts';
+import type { PagePlan, PageRows } from '../core/paging.ts';
 import type { Queryable } from '../db/db.ts';
 import { deferToOutbox, writeEvents } from '../db/outbox.ts';
-import { selectPage } from '../db/paging.ts';
-import { EVENT_TYPES, type EventObjectType, type EventType } from './events.rules.ts';
+import { selectPage, type SortColumn } from '../db/paging.ts';
+import { EVENT_TYPES, type EventObjectType, type EventSortKey, type EventType } from './events.rules.ts';
 
 /** An event's id: `evt_` and 128 random bits, the same `webhook-id` on every delivery of it. */
 export function newEventId(): string {
@@ -44,13 +44,10 @@ export interface EventFilters {
 
 const EVENT_COLUMNS = 'id, seq, type, object_type AS "objectType", object, created_at AS "createdAt"';
 
-type EventSortKey = 'createdAt' | 'seq';
-const SORT_COLUMNS: Record<EventSortKey, string> = { createdAt: 'created_at', seq: 'seq' };
-/** Newest first; seq orders the events of one transaction, which share their createdAt. */
-const NEWEST_FIRST: SortKey<EventSortKey>[] = [
-  { field: 'createdAt', descending: true },
-  { field: 'seq', descending: true },
-];
+const SORT_COLUMNS: Record<EventSortKey, SortColumn> = {
+  createdAt: { sql: 'created_at', type: 'timestamp' },
+  seq: { sql: 'seq', type: 'integer' },
+};
 
 function whereClause(filters: EventFilters, params: unknown[]): string {
   const conditions = ['true'];
@@ -60,8 +57,8 @@ function whereClause(filters: EventFilters, params: unknown[]): string {
   return conditions.join(' AND ');
 }
 
-/** One page of events, newest first, and the exact number matching the filters (db/paging.ts). */
-export function selectEventPage(db: Queryable, filters: EventFilters, page: Page): Promise<{ rows: EventRecord[]; total: number }> {
+/** One page of events, newest first (EVENTS_NEWEST_FIRST), and the exact number matching the filters (db/paging.ts). */
+export function selectEventPage(db: Queryable, filters: EventFilters, plan: PagePlan<EventSortKey>): Promise<PageRows<EventRecord>> {
   const params: unknown[] = [];
   const where = whereClause(filters, params);
   return selectPage<EventRecord, EventSortKey>(
@@ -69,11 +66,10 @@ export function selectEventPage(db: Queryable, filters: EventFilters, page: Page
     {
       countSql: `SELECT count(*) AS collection_total FROM events WHERE ${where}`,
       rowsSql: `SELECT ${EVENT_COLUMNS} FROM events WHERE ${where}`,
-      sort: NEWEST_FIRST,
       columns: SORT_COLUMNS,
       params,
     },
-    page,
+    plan,
   );
 }
 

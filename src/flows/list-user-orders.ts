@@ -3,7 +3,7 @@
 // The query has the parameters of GET /orders, customerId included: no order belongs to two
 // customers, so a customerId other than the user's selects nothing.
 import { ownerScope, type Principal } from '../core/principal.ts';
-import { toCollection, type Collection } from '../core/paging.ts';
+import { emptied, type Collection } from '../core/paging.ts';
 import type { Queryable } from '../db/db.ts';
 import { listOrders, type ListOrdersCommand } from '../orders/orders.service.ts';
 import type { OrderRecord } from '../orders/orders.store.ts';
@@ -18,6 +18,6 @@ export async function listUserOrders(
   if (!ownerScope(principal)) await assertUserExists(db, userId);
   // Listed whatever customerId says, so the caller and the parameters are judged as ever (403, 400).
   const orders = await listOrders(db, principal, { ...command, customerId: userId });
-  if (command.customerId !== undefined && command.customerId !== userId) return toCollection([], 0, command.page);
+  if (command.customerId !== undefined && command.customerId !== userId) return emptied(orders);
   return orders;
 }

@@ -1,8 +1,8 @@
 // Schemas shared by every resource: problem body, collection envelope, ids and paging parameters.
 import { Type, type TInteger, type TSchema } from 'typebox';
+import { MAX_PAGE } from '../core/paging.ts';
 
 export const MAX_ID = Number.MAX_SAFE_INTEGER;
-const MAX_PAGE = 1_000_000;
 const MAX_PAGE_SIZE = 100;
 
 // Every integer names its width (int32/int64) and every string its longest length: a bounded
@@ -77,6 +77,13 @@ export const Problem = Type.Object(
 
 export const ProblemRef = Type.Ref('Problem');
 
+// A cursor's payload carries the sort-key values of a row (a product name of 200 characters, at
+// worst six bytes each in JSON), base64url-encoded, then its 16-byte MAC (src/core/cursor.ts).
+const MAX_CURSOR = 2048;
+const CURSOR_PATTERN = '^[A-Za-z0-9_-]+\\.[A-Za-z0-9_-]+$';
+const Cursor = (description: string) => Type.String({ pattern: CURSOR_PATTERN, maxLength: MAX_CURSOR, description });
+const CursorOrNull = (description: string) => Type.Union([Cursor(description), Type.Null()], { description });
+
 export const CollectionMeta = Type.Object(
   {
     total: Type.Integer({
@@ -85,9 +92,17 @@ export const CollectionMeta = Type.Object(
       maximum: MAX_ID,
       description: 'Exact number of elements matching the filters, across all pages.',
     }),
-    page: Type.Integer({ format: 'int32', minimum: 1, maximum: MAX_PAGE }),
+    page: Type.Integer({
+      format: 'int32',
+      minimum: 1,
+      maximum: MAX_PAGE,
+      description:
+        'The page number: the one asked for, or for a page reached by cursor the number its first element had when the cursor was made (at most 1000000, the largest `page`).',
+    }),
     pageSize: Type.Integer({ format: 'int32', minimum: 1, maximum: MAX_PAGE_SIZE }),
     totalPages: Type.Integer({ format: 'int64', minimum: 0, maximum: MAX_ID }),
+    nextCursor: CursorOrNull('Give it as `after` for the next page (also the `next` link); null on the last page.'),
+    prevCursor: CursorOrNull('Give it as `before` for the previous page (also the `prev` link); null on the first page.'),
   },
   { additionalProperties: false },
 );
@@ -100,9 +115,27 @@ export function Envelope<T extends TSchema>(item: T, description: string) {
 }
 
 export const PageParams = {
-  page: Type.Optional(Type.Integer({ format: 'int32', minimum: 1, maximum: MAX_PAGE, default: 1, description: 'Page number, from 1.' })),
+  page: Type.Optional(
+    Type.Integer({
+      format: 'int32',
+      minimum: 1,
+      maximum: MAX_PAGE,
+      default: 1,
+      description: 'Page number, from 1. Not with `after` or `before`; deep pages are faster by cursor.',
+    }),
+  ),
   pageSize: Type.Optional(
     Type.Integer({ format: 'int32', minimum: 1, maximum: MAX_PAGE_SIZE, default: 20, description: 'Elements per page, 1–100.' }),
+  ),
+  after: Type.Optional(
+    Cursor(
+      'The page following this cursor (`meta.nextCursor` of a page of this collection, with the same filters and sort). However deep, it costs what page 1 does. Not with `page` or `before`.',
+    ),
+  ),
+  before: Type.Optional(
+    Cursor(
+      'The page preceding this cursor (`meta.prevCursor` of a page of this collection, same filters and sort). Not with `page` or `after`.',
+    ),
   ),
 };
 

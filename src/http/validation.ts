@@ -49,7 +49,9 @@ function refuseNonDecimalIntegers(validate: ValidateFunction, names: string[]): 
 export function createValidatorCompiler(): FastifySchemaCompiler<unknown> {
   const bodyAjv = createAjv({ coerceTypes: false, useDefaults: false });
   // verbose: errors carry the offending value, to tell a repeated parameter from a malformed one.
-  const paramAjv = createAjv({ coerceTypes: true, useDefaults: true, verbose: true });
+  // No defaults filled in: a schema's default documents what the handler does without the parameter
+  // (pageOf applies page=1), and a page filled in could not be told from one sent beside a cursor.
+  const paramAjv = createAjv({ coerceTypes: true, useDefaults: false, verbose: true });
   return ({ schema, httpPart }) =>
     httpPart === 'body'
       ? bodyAjv.compile(schema as object)

@@ -67,7 +67,7 @@ export async function ordersRoutes(parent: FastifyInstance): Promise<void> {
     },
     async function listOrdersRoute(request, reply) {
       const principal = requireScope(request, 'orders:read');
-      const orders = await listOrders(app.db, principal, { ...request.query, page: pageOf(request.query) });
+      const orders = await listOrders(app.db, principal, { ...request.query, page: pageOf(request.query, app.cursors) });
       return sendPage(request, reply, { ...orders, data: await withItemsShown(request, app.db, orders.data) }, orderRepresentation);
     },
   );
@@ -88,7 +88,10 @@ export async function ordersRoutes(parent: FastifyInstance): Promise<void> {
     },
     async function listUserOrdersRoute(request, reply) {
       const principal = requireScope(request, 'orders:read');
-      const orders = await listUserOrders(app.db, principal, request.params.userId, { ...request.query, page: pageOf(request.query) });
+      const orders = await listUserOrders(app.db, principal, request.params.userId, {
+        ...request.query,
+        page: pageOf(request.query, app.cursors),
+      });
       return sendPage(request, reply, { ...orders, data: await withItemsShown(request, app.db, orders.data) }, orderRepresentation);
     },
   );
@@ -221,7 +224,7 @@ export async function ordersRoutes(parent: FastifyInstance): Promise<void> {
     },
     async function listOrderItemsRoute(request, reply) {
       const principal = requireScope(request, 'orders:read');
-      const items = await listOrderItems(app.db, principal, { orderId: request.query.orderId, page: pageOf(request.query) });
+      const items = await listOrderItems(app.db, principal, { orderId: request.query.orderId, page: pageOf(request.query, app.cursors) });
       return sendPage(request, reply, items, orderItemRepresentation);
     },
   );

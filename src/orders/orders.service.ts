@@ -1,7 +1,7 @@
 // Order use cases and the order steps of flows (src/flows/): each loads through the store, asks
 // the rules, writes. Nothing here knows HTTP or API versions: callers get records.
 import { DomainError } from '../core/errors.ts';
-import { parseSortParam, toCollection, type Collection, type Page } from '../core/paging.ts';
+import { parseSortParam, planPage, toCollection, type Collection, type PageRequest } from '../core/paging.ts';
 import type { Precondition } from '../core/precondition.ts';
 import { ownerScope, type Principal } from '../core/principal.ts';
 import type { Db, Queryable } from '../db/db.ts';
@@ -9,6 +9,7 @@ import type { EventType } from '../events/events.rules.ts';
 import { recordEvent } from '../events/events.store.ts';
 import {
   decideTransition,
+  effectiveOrderSort,
   isDeletable,
   priceOrder,
   ORDER_SORT_KEYS,
@@ -71,7 +72,7 @@ export async function withItems<O extends OrderRecord>(db: Queryable, orders: re
 }
 
 export interface ListOrdersCommand {
-  page: Page;
+  page: PageRequest;
   status?: OrderStatus;
   customerId?: number;
   minTotal?: number;
@@ -87,20 +88,18 @@ export async function listOrders(db: Queryable, principal: Principal, command: L
     throw new DomainError('AUTH_FORBIDDEN', 'Customers can list only their own orders.');
   }
   const filters: OrderFilters = { status: command.status, minTotal: command.minTotal, customerId: scope?.customerId ?? command.customerId };
-  const { page } = command;
-  const { rows, total } = await selectOrderPage(db, filters, sort, page);
-  return toCollection(rows, total, page);
+  const plan = planPage(command.page, 'orders', filters, effectiveOrderSort(sort, filters));
+  return toCollection(await selectOrderPage(db, filters, plan), plan);
 }
 
 export async function listOrderItems(
   db: Queryable,
   principal: Principal,
-  command: { orderId: number; page: Page },
+  command: { orderId: number; page: PageRequest },
 ): Promise<Collection<OrderItemRecord>> {
-  const { page } = command;
+  const plan = planPage(command.page, 'order-items', { orderId: command.orderId }, [{ field: 'id', descending: false }]);
   if (!(await findOrder(db, command.orderId, ownerScope(principal)))) throw notFound(command.orderId);
-  const { rows, total } = await selectOrderItems(db, command.orderId, page);
-  return toCollection(rows, total, page);
+  return toCollection(await selectOrderItems(db, command.orderId, plan), plan);
 }
 
 /** Step: who an order is placed for; a service client has no customer to place it for. */

@@ -1,9 +1,9 @@
 // Orders and order items in SQL. Every read takes the caller's scope: a customer's queries carry
 // customer_id = $n, so another customer's order is indistinguishable from a missing one.
-import type { Page, SortKey } from '../core/paging.ts';
+import type { PagePlan, PageRows } from '../core/paging.ts';
 import type { OwnerScope } from '../core/principal.ts';
 import type { Queryable } from '../db/db.ts';
-import { selectPage } from '../db/paging.ts';
+import { selectPage, type SortColumn } from '../db/paging.ts';
 import type { OrderFilters, OrderSortKey, OrderStatus } from './orders.rules.ts';
 
 /** An order as stored: money in minor units of currency; version counts its changes. */
@@ -37,7 +37,12 @@ export interface OrderItemRecord {
 const ORDER_COLUMNS = `id, status, customer_id AS "customerId", total, currency, created_at AS "createdAt",
   updated_at AS "updatedAt", version, deleted_at IS NOT NULL AS deleted`;
 
-const SORT_COLUMNS: Record<OrderSortKey, string> = { createdAt: 'created_at', status: 'status', total: 'total', id: 'id' };
+const SORT_COLUMNS: Record<OrderSortKey, SortColumn> = {
+  createdAt: { sql: 'created_at', type: 'timestamp' },
+  status: { sql: 'status', type: 'text' },
+  total: { sql: 'total', type: 'integer' },
+  id: { sql: 'id', type: 'integer' },
+};
 
 export async function findOrder(db: Queryable, id: number, scope: OwnerScope): Promise<OrderRecord | undefined> {
   const params: unknown[] = [id];
@@ -84,16 +89,11 @@ function countQuery(filters: OrderFilters, params: unknown[]): string {
 }
 
 /** One page of orders and the exact total, in one statement (db/paging.ts). */
-export function selectOrderPage(
-  db: Queryable,
-  filters: OrderFilters,
-  sort: SortKey<OrderSortKey>[],
-  page: Page,
-): Promise<{ rows: OrderRecord[]; total: number }> {
+export function selectOrderPage(db: Queryable, filters: OrderFilters, plan: PagePlan<OrderSortKey>): Promise<PageRows<OrderRecord>> {
   const params: unknown[] = [];
   const countSql = countQuery(filters, params);
   const rowsSql = `SELECT ${ORDER_COLUMNS} FROM orders WHERE ${whereClause(filters, params)}`;
-  return selectPage<OrderRecord, OrderSortKey>(db, { countSql, rowsSql, sort, columns: SORT_COLUMNS, params }, page);
+  return selectPage<OrderRecord, OrderSortKey>(db, { countSql, rowsSql, columns: SORT_COLUMNS, params }, plan);
 }
 
 export async function insertOrder(tx: Queryable, order: { customerId: number; total: number; currency: string }): Promise<OrderRecord> {
@@ -154,16 +154,15 @@ const ITEM_COLUMNS = `i.id, i.order_id AS "orderId", i.product_id AS "productId"
   i.line_total AS "lineTotal", o.currency`;
 
 /** One page of an order's items, in the order they were added, and their exact total. */
-export function selectOrderItems(db: Queryable, orderId: number, page: Page): Promise<{ rows: OrderItemRecord[]; total: number }> {
+export function selectOrderItems(db: Queryable, orderId: number, plan: PagePlan<'id'>): Promise<PageRows<OrderItemRecord>> {
   return selectPage<OrderItemRecord, 'id'>(
     db,
     {
       countSql: 'SELECT count(*) AS collection_total FROM order_items WHERE order_id = $1',
       rowsSql: `SELECT ${ITEM_COLUMNS} FROM order_items i JOIN orders o ON o.id = i.order_id WHERE i.order_id = $1`,
-      sort: [{ field: 'id', descending: false }],
-      columns: { id: 'i.id' },
+      columns: { id: { sql: 'i.id', type: 'integer' } },
       params: [orderId],
     },
-    page,
+    plan,
   );
 }

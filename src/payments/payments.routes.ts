@@ -84,7 +84,7 @@ export async function paymentsRoutes(parent: FastifyInstance): Promise<void> {
     },
     async function listPaymentsRoute(request, reply) {
       const principal = requireScope(request, 'payments:read');
-      const payments = await listPayments(app.db, principal, { ...request.query, page: pageOf(request.query) });
+      const payments = await listPayments(app.db, principal, { ...request.query, page: pageOf(request.query, app.cursors) });
       return sendPage(request, reply, payments, paymentRepresentation, noStore);
     },
   );
@@ -169,7 +169,10 @@ export async function paymentsRoutes(parent: FastifyInstance): Promise<void> {
     },
     async function listRefundsRoute(request, reply) {
       const principal = requireScope(request, 'payments:read');
-      const refunds = await listRefunds(app.db, principal, { paymentId: request.params.paymentId, page: pageOf(request.query) });
+      const refunds = await listRefunds(app.db, principal, {
+        paymentId: request.params.paymentId,
+        page: pageOf(request.query, app.cursors),
+      });
       return sendPage(request, reply, refunds, refundRepresentation, noStore);
     },
   );

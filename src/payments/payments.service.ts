@@ -2,7 +2,7 @@
 // transaction their caller opens (the idempotency layer's), so the payment, what it changes and
 // the stored response commit together (docs/payments.md). Callers get records, never wire shapes.
 import { DomainError } from '../core/errors.ts';
-import { parseSortParam, toCollection, type Collection, type Page } from '../core/paging.ts';
+import { parseSortParam, planPage, toCollection, type Collection, type PageRequest } from '../core/paging.ts';
 import { isStaffOrService, ownerScope, type Principal } from '../core/principal.ts';
 import type { Queryable } from '../db/db.ts';
 import { recordEvent } from '../events/events.store.ts';
@@ -130,7 +130,7 @@ export async function getPayment(db: Queryable, principal: Principal, paymentId:
 }
 
 export interface ListPaymentsCommand {
-  page: Page;
+  page: PageRequest;
   status?: PaymentStatus;
   orderId?: number;
   sort?: string;
@@ -139,20 +139,18 @@ export interface ListPaymentsCommand {
 export async function listPayments(db: Queryable, principal: Principal, command: ListPaymentsCommand): Promise<Collection<PaymentRecord>> {
   const sort = parseSortParam(command.sort, PAYMENT_SORT_KEYS, [{ field: 'createdAt', descending: false }]);
   const filters = { status: command.status, orderId: command.orderId, customerId: ownerScope(principal)?.customerId };
-  const { page } = command;
-  const { rows, total } = await selectPaymentPage(db, filters, sort, page);
-  return toCollection(rows, total, page);
+  const plan = planPage(command.page, 'payments', filters, sort);
+  return toCollection(await selectPaymentPage(db, filters, plan), plan);
 }
 
 export async function listRefunds(
   db: Queryable,
   principal: Principal,
-  command: { paymentId: number; page: Page },
+  command: { paymentId: number; page: PageRequest },
 ): Promise<Collection<RefundRecord>> {
+  const plan = planPage(command.page, 'refunds', { paymentId: command.paymentId }, [{ field: 'id', descending: false }]);
   if (!(await findPayment(db, command.paymentId, ownerScope(principal)))) throw notFound(command.paymentId);
-  const { page } = command;
-  const { rows, total } = await selectRefunds(db, command.paymentId, page);
-  return toCollection(rows, total, page);
+  return toCollection(await selectRefunds(db, command.paymentId, plan), plan);
 }
 
 export async function getRefund(db: Queryable, principal: Principal, paymentId: number, refundId: number): Promise<RefundRecord> {

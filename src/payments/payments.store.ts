@@ -1,9 +1,9 @@
 // Payments and refunds in SQL. Reads take the caller's scope: a customer's queries carry
 // customer_id = $n, so another customer's payment is indistinguishable from a missing one.
-import type { Page, SortKey } from '../core/paging.ts';
+import type { PagePlan, PageRows } from '../core/paging.ts';
 import type { OwnerScope } from '../core/principal.ts';
 import type { Queryable } from '../db/db.ts';
-import { selectPage } from '../db/paging.ts';
+import { selectPage, type SortColumn } from '../db/paging.ts';
 import type { PaymentFilters, PaymentSortKey, PaymentStatus } from './payments.rules.ts';
 import type { DeclineCode } from './processor.ts';
 
@@ -120,15 +120,17 @@ export async function insertRefund(
   return { refund: rows[0]!, payment: payments[0]! };
 }
 
-const SORT_COLUMNS: Record<PaymentSortKey, string> = { createdAt: 'created_at', id: 'id' };
+const SORT_COLUMNS: Record<PaymentSortKey, SortColumn> = {
+  createdAt: { sql: 'created_at', type: 'timestamp' },
+  id: { sql: 'id', type: 'integer' },
+};
 
 /** One page of payments and the exact total, in one statement (db/paging.ts). */
 export function selectPaymentPage(
   db: Queryable,
   filters: PaymentFilters,
-  sort: SortKey<PaymentSortKey>[],
-  page: Page,
-): Promise<{ rows: PaymentRecord[]; total: number }> {
+  plan: PagePlan<PaymentSortKey>,
+): Promise<PageRows<PaymentRecord>> {
   const params: unknown[] = [];
   const conditions = ['true'];
   if (filters.customerId !== undefined) conditions.push(`customer_id = $${params.push(filters.customerId)}`);
@@ -140,26 +142,24 @@ export function selectPaymentPage(
     {
       countSql: `SELECT count(*) AS collection_total FROM payments WHERE ${where}`,
       rowsSql: `SELECT ${PAYMENT_COLUMNS} FROM payments WHERE ${where}`,
-      sort,
       columns: SORT_COLUMNS,
       params,
     },
-    page,
+    plan,
   );
 }
 
 /** One page of a payment's refunds, oldest first, and their exact total, in one statement. */
-export function selectRefunds(db: Queryable, paymentId: number, page: Page): Promise<{ rows: RefundRecord[]; total: number }> {
+export function selectRefunds(db: Queryable, paymentId: number, plan: PagePlan<'id'>): Promise<PageRows<RefundRecord>> {
   return selectPage<RefundRecord, 'id'>(
     db,
     {
       countSql: 'SELECT count(*) AS collection_total FROM refunds WHERE payment_id = $1',
       rowsSql: `SELECT ${REFUND_COLUMNS} FROM refunds r JOIN payments p ON p.id = r.payment_id WHERE r.payment_id = $1`,
-      sort: [{ field: 'id', descending: false }],
-      columns: { id: 'r.id' },
+      columns: { id: { sql: 'r.id', type: 'integer' } },
       params: [paymentId],
     },
-    page,
+    plan,
   );
 }
 

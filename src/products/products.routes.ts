@@ -32,7 +32,11 @@ export async function productsRoutes(parent: FastifyInstance): Promise<void> {
       },
     },
     async function listProductsRoute(request, reply) {
-      const products = await listProducts(app.db, { active: request.query.active, sort: request.query.sort, page: pageOf(request.query) });
+      const products = await listProducts(app.db, {
+        active: request.query.active,
+        sort: request.query.sort,
+        page: pageOf(request.query, app.cursors),
+      });
       return sendPage(request, reply, products, productRepresentation);
     },
   );

@@ -2,7 +2,7 @@
 // products:write scope held by staff or a service client.
 import { DomainError } from '../core/errors.ts';
 import { assertCurrency } from '../core/money.ts';
-import { parseSortParam, toCollection, type Collection, type Page } from '../core/paging.ts';
+import { parseSortParam, planPage, toCollection, type Collection, type PageRequest } from '../core/paging.ts';
 import type { Precondition } from '../core/precondition.ts';
 import { isStaffOrService, type Principal } from '../core/principal.ts';
 import type { Db, Queryable } from '../db/db.ts';
@@ -25,13 +25,14 @@ export async function getProduct(db: Queryable, productId: number): Promise<Prod
 export interface ListProductsCommand {
   active?: boolean;
   sort?: string;
-  page: Page;
+  page: PageRequest;
 }
 
 export async function listProducts(db: Queryable, command: ListProductsCommand): Promise<Collection<ProductRecord>> {
   const sort = parseSortParam(command.sort, PRODUCT_SORT_KEYS, [{ field: 'id', descending: false }]);
-  const { rows, total } = await selectProducts(db, { active: command.active }, sort, command.page);
-  return toCollection(rows, total, command.page);
+  const filters = { active: command.active };
+  const plan = planPage(command.page, 'products', filters, sort);
+  return toCollection(await selectProducts(db, filters, plan), plan);
 }
 
 export async function createProduct(

@@ -1,7 +1,7 @@
 // Products in SQL.
-import type { Page, SortKey } from '../core/paging.ts';
+import type { PagePlan, PageRows } from '../core/paging.ts';
 import type { Queryable } from '../db/db.ts';
-import { selectPage } from '../db/paging.ts';
+import { selectPage, type SortColumn } from '../db/paging.ts';
 import type { ProductSortKey } from './products.rules.ts';
 
 /** What a product is made of: its price in minor units of currency. */
@@ -20,7 +20,12 @@ export interface ProductRecord extends ProductFields {
 }
 
 const COLUMNS = `id, name, price, currency, active, created_at AS "createdAt", updated_at AS "updatedAt", version`;
-const SORT_COLUMNS: Record<ProductSortKey, string> = { name: 'name', price: 'price', createdAt: 'created_at', id: 'id' };
+const SORT_COLUMNS: Record<ProductSortKey, SortColumn> = {
+  name: { sql: 'name', type: 'text' },
+  price: { sql: 'price', type: 'integer' },
+  createdAt: { sql: 'created_at', type: 'timestamp' },
+  id: { sql: 'id', type: 'integer' },
+};
 
 export async function findProduct(db: Queryable, id: number, lock = false): Promise<ProductRecord | undefined> {
   const { rows } = await db.query<ProductRecord>(`SELECT ${COLUMNS} FROM products WHERE id = $1${lock ? ' FOR UPDATE' : ''}`, [id]);
@@ -37,9 +42,8 @@ export async function findProducts(db: Queryable, ids: readonly number[]): Promi
 export function selectProducts(
   db: Queryable,
   filters: { active?: boolean },
-  sort: SortKey<ProductSortKey>[],
-  page: Page,
-): Promise<{ rows: ProductRecord[]; total: number }> {
+  plan: PagePlan<ProductSortKey>,
+): Promise<PageRows<ProductRecord>> {
   const params: unknown[] = [];
   const where = filters.active === undefined ? 'TRUE' : `active = $${params.push(filters.active)}`;
   return selectPage<ProductRecord, ProductSortKey>(
@@ -47,11 +51,10 @@ export function selectProducts(
     {
       countSql: `SELECT count(*) AS collection_total FROM products WHERE ${where}`,
       rowsSql: `SELECT ${COLUMNS} FROM products WHERE ${where}`,
-      sort,
       columns: SORT_COLUMNS,
       params,
     },
-    page,
+    plan,
   );
 }
 

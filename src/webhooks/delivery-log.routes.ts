@@ -53,7 +53,7 @@ export async function deliveryLogRoutes(parent: FastifyInstance): Promise<void> 
         endpointId: request.params.webhookEndpointId,
         state: request.query.state,
         eventId: request.query.eventId,
-        page: pageOf(request.query),
+        page: pageOf(request.query, app.cursors),
       });
       return sendPage(request, reply, deliveries, webhookDeliveryRepresentation);
     },

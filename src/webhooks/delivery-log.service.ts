@@ -1,7 +1,7 @@
 // An endpoint's delivery log and the deliveries a caller asks for: an event sent again, a ping.
 // Both only add a pending delivery; the dispatcher sends it like any other.
 import { DomainError } from '../core/errors.ts';
-import { toCollection, type Collection, type Page } from '../core/paging.ts';
+import { planPage, toCollection, type Collection, type PageRequest } from '../core/paging.ts';
 import type { Principal } from '../core/principal.ts';
 import type { Db, Queryable } from '../db/db.ts';
 import {
@@ -15,7 +15,7 @@ import {
   type WebhookAttemptRecord,
   type WebhookDeliveryRecord,
 } from './delivery-log.store.ts';
-import { assertRedeliverable } from './endpoints.rules.ts';
+import { assertRedeliverable, DELIVERIES_NEWEST_FIRST } from './endpoints.rules.ts';
 import type { WebhookEndpointRecord } from './endpoints.store.ts';
 import { assertWebhookManager, loadWebhookEndpoint } from './endpoints.service.ts';
 
@@ -44,7 +44,7 @@ function assertEnabled(endpoint: WebhookEndpointRecord): void {
 
 export interface ListDeliveriesCommand extends DeliveryFilters {
   endpointId: number;
-  page: Page;
+  page: PageRequest;
 }
 
 /** One endpoint's deliveries, newest first: never another endpoint's. */
@@ -54,9 +54,11 @@ export async function listDeliveries(
   command: ListDeliveriesCommand,
 ): Promise<Collection<WebhookDeliveryWithAttempts>> {
   assertWebhookManager(principal);
+  const filters = { state: command.state, eventId: command.eventId };
+  const plan = planPage(command.page, 'webhook-deliveries', { ...filters, endpointId: command.endpointId }, DELIVERIES_NEWEST_FIRST);
   await loadWebhookEndpoint(db, command.endpointId);
-  const { rows, total } = await selectDeliveries(db, command.endpointId, { state: command.state, eventId: command.eventId }, command.page);
-  return toCollection(await withAttempts(db, rows), total, command.page);
+  const read = await selectDeliveries(db, command.endpointId, filters, plan);
+  return toCollection({ ...read, rows: await withAttempts(db, read.rows) }, plan);
 }
 
 export async function getDelivery(

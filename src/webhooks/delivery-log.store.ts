@@ -1,12 +1,19 @@
 // An endpoint's delivery log in SQL: its deliveries (newest first) with their attempts, and the
 // deliveries a caller asks for (a redelivery, a ping). Claiming, sending and recording attempts is
 // the dispatcher's (deliveries.store.ts): this file only reads them and adds pending deliveries.
-import type { Page } from '../core/paging.ts';
+import type { PagePlan, PageRows } from '../core/paging.ts';
 import type { Queryable } from '../db/db.ts';
 import { selectPage } from '../db/paging.ts';
 import { EVENT_TYPES } from '../events/events.rules.ts';
 import { newEventId } from '../events/events.store.ts';
-import { MAX_ATTEMPTS_SHOWN, MAX_ERROR_SHOWN, MAX_RESPONSE_BODY_SHOWN, PING_EVENT_TYPE, type DeliveryState } from './endpoints.rules.ts';
+import {
+  MAX_ATTEMPTS_SHOWN,
+  MAX_ERROR_SHOWN,
+  MAX_RESPONSE_BODY_SHOWN,
+  PING_EVENT_TYPE,
+  type DeliverySortKey,
+  type DeliveryState,
+} from './endpoints.rules.ts';
 import type { WebhookEndpointRecord } from './endpoints.store.ts';
 
 export interface WebhookDeliveryRecord {
@@ -40,31 +47,27 @@ export interface DeliveryFilters {
   eventId?: string;
 }
 
-/** One page of an endpoint's deliveries, newest first, and the exact total. */
+/** One page of an endpoint's deliveries, newest first (DELIVERIES_NEWEST_FIRST), and the exact total. */
 export function selectDeliveries(
   db: Queryable,
   endpointId: number,
   filters: DeliveryFilters,
-  page: Page,
-): Promise<{ rows: WebhookDeliveryRecord[]; total: number }> {
+  plan: PagePlan<DeliverySortKey>,
+): Promise<PageRows<WebhookDeliveryRecord>> {
   const params: unknown[] = [endpointId];
   const where = ['d.endpoint_id = $1'];
   if (filters.state !== undefined) where.push(`d.state = $${params.push(filters.state)}`);
   if (filters.eventId !== undefined) where.push(`d.event_id = $${params.push(filters.eventId)}`);
   const condition = where.join(' AND ');
-  return selectPage<WebhookDeliveryRecord, 'createdAt' | 'id'>(
+  return selectPage<WebhookDeliveryRecord, DeliverySortKey>(
     db,
     {
       countSql: `SELECT count(*) AS collection_total FROM webhook_deliveries d WHERE ${condition}`,
       rowsSql: `SELECT ${COLUMNS} FROM ${FROM} WHERE ${condition}`,
-      sort: [
-        { field: 'createdAt', descending: true },
-        { field: 'id', descending: true },
-      ],
-      columns: { createdAt: 'd.created_at', id: 'd.id' },
+      columns: { createdAt: { sql: 'd.created_at', type: 'timestamp' }, id: { sql: 'd.id', type: 'integer' } },
       params,
     },
-    page,
+    plan,
   );
 }
 

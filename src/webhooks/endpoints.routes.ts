@@ -81,7 +81,7 @@ export async function webhookEndpointsRoutes(parent: FastifyInstance): Promise<v
       const endpoints = await listWebhookEndpoints(app.db, principal, {
         disabled: request.query.disabled,
         sort: request.query.sort,
-        page: pageOf(request.query),
+        page: pageOf(request.query, app.cursors),
       });
       return sendPage(request, reply, endpoints, webhookEndpointRepresentation);
     },

@@ -1,6 +1,7 @@
 // Webhook endpoint rules, pure: which event types an endpoint may subscribe to, when a replacement
 // changes nothing, which events an endpoint may be sent again, how long a rotated secret lives.
 import { DomainError, type FieldError } from '../core/errors.ts';
+import type { SortKey } from '../core/paging.ts';
 import { ALL_EVENTS, EVENT_TYPE_NAMES, type EventType } from '../events/events.rules.ts';
 
 /** The type of the test event a ping sends: only ever to the endpoint pinged, never subscribed to. */
@@ -14,6 +15,13 @@ export const PREVIOUS_SECRET_LIFETIME_HOURS = 24;
 
 export const WEBHOOK_ENDPOINT_SORT_KEYS = ['createdAt', 'id'] as const;
 export type WebhookEndpointSortKey = (typeof WEBHOOK_ENDPOINT_SORT_KEYS)[number];
+
+export type DeliverySortKey = 'createdAt' | 'id';
+/** An endpoint's delivery log has one order, newest first. */
+export const DELIVERIES_NEWEST_FIRST: SortKey<DeliverySortKey>[] = [
+  { field: 'createdAt', descending: true },
+  { field: 'id', descending: true },
+];
 
 /** The attempts a delivery shows: its latest ones, when a long retry schedule made more. */
 export const MAX_ATTEMPTS_SHOWN = 50;

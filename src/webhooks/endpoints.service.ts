@@ -2,7 +2,7 @@
 // their signing secrets. Staff users and service clients only; the edge checks the scopes.
 import { LATEST_API_VERSION } from '../core/api-versions.ts';
 import { DomainError } from '../core/errors.ts';
-import { parseSortParam, toCollection, type Collection, type Page } from '../core/paging.ts';
+import { parseSortParam, planPage, toCollection, type Collection, type PageRequest } from '../core/paging.ts';
 import type { Precondition } from '../core/precondition.ts';
 import { isStaffOrService, type Principal } from '../core/principal.ts';
 import type { Db, Queryable } from '../db/db.ts';
@@ -61,7 +61,7 @@ export async function getWebhookEndpoint(db: Queryable, principal: Principal, id
 export interface ListWebhookEndpointsCommand {
   disabled?: boolean;
   sort?: string;
-  page: Page;
+  page: PageRequest;
 }
 
 export async function listWebhookEndpoints(
@@ -71,8 +71,9 @@ export async function listWebhookEndpoints(
 ): Promise<Collection<WebhookEndpointRecord>> {
   assertWebhookManager(principal);
   const sort = parseSortParam(command.sort, WEBHOOK_ENDPOINT_SORT_KEYS, [{ field: 'id', descending: false }]);
-  const { rows, total } = await selectWebhookEndpoints(db, { disabled: command.disabled }, sort, command.page);
-  return toCollection(rows, total, command.page);
+  const filters = { disabled: command.disabled };
+  const plan = planPage(command.page, 'webhook-endpoints', filters, sort);
+  return toCollection(await selectWebhookEndpoints(db, filters, plan), plan);
 }
 
 export type CreateWebhookEndpointCommand = Pick<WebhookEndpointFields, 'url' | 'enabledEvents'> & Partial<WebhookEndpointFields>;

@@ -1,9 +1,9 @@
 // Webhook endpoints in SQL. A record never holds a signing secret: the sealed secrets are written
 // here and read only by the dispatcher, so no record (an event's object, a log line, a response)
 // can carry one by accident.
-import type { Page, SortKey } from '../core/paging.ts';
+import type { PagePlan, PageRows } from '../core/paging.ts';
 import type { Queryable } from '../db/db.ts';
-import { selectPage } from '../db/paging.ts';
+import { selectPage, type SortColumn } from '../db/paging.ts';
 import { PREVIOUS_SECRET_LIFETIME_HOURS, type WebhookEndpointSortKey } from './endpoints.rules.ts';
 
 /** What a caller sets on an endpoint. */
@@ -31,7 +31,10 @@ export interface WebhookEndpointRecord extends WebhookEndpointFields {
 export const WEBHOOK_ENDPOINT_COLUMNS = `id, url, enabled_events AS "enabledEvents", api_version AS "apiVersion", description, disabled,
   previous_secret_expires_at AS "previousSecretExpiresAt", failing_since AS "failingSince",
   created_at AS "createdAt", updated_at AS "updatedAt", version`;
-const SORT_COLUMNS: Record<WebhookEndpointSortKey, string> = { createdAt: 'created_at', id: 'id' };
+const SORT_COLUMNS: Record<WebhookEndpointSortKey, SortColumn> = {
+  createdAt: { sql: 'created_at', type: 'timestamp' },
+  id: { sql: 'id', type: 'integer' },
+};
 
 export async function findWebhookEndpoint(db: Queryable, id: number, lock = false): Promise<WebhookEndpointRecord | undefined> {
   const { rows } = await db.query<WebhookEndpointRecord>(
@@ -45,9 +48,8 @@ export async function findWebhookEndpoint(db: Queryable, id: number, lock = fals
 export function selectWebhookEndpoints(
   db: Queryable,
   filters: { disabled?: boolean },
-  sort: SortKey<WebhookEndpointSortKey>[],
-  page: Page,
-): Promise<{ rows: WebhookEndpointRecord[]; total: number }> {
+  plan: PagePlan<WebhookEndpointSortKey>,
+): Promise<PageRows<WebhookEndpointRecord>> {
   const params: unknown[] = [];
   const where = filters.disabled === undefined ? 'TRUE' : `disabled = $${params.push(filters.disabled)}`;
   return selectPage<WebhookEndpointRecord, WebhookEndpointSortKey>(
@@ -55,11 +57,10 @@ export function selectWebhookEndpoints(
     {
       countSql: `SELECT count(*) AS collection_total FROM webhook_endpoints WHERE ${where}`,
       rowsSql: `SELECT ${WEBHOOK_ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE ${where}`,
-      sort,
       columns: SORT_COLUMNS,
       params,
     },
-    page,
+    plan,
   );
 }
 

@@ -80,7 +80,14 @@ describe(`orderpay serve on an empty database (${DATABASE_LABEL})`, () => {
       // The demo customer sees exactly their own orders, one in every status.
       const alice = await listOrders(server, listening.demoTokens[ALICE]!);
       assert.deepEqual(Object.keys(alice.body).sort(), ['data', 'meta']);
-      assert.deepEqual(alice.body.meta, { total: alice.body.data.length, page: 1, pageSize: 20, totalPages: 1 });
+      assert.deepEqual(alice.body.meta, {
+        total: alice.body.data.length,
+        page: 1,
+        pageSize: 20,
+        totalPages: 1,
+        nextCursor: null,
+        prevCursor: null,
+      });
       assert.ok(alice.body.data.every((order) => order.customerId === Number(aliceClaims.sub)));
       assert.deepEqual([...new Set(alice.body.data.map((order) => order.status))].sort(), STATUSES);
       assert.match(alice.response.headers.get('link') ?? '', /rel="first"/);

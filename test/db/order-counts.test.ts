@@ -1,7 +1,10 @@
 // The order counters of migration 0001 (customer_order_counts, order_status_counts), kept by
 // statement-level triggers: after any mix of writes they equal COUNT(*) of the visible orders.
 import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
+import { createCursorCodec } from '../../src/core/cursor.ts';
+import { pageOf, planPage } from '../../src/core/paging.ts';
 import type { Db } from '../../src/db/db.ts';
 import { ORDER_STATUSES, type OrderStatus } from '../../src/orders/orders.rules.ts';
 import { insertOrder, selectOrderPage, softDeleteOrder, updateOrderStatus } from '../../src/orders/orders.store.ts';
@@ -38,8 +41,9 @@ async function assertCountersExact(db: Db, customers: number[], context: string)
   assert.deepEqual(negative.rows, [], `no counter below zero after ${context}`);
 
   // The collection totals read from the counters (selectOrderPage's meta total) match as well.
+  const plan = planPage(pageOf({ pageSize: 1 }, createCursorCodec(randomBytes(32))), 'orders', {}, [{ field: 'id', descending: false }]);
   const countOrders = async (database: typeof db, filters: Parameters<typeof selectOrderPage>[1]) =>
-    (await selectOrderPage(database, filters, [{ field: 'id', descending: false }], { page: 1, pageSize: 1 })).total;
+    (await selectOrderPage(database, filters, plan)).total;
   for (const status of [undefined, ...ORDER_STATUSES]) {
     const { rows } = await db.query<{ n: number }>(
       'SELECT count(*) AS n FROM orders WHERE deleted_at IS NULL AND ($1::text IS NULL OR status = $1)',

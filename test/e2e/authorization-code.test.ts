@@ -96,7 +96,14 @@ describe('RFC 6749 §4.1 + RFC 7636: authorization code with PKCE, end to end', 
 
     const api = await fetch(`${server.baseUrl}/v1/orders`, { headers: { authorization: `Bearer ${tokens.access_token}` } });
     assert.equal(api.status, 200);
-    assert.deepEqual(((await api.json()) as { meta: unknown }).meta, { total: 0, page: 1, pageSize: 20, totalPages: 0 });
+    assert.deepEqual(((await api.json()) as { meta: unknown }).meta, {
+      total: 0,
+      page: 1,
+      pageSize: 20,
+      totalPages: 0,
+      nextCursor: null,
+      prevCursor: null,
+    });
 
     const refreshed = await client.refreshTokenGrant(config, tokens.refresh_token!);
     assert.ok(refreshed.refresh_token && refreshed.refresh_token !== tokens.refresh_token, 'the refresh token rotates');

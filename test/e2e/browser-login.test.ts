@@ -123,7 +123,14 @@ withChromium('signing in with a real browser', () => {
 
         const api = await fetch(`${server.baseUrl}/v1/orders`, { headers: { authorization: `Bearer ${tokens.access_token}` } });
         assert.equal(api.status, 200);
-        assert.deepEqual(((await api.json()) as { meta: unknown }).meta, { total: 0, page: 1, pageSize: 20, totalPages: 0 });
+        assert.deepEqual(((await api.json()) as { meta: unknown }).meta, {
+          total: 0,
+          page: 1,
+          pageSize: 20,
+          totalPages: 0,
+          nextCursor: null,
+          prevCursor: null,
+        });
       });
     });
 

@@ -46,7 +46,14 @@ describe('ORDERPAY_SERVERS: authorization and resource servers in separate proce
     const { access_token: token } = await client.clientCredentialsGrant(config, { scope: 'orders:read' });
     const response = await fetch(`${API_URL}/v1/orders`, { headers: { authorization: `Bearer ${token}` } });
     assert.equal(response.status, 200);
-    assert.deepEqual(((await response.json()) as { meta: unknown }).meta, { total: 0, page: 1, pageSize: 20, totalPages: 0 });
+    assert.deepEqual(((await response.json()) as { meta: unknown }).meta, {
+      total: 0,
+      page: 1,
+      pageSize: 20,
+      totalPages: 0,
+      nextCursor: null,
+      prevCursor: null,
+    });
   });
 
   test('a token of the same issuer for another audience is refused', async () => {

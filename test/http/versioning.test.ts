@@ -66,7 +66,7 @@ describe('API versioning: /v<N> prefix and Accept negotiation', () => {
             updatedAt: order.updatedAt,
           },
         ],
-        meta: { total: 1, page: 1, pageSize: 20, totalPages: 1 },
+        meta: { total: 1, page: 1, pageSize: 20, totalPages: 1, nextCursor: null, prevCursor: null },
       });
     }
     // Links stay under the prefix the request used.

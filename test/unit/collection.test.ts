@@ -1,7 +1,8 @@
-// Collections, pure parts: the sort parameter and the {data, meta} envelope.
+// Collections, pure parts: the sort parameter, the page asked for and the {data, meta} envelope.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { parseSortParam, toCollection, type SortKey } from '../../src/core/paging.ts';
+import { createCursorCodec } from '../../src/core/cursor.ts';
+import { pageOf, parseSortParam, planPage, toCollection, type SortKey } from '../../src/core/paging.ts';
 import { DomainError } from '../../src/core/errors.ts';
 
 const KEYS = ['createdAt', 'status', 'total', 'id'] as const;
@@ -142,6 +143,13 @@ describe('parseSortParam', () => {
 });
 
 describe('toCollection', () => {
+  const codec = createCursorCodec(Buffer.alloc(32, 7));
+  const SORT: SortKey<'id'>[] = [{ field: 'id', descending: false }];
+  const planOf = (position: { page?: number; after?: string; before?: string }, pageSize: number) =>
+    planPage(pageOf({ ...position, pageSize }, codec), 'things', {}, SORT);
+  /** The position a cursor of this page carries (verified as the collection verifies it). */
+  const positionOf = (cursor: string | null) => (cursor === null ? null : codec.verify(JSON.stringify(['things', [], ['id']]), cursor));
+
   const cases: [total: number, page: number, pageSize: number, totalPages: number][] = [
     [0, 1, 20, 0],
     [1, 1, 20, 1],
@@ -155,15 +163,79 @@ describe('toCollection', () => {
   for (const [total, page, pageSize, totalPages] of cases) {
     test(`total ${total}, pageSize ${pageSize}, page ${page} → ${totalPages} pages`, () => {
       const data = [{ id: 1 }, { id: 2 }];
-      const collection = toCollection(data, total, { page, pageSize });
-      assert.deepEqual(collection, { data: [{ id: 1 }, { id: 2 }], meta: { total, page, pageSize, totalPages } });
+      const more = (page - 1) * pageSize + data.length < total;
+      const collection = toCollection({ rows: data, total, more }, planOf({ page }, pageSize));
       assert.deepEqual(Object.keys(collection), ['data', 'meta']);
-      assert.deepEqual(Object.keys(collection.meta), ['total', 'page', 'pageSize', 'totalPages']);
+      assert.deepEqual(Object.keys(collection.meta), ['total', 'page', 'pageSize', 'totalPages', 'nextCursor', 'prevCursor']);
+      const { nextCursor, prevCursor, ...numbers } = collection.meta;
+      assert.deepEqual(collection.data, [{ id: 1 }, { id: 2 }]);
+      assert.deepEqual(numbers, { total, page, pageSize, totalPages });
+      // Cursors from the page's last and first rows, n their place in the whole collection.
+      assert.deepEqual(positionOf(nextCursor), more ? { values: [2], n: (page - 1) * pageSize + 1 } : null);
+      assert.deepEqual(positionOf(prevCursor), page > 1 ? { values: [1], n: (page - 1) * pageSize } : null);
     });
   }
 
   test('the data array is passed through as given', () => {
     const data = [{ id: 3 }];
-    assert.equal(toCollection(data, 1, { page: 1, pageSize: 20 }).data, data);
+    assert.equal(toCollection({ rows: data, total: 1, more: false }, planOf({ page: 1 }, 20)).data, data);
   });
+
+  test('a page beyond the last: no element, no cursor', () => {
+    const collection = toCollection({ rows: [], total: 3, more: false }, planOf({ page: 9 }, 2));
+    assert.deepEqual(collection.meta, { total: 3, page: 9, pageSize: 2, totalPages: 2, nextCursor: null, prevCursor: null });
+  });
+
+  test('after a cursor: the page number follows from the row it names; prev is always there, next when more', () => {
+    const after = codec.sign(JSON.stringify(['things', [], ['id']]), { values: [40], n: 39 });
+    const rows = [{ id: 41 }, { id: 42 }];
+    const middle = toCollection({ rows, total: 100, more: true }, planOf({ after }, 2));
+    assert.equal(middle.meta.page, 21);
+    assert.deepEqual(positionOf(middle.meta.nextCursor), { values: [42], n: 41 });
+    assert.deepEqual(positionOf(middle.meta.prevCursor), { values: [41], n: 40 });
+    const end = toCollection({ rows, total: 42, more: false }, planOf({ after }, 2));
+    assert.equal(end.meta.nextCursor, null);
+    assert.notEqual(end.meta.prevCursor, null);
+  });
+
+  test('before a cursor: the page ending at its row; next is always there, prev when more', () => {
+    const before = codec.sign(JSON.stringify(['things', [], ['id']]), { values: [41], n: 40 });
+    const rows = [{ id: 39 }, { id: 40 }];
+    const middle = toCollection({ rows, total: 100, more: true }, planOf({ before }, 2));
+    assert.equal(middle.meta.page, 20);
+    assert.deepEqual(positionOf(middle.meta.nextCursor), { values: [40], n: 39 });
+    assert.deepEqual(positionOf(middle.meta.prevCursor), { values: [39], n: 38 });
+    const start = toCollection({ rows, total: 100, more: false }, planOf({ before }, 2));
+    assert.equal(start.meta.prevCursor, null);
+  });
+});
+
+describe('pageOf', () => {
+  const codec = createCursorCodec(Buffer.alloc(32, 7));
+
+  test('defaults: page 1 of 20', () => {
+    assert.deepEqual(pageOf({}, codec), { pageSize: 20, position: { page: 1 }, cursors: codec });
+    assert.deepEqual(pageOf({ after: 'a.b', pageSize: 5 }, codec), { pageSize: 5, position: { after: 'a.b' }, cursors: codec });
+    assert.deepEqual(pageOf({ before: 'a.b' }, codec), { pageSize: 20, position: { before: 'a.b' }, cursors: codec });
+  });
+
+  const refusals: [query: { page?: number; after?: string; before?: string }, parameter: string, detail: string][] = [
+    [{ page: 2, after: 'a.b' }, 'page', 'page cannot be combined with after: a cursor names the page'],
+    [{ page: 1, before: 'a.b' }, 'page', 'page cannot be combined with before: a cursor names the page'],
+    [{ after: 'a.b', before: 'a.b' }, 'before', 'after and before cannot be combined'],
+  ];
+  for (const [query, parameter, detail] of refusals) {
+    test(`${Object.keys(query).join(' + ')} → REQUEST_PARAMETER_INVALID naming ${parameter}`, () => {
+      assert.throws(
+        () => pageOf(query, codec),
+        (error: unknown) => {
+          assert.ok(error instanceof DomainError);
+          assert.equal(error.code, 'REQUEST_PARAMETER_INVALID');
+          assert.equal(error.detail, `${detail}.`);
+          assert.deepEqual(error.options, { errors: [{ parameter, detail }] });
+          return true;
+        },
+      );
+    });
+  }
 });

@@ -110,7 +110,10 @@ describe('RFC 6750 / RFC 9068 bearer tokens', () => {
         assert.equal(response.statusCode, 200, response.body);
         assert.equal(response.headers['content-type'], 'application/json; charset=utf-8');
         assert.equal(response.headers['www-authenticate'], undefined);
-        assert.deepEqual(response.json(), { data: [], meta: { total: 0, page: 1, pageSize: 20, totalPages: 0 } });
+        assert.deepEqual(response.json(), {
+          data: [],
+          meta: { total: 0, page: 1, pageSize: 20, totalPages: 0, nextCursor: null, prevCursor: null },
+        });
       });
     }
 
@@ -377,7 +380,7 @@ describe('RFC 6750 / RFC 9068 bearer tokens', () => {
       });
       const response = await listOrders(`Bearer ${token}`);
       assert.equal(response.statusCode, 200, response.body);
-      assert.deepEqual(response.json().meta, { total: 0, page: 1, pageSize: 20, totalPages: 0 });
+      assert.deepEqual(response.json().meta, { total: 0, page: 1, pageSize: 20, totalPages: 0, nextCursor: null, prevCursor: null });
       const old = await signAccessToken(key, {
         issuer: t.config.issuer,
         audience: t.config.audience,

@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { ErrorCode } from '../../../src/core/errors.ts';
 import { ALL_SCOPES, PUBLIC_URL, setUpTestApp } from '../../helpers/app.ts';
+import { readableMeta } from '../../helpers/paging.ts';
 import { createCustomer, createServiceToken, createStaffToken, get } from '../../helpers/actors.ts';
 import { createOrder } from '../../helpers/factories.ts';
 import { expectProblem, pagingLinks } from '../../helpers/problems.ts';
@@ -57,7 +58,7 @@ describe('GET /events: newest first, in the collection envelope', () => {
       body.data.map((e: { type: string }) => e.type),
       ['order.cancelled', 'refund.succeeded', 'order.paid', 'payment.succeeded', 'product.updated', 'product.created'],
     );
-    assert.deepEqual(body.meta, { total: 6, page: 1, pageSize: 20, totalPages: 1 });
+    assert.deepEqual(body.meta, { total: 6, page: 1, pageSize: 20, totalPages: 1, nextCursor: null, prevCursor: null });
     const createdAts = body.data.map((e: { createdAt: string }) => e.createdAt);
     assert.deepEqual(createdAts, [...createdAts].sort().reverse());
     // Each element is the event exactly as GET /events/{id} shows it.
@@ -85,24 +86,56 @@ describe('GET /events: newest first, in the collection envelope', () => {
     const all = (await get(t, reader, `/v2/events?minCreatedAt=${since}`)).json().data;
     const query = (page: number) => new URLSearchParams({ minCreatedAt: since, pageSize: '4', page: String(page) }).toString();
 
+    // A cursor names an event by (createdAt, seq): seq, its place in the log, is not shown.
+    const at = async (event: { id: string; createdAt: string }, n: number) => {
+      const { rows } = await t.db.query<{ seq: number }>('SELECT seq FROM events WHERE id = $1', [event.id]);
+      return { v: [event.createdAt, rows[0]!.seq], n };
+    };
+    const beside = (name: string, cursor: string) => new URLSearchParams({ minCreatedAt: since, pageSize: '4', [name]: cursor }).toString();
+
     const first = await get(t, reader, `/v2/events?minCreatedAt=${since}&pageSize=4`);
     assert.equal(first.statusCode, 200, first.body);
-    assert.deepEqual(first.json(), { data: all.slice(0, 4), meta: { total: 6, page: 1, pageSize: 4, totalPages: 2 } });
-    assert.equal(pagingLinks(first), [link(query(1), 'first'), link(query(2), 'next'), link(query(2), 'last')].join(', '));
+    assert.deepEqual(first.json().data, all.slice(0, 4));
+    const { nextCursor } = first.json().meta;
+    assert.deepEqual(readableMeta(first.json().meta), {
+      ...{ total: 6, page: 1, pageSize: 4, totalPages: 2 },
+      ...{ nextCursor: await at(all[3], 3), prevCursor: null },
+    });
+    assert.equal(
+      pagingLinks(first),
+      [link(query(1), 'first'), link(beside('after', nextCursor), 'next'), link(query(2), 'last')].join(', '),
+    );
 
     const second = await get(t, reader, `/v2/events?minCreatedAt=${since}&pageSize=4&page=2`);
-    assert.deepEqual(second.json(), { data: all.slice(4), meta: { total: 6, page: 2, pageSize: 4, totalPages: 2 } });
-    assert.equal(pagingLinks(second), [link(query(1), 'first'), link(query(1), 'prev'), link(query(2), 'last')].join(', '));
+    assert.deepEqual(second.json().data, all.slice(4));
+    const { prevCursor } = second.json().meta;
+    assert.deepEqual(readableMeta(second.json().meta), {
+      ...{ total: 6, page: 2, pageSize: 4, totalPages: 2 },
+      ...{ nextCursor: null, prevCursor: await at(all[4], 4) },
+    });
+    assert.equal(
+      pagingLinks(second),
+      [link(query(1), 'first'), link(beside('before', prevCursor), 'prev'), link(query(2), 'last')].join(', '),
+    );
+    // The cursors lead to the same pages.
+    assert.deepEqual((await get(t, reader, `/v2/events?${beside('after', nextCursor)}`)).json(), second.json());
+    assert.deepEqual((await get(t, reader, `/v2/events?${beside('before', prevCursor)}`)).json(), first.json());
 
     const past = await get(t, reader, `/v2/events?minCreatedAt=${since}&pageSize=4&page=3`);
-    assert.deepEqual(past.json(), { data: [], meta: { total: 6, page: 3, pageSize: 4, totalPages: 2 } });
+    assert.deepEqual(past.json(), {
+      data: [],
+      meta: { total: 6, page: 3, pageSize: 4, totalPages: 2, nextCursor: null, prevCursor: null },
+    });
   });
 
   test('nothing matching: an empty page, total 0', async () => {
     const reader = await createEventReader(t);
     const res = await get(t, reader, '/v2/events?maxCreatedAt=1999-12-31T23:59:59.999Z');
     assert.equal(res.statusCode, 200, res.body);
-    assert.deepEqual(res.json(), { data: [], meta: { total: 0, page: 1, pageSize: 20, totalPages: 0 } });
+    assert.deepEqual(res.json(), {
+      data: [],
+      meta: { total: 0, page: 1, pageSize: 20, totalPages: 0, nextCursor: null, prevCursor: null },
+    });
   });
 });
 

@@ -65,7 +65,10 @@ describe('DELETE /orders/{orderId}: deletable orders', () => {
       const read = await t.request(token, { method: 'GET', url: `/orders/${order.id}` });
       expectProblem(read, 404, 'ORDER_NOT_FOUND', `/orders/${order.id}`, `Order ${order.id} does not exist.`);
       const list = await t.request(token, { method: 'GET', url: '/orders' });
-      assert.deepEqual(list.json(), { data: [], meta: { total: 0, page: 1, pageSize: 20, totalPages: 0 } });
+      assert.deepEqual(list.json(), {
+        data: [],
+        meta: { total: 0, page: 1, pageSize: 20, totalPages: 0, nextCursor: null, prevCursor: null },
+      });
       const items = await t.request(token, { method: 'GET', url: `/order-items?orderId=${order.id}` });
       expectProblem(items, 404, 'ORDER_NOT_FOUND', '/order-items', `Order ${order.id} does not exist.`);
     });

@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import type { ErrorCode } from '../../../src/core/errors.ts';
 import { createCustomer, get } from '../../helpers/actors.ts';
 import { setUpTestApp } from '../../helpers/app.ts';
+import { readableMeta } from '../../helpers/paging.ts';
 import { expectProblem } from '../../helpers/problems.ts';
 import { createOrderRow, idsOf, readStoredOrder } from './stored-orders.ts';
 
@@ -17,13 +18,21 @@ describe('GET /orders: paging bounds', () => {
     const second = await createOrderRow(t.db, user.id, { createdAt: '2026-05-02T00:00:00Z' });
     const one = await get(t, token, '/orders?pageSize=1&page=2');
     assert.equal(one.statusCode, 200);
-    assert.deepEqual(one.json(), { data: [await readStoredOrder(t.db, second)], meta: { total: 2, page: 2, pageSize: 1, totalPages: 2 } });
+    assert.deepEqual(one.json().data, [await readStoredOrder(t.db, second)]);
+    const { createdAt } = await readStoredOrder(t.db, second);
+    assert.deepEqual(readableMeta(one.json().meta), {
+      ...{ total: 2, page: 2, pageSize: 1, totalPages: 2 },
+      ...{ nextCursor: null, prevCursor: { v: [createdAt, second], n: 1 } },
+    });
     const hundred = await get(t, token, '/orders?pageSize=100');
-    assert.deepEqual(hundred.json().meta, { total: 2, page: 1, pageSize: 100, totalPages: 1 });
+    assert.deepEqual(hundred.json().meta, { total: 2, page: 1, pageSize: 100, totalPages: 1, nextCursor: null, prevCursor: null });
     assert.deepEqual(idsOf(hundred), [first, second]);
     const far = await get(t, token, '/orders?page=1000000');
     assert.equal(far.statusCode, 200);
-    assert.deepEqual(far.json(), { data: [], meta: { total: 2, page: 1000000, pageSize: 20, totalPages: 1 } });
+    assert.deepEqual(far.json(), {
+      data: [],
+      meta: { total: 2, page: 1000000, pageSize: 20, totalPages: 1, nextCursor: null, prevCursor: null },
+    });
   });
 });
 

@@ -4,6 +4,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createCustomer, createServiceToken, createStaffToken, get } from '../../helpers/actors.ts';
 import { setUpTestApp } from '../../helpers/app.ts';
+import { readableMeta } from '../../helpers/paging.ts';
 import { expectProblem } from '../../helpers/problems.ts';
 import { createOrderRow, idsOf, readStoredOrder } from './stored-orders.ts';
 
@@ -173,11 +174,16 @@ describe('GET /orders: meta.total is exact', () => {
 
   test('with minTotal, counted exactly too', async () => {
     const { user, token } = await createCustomer(t);
-    for (const amount of [10, 20, 30, 40]) await createOrderRow(t.db, user.id, { total: amount });
+    const made: number[] = [];
+    for (const amount of [10, 20, 30, 40]) made.push(await createOrderRow(t.db, user.id, { total: amount }));
     const deleted = await createOrderRow(t.db, user.id, { total: 50 });
     assert.equal((await t.request(token, { method: 'DELETE', url: `/orders/${deleted}` })).statusCode, 204);
     const res = await get(t, token, '/orders?minTotal=20&pageSize=2');
-    assert.deepEqual(res.json().meta, { total: 3, page: 1, pageSize: 2, totalPages: 2 });
+    const { createdAt } = await readStoredOrder(t.db, made[2]!);
+    assert.deepEqual(readableMeta(res.json().meta), {
+      ...{ total: 3, page: 1, pageSize: 2, totalPages: 2 },
+      ...{ nextCursor: { v: [createdAt, made[2]], n: 1 }, prevCursor: null },
+    });
     assert.equal(await total(await createStaffToken(t), `?customerId=${user.id}&minTotal=20&status=pending`), 3);
   });
 
@@ -187,7 +193,10 @@ describe('GET /orders: meta.total is exact', () => {
     const gone = await createOrderRow(t.db, user.id, { status: 'cancelled' });
     assert.equal((await t.request(token, { method: 'DELETE', url: `/orders/${gone}` })).statusCode, 204);
     const res = await get(t, token, '/orders');
-    assert.deepEqual(res.json(), { data: [await readStoredOrder(t.db, kept)], meta: { total: 1, page: 1, pageSize: 20, totalPages: 1 } });
+    assert.deepEqual(res.json(), {
+      data: [await readStoredOrder(t.db, kept)],
+      meta: { total: 1, page: 1, pageSize: 20, totalPages: 1, nextCursor: null, prevCursor: null },
+    });
     assert.deepEqual(idsOf(await get(t, token, '/orders?status=cancelled')), []);
     assert.equal((await get(t, await createStaffToken(t), `/orders?customerId=${user.id}&status=cancelled`)).json().meta.total, 0);
     const { rows } = await t.db.query<{ deleted: boolean }>('SELECT deleted_at IS NOT NULL AS deleted FROM orders WHERE id = $1', [gone]);

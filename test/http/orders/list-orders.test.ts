@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import type { OrderStatus } from '../../../src/orders/orders.rules.ts';
 import { createCustomer, createStaffToken, get } from '../../helpers/actors.ts';
 import { PUBLIC_URL, setUpTestApp } from '../../helpers/app.ts';
+import { readableMeta } from '../../helpers/paging.ts';
 import { createOrderRow, idsOf, readStoredOrder } from './stored-orders.ts';
 
 const t = setUpTestApp();
@@ -32,7 +33,7 @@ describe('GET /orders: envelope and headers', () => {
     assert.deepEqual(Object.keys(body), ['data', 'meta']);
     assert.deepEqual(body, {
       data: [await readStoredOrder(t.db, first), await readStoredOrder(t.db, second)],
-      meta: { total: 2, page: 1, pageSize: 20, totalPages: 1 },
+      meta: { total: 2, page: 1, pageSize: 20, totalPages: 1, nextCursor: null, prevCursor: null },
     });
     assert.deepEqual(body.data[0], {
       id: first,
@@ -54,7 +55,10 @@ describe('GET /orders: envelope and headers', () => {
     const { token } = await createCustomer(t);
     const res = await get(t, token, '/orders');
     assert.equal(res.statusCode, 200);
-    assert.deepEqual(res.json(), { data: [], meta: { total: 0, page: 1, pageSize: 20, totalPages: 0 } });
+    assert.deepEqual(res.json(), {
+      data: [],
+      meta: { total: 0, page: 1, pageSize: 20, totalPages: 0, nextCursor: null, prevCursor: null },
+    });
     assert.equal(pagingLinks(res), `${link('/orders', 'page=1', 'first')}, ${link('/orders', 'page=1', 'last')}`);
   });
 
@@ -72,7 +76,7 @@ describe('GET /orders: envelope and headers', () => {
       pagingLinks(versioned),
       [
         link('/v1/orders', 'pageSize=1&page=1', 'first'),
-        link('/v1/orders', 'pageSize=1&page=2', 'next'),
+        link('/v1/orders', `pageSize=1&after=${versioned.json().meta.nextCursor}`, 'next'),
         link('/v1/orders', 'pageSize=1&page=2', 'last'),
       ].join(', '),
     );
@@ -88,29 +92,48 @@ describe('GET /orders: envelope and headers', () => {
     assert.equal(res.json().meta.total, 1);
   });
 
-  test('Link: first, prev, next, last, keeping every other parameter as sent', async () => {
+  test('Link: first and last by page, prev and next by cursor, keeping every other parameter as sent', async () => {
     const { user, token } = await createCustomer(t);
-    for (let i = 1; i <= 5; i++) await createOrderRow(t.db, user.id, { total: i * 100 });
-    const q = (page: number) => `status=pending&sort=-total%2CcreatedAt&pageSize=2&page=${page}`;
+    const made: number[] = [];
+    for (let i = 1; i <= 5; i++) made.push(await createOrderRow(t.db, user.id, { total: i * 100 }));
+    /** The cursor's content for the order of total `total`: sort -total,createdAt then -id, and its place. */
+    const at = async (total: number, n: number) => {
+      const order = await readStoredOrder(t.db, made[total / 100 - 1]!);
+      return { v: [total, order.createdAt, order.id], n };
+    };
+    const filters = 'status=pending&sort=-total%2CcreatedAt&pageSize=2';
+    const q = (page: number) => `${filters}&page=${page}`;
 
     const middle = await get(t, token, `/orders?status=pending&sort=-total,createdAt&pageSize=2&page=2`);
     assert.equal(middle.statusCode, 200);
-    assert.deepEqual(middle.json().meta, { total: 5, page: 2, pageSize: 2, totalPages: 3 });
+    const meta = middle.json().meta;
+    assert.deepEqual(readableMeta(meta), {
+      ...{ total: 5, page: 2, pageSize: 2, totalPages: 3 },
+      ...{ nextCursor: await at(200, 3), prevCursor: await at(300, 2) },
+    });
     assert.deepEqual(
       middle.json().data.map((o: { total: number }) => o.total),
       [300, 200],
     );
     assert.equal(
       pagingLinks(middle),
-      [link('/orders', q(1), 'first'), link('/orders', q(1), 'prev'), link('/orders', q(3), 'next'), link('/orders', q(3), 'last')].join(
-        ', ',
-      ),
+      [
+        link('/orders', q(1), 'first'),
+        link('/orders', `${filters}&before=${meta.prevCursor}`, 'prev'),
+        link('/orders', `${filters}&after=${meta.nextCursor}`, 'next'),
+        link('/orders', q(3), 'last'),
+      ].join(', '),
     );
 
     const first = await get(t, token, `/orders?status=pending&sort=-total,createdAt&pageSize=2&page=1`);
+    assert.deepEqual(readableMeta(first.json().meta).prevCursor, null);
     assert.equal(
       pagingLinks(first),
-      [link('/orders', q(1), 'first'), link('/orders', q(2), 'next'), link('/orders', q(3), 'last')].join(', '),
+      [
+        link('/orders', q(1), 'first'),
+        link('/orders', `${filters}&after=${first.json().meta.nextCursor}`, 'next'),
+        link('/orders', q(3), 'last'),
+      ].join(', '),
     );
     assert.deepEqual(
       first.json().data.map((o: { total: number }) => o.total),
@@ -118,9 +141,14 @@ describe('GET /orders: envelope and headers', () => {
     );
 
     const last = await get(t, token, `/orders?status=pending&sort=-total,createdAt&pageSize=2&page=3`);
+    assert.deepEqual(readableMeta(last.json().meta).nextCursor, null);
     assert.equal(
       pagingLinks(last),
-      [link('/orders', q(1), 'first'), link('/orders', q(2), 'prev'), link('/orders', q(3), 'last')].join(', '),
+      [
+        link('/orders', q(1), 'first'),
+        link('/orders', `${filters}&before=${last.json().meta.prevCursor}`, 'prev'),
+        link('/orders', q(3), 'last'),
+      ].join(', '),
     );
     assert.deepEqual(
       last.json().data.map((o: { total: number }) => o.total),
@@ -129,7 +157,10 @@ describe('GET /orders: envelope and headers', () => {
 
     const beyond = await get(t, token, `/orders?status=pending&sort=-total,createdAt&pageSize=2&page=9`);
     assert.equal(beyond.statusCode, 200);
-    assert.deepEqual(beyond.json(), { data: [], meta: { total: 5, page: 9, pageSize: 2, totalPages: 3 } });
+    assert.deepEqual(beyond.json(), {
+      data: [],
+      meta: { total: 5, page: 9, pageSize: 2, totalPages: 3, nextCursor: null, prevCursor: null },
+    });
     assert.equal(
       pagingLinks(beyond),
       [link('/orders', q(1), 'first'), link('/orders', q(3), 'prev'), link('/orders', q(3), 'last')].join(', '),
@@ -140,7 +171,7 @@ describe('GET /orders: envelope and headers', () => {
       pagingLinks(noPage),
       [
         link('/orders', 'pageSize=2&page=1', 'first'),
-        link('/orders', 'pageSize=2&page=2', 'next'),
+        link('/orders', `pageSize=2&after=${noPage.json().meta.nextCursor}`, 'next'),
         link('/orders', 'pageSize=2&page=3', 'last'),
       ].join(', '),
     );
@@ -156,7 +187,10 @@ describe('GET /orders: filters', () => {
     for (const [status, id] of byStatus) {
       const res = await get(t, token, `/orders?status=${status}`);
       assert.equal(res.statusCode, 200);
-      assert.deepEqual(res.json(), { data: [await readStoredOrder(t.db, id)], meta: { total: 1, page: 1, pageSize: 20, totalPages: 1 } });
+      assert.deepEqual(res.json(), {
+        data: [await readStoredOrder(t.db, id)],
+        meta: { total: 1, page: 1, pageSize: 20, totalPages: 1, nextCursor: null, prevCursor: null },
+      });
     }
   });
 
@@ -170,7 +204,7 @@ describe('GET /orders: filters', () => {
     assert.equal(res.statusCode, 200);
     assert.deepEqual(res.json(), {
       data: [await readStoredOrder(t.db, a1), await readStoredOrder(t.db, a2)],
-      meta: { total: 2, page: 1, pageSize: 20, totalPages: 1 },
+      meta: { total: 2, page: 1, pageSize: 20, totalPages: 1, nextCursor: null, prevCursor: null },
     });
   });
 
@@ -180,7 +214,10 @@ describe('GET /orders: filters', () => {
     for (const id of [user.id, 987654321]) {
       const res = await get(t, staff, `/orders?customerId=${id}`);
       assert.equal(res.statusCode, 200);
-      assert.deepEqual(res.json(), { data: [], meta: { total: 0, page: 1, pageSize: 20, totalPages: 0 } });
+      assert.deepEqual(res.json(), {
+        data: [],
+        meta: { total: 0, page: 1, pageSize: 20, totalPages: 0, nextCursor: null, prevCursor: null },
+      });
     }
   });
 
@@ -193,7 +230,7 @@ describe('GET /orders: filters', () => {
     assert.equal(res.statusCode, 200);
     assert.deepEqual(res.json(), {
       data: [await readStoredOrder(t.db, exact), await readStoredOrder(t.db, above)],
-      meta: { total: 2, page: 1, pageSize: 20, totalPages: 1 },
+      meta: { total: 2, page: 1, pageSize: 20, totalPages: 1, nextCursor: null, prevCursor: null },
     });
     assert.deepEqual(idsOf(await get(t, token, '/orders?minTotal=0')).length, 3);
     assert.deepEqual(idsOf(await get(t, token, '/orders?minTotal=1002')), []);
@@ -210,7 +247,10 @@ describe('GET /orders: filters', () => {
 
     const all = await get(t, staff, `/orders?status=paid&customerId=${a.user.id}&minTotal=5000`);
     assert.equal(all.statusCode, 200);
-    assert.deepEqual(all.json(), { data: [await readStoredOrder(t.db, match)], meta: { total: 1, page: 1, pageSize: 20, totalPages: 1 } });
+    assert.deepEqual(all.json(), {
+      data: [await readStoredOrder(t.db, match)],
+      meta: { total: 1, page: 1, pageSize: 20, totalPages: 1, nextCursor: null, prevCursor: null },
+    });
     assert.equal((await get(t, staff, `/orders?status=paid&customerId=${a.user.id}`)).json().meta.total, 2);
     assert.equal((await get(t, staff, `/orders?customerId=${a.user.id}&minTotal=5000`)).json().meta.total, 2);
     assert.equal((await get(t, a.token, '/orders?status=paid&minTotal=5000')).json().meta.total, 1);

@@ -6,6 +6,7 @@ import type { ErrorCode } from '../../../src/core/errors.ts';
 import { insertOrder, insertOrderItems } from '../../../src/orders/orders.store.ts';
 import { createCustomer, createServiceToken, createStaffToken, get } from '../../helpers/actors.ts';
 import { PUBLIC_URL, setUpTestApp } from '../../helpers/app.ts';
+import { readableMeta } from '../../helpers/paging.ts';
 import { createOrder, createProduct } from '../../helpers/factories.ts';
 import { expectProblem, pagingLinks } from '../../helpers/problems.ts';
 
@@ -56,7 +57,7 @@ describe('GET /order-items?orderId=: 200', () => {
     assert.deepEqual(Object.keys(body), ['data', 'meta']);
     assert.deepEqual(body, {
       data: [{ id: body.data[0].id, orderId, productId: product.id, qty: 4, unitPrice: 275, lineTotal: 1100, currency: 'CHF' }],
-      meta: { total: 1, page: 1, pageSize: 20, totalPages: 1 },
+      meta: { total: 1, page: 1, pageSize: 20, totalPages: 1, nextCursor: null, prevCursor: null },
     });
     assert.deepEqual(body.data, await itemsInDb(orderId));
     assert.equal(user.id, placed.json().customerId);
@@ -70,16 +71,40 @@ describe('GET /order-items?orderId=: 200', () => {
 
     const page2 = await get(t, token, `/order-items?orderId=${order.id}&pageSize=2&page=2`);
     assert.equal(page2.statusCode, 200);
-    assert.deepEqual(page2.json(), { data: all.slice(2, 4), meta: { total: 5, page: 2, pageSize: 2, totalPages: 3 } });
+    const { meta } = page2.json();
+    assert.deepEqual(page2.json().data, all.slice(2, 4));
+    assert.deepEqual(readableMeta(meta), {
+      ...{ total: 5, page: 2, pageSize: 2, totalPages: 3 },
+      ...{ nextCursor: { v: [all[3]!.id], n: 3 }, prevCursor: { v: [all[2]!.id], n: 2 } },
+    });
     const q = (page: number) => `orderId=${order.id}&pageSize=2&page=${page}`;
-    assert.equal(pagingLinks(page2), [link(q(1), 'first'), link(q(1), 'prev'), link(q(3), 'next'), link(q(3), 'last')].join(', '));
+    const beside = (name: string, cursor: string) => `orderId=${order.id}&pageSize=2&${name}=${cursor}`;
+    assert.equal(
+      pagingLinks(page2),
+      [
+        link(q(1), 'first'),
+        link(beside('before', meta.prevCursor), 'prev'),
+        link(beside('after', meta.nextCursor), 'next'),
+        link(q(3), 'last'),
+      ].join(', '),
+    );
 
     const page3 = await get(t, token, `/order-items?orderId=${order.id}&pageSize=2&page=3`);
-    assert.deepEqual(page3.json(), { data: all.slice(4), meta: { total: 5, page: 3, pageSize: 2, totalPages: 3 } });
+    assert.deepEqual(page3.json().data, all.slice(4));
+    assert.deepEqual(readableMeta(page3.json().meta), {
+      ...{ total: 5, page: 3, pageSize: 2, totalPages: 3 },
+      ...{ nextCursor: null, prevCursor: { v: [all[4]!.id], n: 4 } },
+    });
+    // Following the cursors gives the same pages.
+    assert.deepEqual((await get(t, token, `/order-items?${beside('after', meta.nextCursor)}`)).json(), page3.json());
+    assert.deepEqual((await get(t, token, `/order-items?${beside('before', meta.prevCursor)}`)).json().data, all.slice(0, 2));
 
     // Past the last page the total is still exact.
     const beyond = await get(t, token, `/order-items?orderId=${order.id}&pageSize=2&page=7`);
-    assert.deepEqual(beyond.json(), { data: [], meta: { total: 5, page: 7, pageSize: 2, totalPages: 3 } });
+    assert.deepEqual(beyond.json(), {
+      data: [],
+      meta: { total: 5, page: 7, pageSize: 2, totalPages: 3, nextCursor: null, prevCursor: null },
+    });
     assert.equal(
       pagingLinks(beyond),
       [
@@ -96,14 +121,17 @@ describe('GET /order-items?orderId=: 200', () => {
     for (const page of [1, 2]) {
       const res = await get(t, token, `/order-items?orderId=${order.id}&page=${page}`);
       assert.equal(res.statusCode, 200);
-      assert.deepEqual(res.json(), { data: [], meta: { total: 0, page, pageSize: 20, totalPages: 0 } });
+      assert.deepEqual(res.json(), { data: [], meta: { total: 0, page, pageSize: 20, totalPages: 0, nextCursor: null, prevCursor: null } });
     }
   });
 
   test("staff and service clients read any order's items; /v1 answers the same", async () => {
     const { user, token } = await createCustomer(t);
     const order = await createOrder(t.db, user.id);
-    const expected = { data: await itemsInDb(order.id), meta: { total: 1, page: 1, pageSize: 20, totalPages: 1 } };
+    const expected = {
+      data: await itemsInDb(order.id),
+      meta: { total: 1, page: 1, pageSize: 20, totalPages: 1, nextCursor: null, prevCursor: null },
+    };
     for (const reader of [token, await createStaffToken(t), await createServiceToken(t, ['orders:read'])]) {
       for (const url of [`/order-items?orderId=${order.id}`, `/v1/order-items?orderId=${order.id}`]) {
         const res = await get(t, reader, url);

@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import type { ErrorCode } from '../../../src/core/errors.ts';
 import { createCustomer, createServiceToken, createStaffToken, get } from '../../helpers/actors.ts';
 import { PUBLIC_URL, setUpTestApp } from '../../helpers/app.ts';
+import { readableMeta } from '../../helpers/paging.ts';
 import { expectProblem, pagingLinks } from '../../helpers/problems.ts';
 import { createOrderRow, idsOf, readStoredOrder } from './stored-orders.ts';
 
@@ -30,7 +31,7 @@ describe('GET /users/{userId}/orders: who may list', () => {
     assert.equal(pagingLinks(res), `<${PUBLIC_URL}${path}?page=1>; rel="first", <${PUBLIC_URL}${path}?page=1>; rel="last"`);
     assert.deepEqual(res.json(), {
       data: [await readStoredOrder(t.db, first), await readStoredOrder(t.db, second)],
-      meta: { total: 2, page: 1, pageSize: 20, totalPages: 1 },
+      meta: { total: 2, page: 1, pageSize: 20, totalPages: 1, nextCursor: null, prevCursor: null },
     });
   });
 
@@ -51,7 +52,7 @@ describe('GET /users/{userId}/orders: who may list', () => {
     const b = await createOrderRow(t.db, someone.user.id, { status: 'shipped', createdAt: '2026-02-03T00:00:00Z' });
     const expected = {
       data: [await readStoredOrder(t.db, a), await readStoredOrder(t.db, b)],
-      meta: { total: 2, page: 1, pageSize: 20, totalPages: 1 },
+      meta: { total: 2, page: 1, pageSize: 20, totalPages: 1, nextCursor: null, prevCursor: null },
     };
     for (const token of [await createStaffToken(t), await createServiceToken(t, ['orders:read'])]) {
       const res = await get(t, token, `/users/${someone.user.id}/orders`);
@@ -64,7 +65,10 @@ describe('GET /users/{userId}/orders: who may list', () => {
     const someone = await createCustomer(t);
     const res = await get(t, await createStaffToken(t), `/users/${someone.user.id}/orders`);
     assert.equal(res.statusCode, 200);
-    assert.deepEqual(res.json(), { data: [], meta: { total: 0, page: 1, pageSize: 20, totalPages: 0 } });
+    assert.deepEqual(res.json(), {
+      data: [],
+      meta: { total: 0, page: 1, pageSize: 20, totalPages: 0, nextCursor: null, prevCursor: null },
+    });
   });
 
   test('staff or a service client asking for an unknown user → 404 USER_NOT_FOUND', async () => {
@@ -118,7 +122,10 @@ describe('GET /users/{userId}/orders: filters, sort, paging', () => {
     assert.deepEqual(idsOf(await get(t, token, `${path}?status=pending`)), [c, a]);
     assert.deepEqual(idsOf(await get(t, token, `${path}?minTotal=500`)), [b, c, a]);
     const both = await get(t, token, `${path}?status=pending&minTotal=1000`);
-    assert.deepEqual(both.json(), { data: [await readStoredOrder(t.db, c)], meta: { total: 1, page: 1, pageSize: 20, totalPages: 1 } });
+    assert.deepEqual(both.json(), {
+      data: [await readStoredOrder(t.db, c)],
+      meta: { total: 1, page: 1, pageSize: 20, totalPages: 1, nextCursor: null, prevCursor: null },
+    });
     assert.deepEqual(idsOf(await get(t, token, `${path}?status=delivered`)), []);
   });
 
@@ -135,16 +142,27 @@ describe('GET /users/{userId}/orders: filters, sort, paging', () => {
     const { token, path, a, b, c, d } = await fixture();
     const res = await get(t, token, `${path}?sort=-id&pageSize=3&page=2`);
     assert.equal(res.statusCode, 200);
-    assert.deepEqual(res.json(), { data: [await readStoredOrder(t.db, a)], meta: { total: 4, page: 2, pageSize: 3, totalPages: 2 } });
+    const body = res.json();
+    assert.deepEqual(body.data, [await readStoredOrder(t.db, a)]);
+    // The last page: a cursor back to the page before (a's id, 3 rows before it), none forward.
+    assert.deepEqual(readableMeta(body.meta), {
+      total: 4,
+      page: 2,
+      pageSize: 3,
+      totalPages: 2,
+      nextCursor: null,
+      prevCursor: { v: [a], n: 3 },
+    });
     const q = (page: number) => `sort=-id&pageSize=3&page=${page}`;
     assert.equal(
       pagingLinks(res),
       [
         `<${PUBLIC_URL}${path}?${q(1)}>; rel="first"`,
-        `<${PUBLIC_URL}${path}?${q(1)}>; rel="prev"`,
+        `<${PUBLIC_URL}${path}?sort=-id&pageSize=3&before=${body.meta.prevCursor}>; rel="prev"`,
         `<${PUBLIC_URL}${path}?${q(2)}>; rel="last"`,
       ].join(', '),
     );
+    assert.deepEqual(idsOf(await get(t, token, `${path}?sort=-id&pageSize=3&before=${body.meta.prevCursor}`)), [d, c, b]);
     assert.deepEqual(idsOf(await get(t, token, `${path}?sort=-id&pageSize=3`)), [d, c, b]);
   });
 
@@ -183,7 +201,7 @@ describe('GET /users/{userId}/orders: filters, sort, paging', () => {
     const { token, path } = await fixture();
     const other = await createCustomer(t);
     await createOrderRow(t.db, other.user.id);
-    const empty = { data: [], meta: { total: 0, page: 1, pageSize: 20, totalPages: 0 } };
+    const empty = { data: [], meta: { total: 0, page: 1, pageSize: 20, totalPages: 0, nextCursor: null, prevCursor: null } };
     for (const [caller, query] of [
       [token, `customerId=${other.user.id}`],
       [token, `customerId=${MISSING_USER}&status=pending&minTotal=100&sort=-createdAt`],

@@ -76,7 +76,10 @@ describe('PUT /orders/{orderId} cancelled, by staff: the payment is refunded', (
     assert.deepEqual(after, { ...payment, status: 'refunded', amountRefunded: 2599, updatedAt: after.updatedAt });
     const list = await get(t, customer.token, `/payments/${payment.id}/refunds`);
     assert.equal(list.statusCode, 200);
-    assert.deepEqual(list.json(), { data: [refundRepresentation(refund!)], meta: { total: 1, page: 1, pageSize: 20, totalPages: 1 } });
+    assert.deepEqual(list.json(), {
+      data: [refundRepresentation(refund!)],
+      meta: { total: 1, page: 1, pageSize: 20, totalPages: 1, nextCursor: null, prevCursor: null },
+    });
     assert.deepEqual((await get(t, customer.token, `/orders/${order.id}`)).json(), await readStoredOrder(t.db, order.id));
   });
 

@@ -7,6 +7,7 @@ import type { LightMyRequestResponse } from 'fastify';
 import type { V1Payment as Payment } from '../../helpers/v1-types.ts';
 import { createCustomer, createServiceToken, createStaffToken, get } from '../../helpers/actors.ts';
 import { PUBLIC_URL, setUpTestApp } from '../../helpers/app.ts';
+import { readableMeta } from '../../helpers/paging.ts';
 import { createOrder } from '../../helpers/factories.ts';
 import { expectProblem, pagingLinks } from '../../helpers/problems.ts';
 import { JSON_TYPE, makePayment, makeRefund, readStoredPayment, VENDOR_TYPE } from './payments.ts';
@@ -23,17 +24,26 @@ async function paymentOf(token: string, fields: { amount?: number; createdAt?: s
   return payment.id;
 }
 
-/** 200, JSON, no-store, no ETag; the page equal to these stored payments and this meta. */
+/** 200, JSON, no-store, no ETag; the page equal to these stored payments and this meta (its cursors as readableMeta reads them). */
 async function expectPage(res: LightMyRequestResponse, paymentIds: number[], meta: object, contentType = JSON_TYPE): Promise<void> {
   assert.equal(res.statusCode, 200, res.body);
   assert.equal(res.headers['content-type'], contentType);
   assert.equal(res.headers['cache-control'], 'no-store');
   assert.equal(res.headers.vary, 'Accept');
   assert.equal(res.headers.etag, undefined);
-  assert.deepEqual(res.json(), { data: await Promise.all(paymentIds.map((id) => readStoredPayment(t.db, id))), meta });
+  const body = res.json();
+  assert.deepEqual(
+    { data: body.data, meta: readableMeta(body.meta) },
+    { data: await Promise.all(paymentIds.map((id) => readStoredPayment(t.db, id))), meta },
+  );
 }
 
-const onePage = (total: number) => ({ total, page: 1, pageSize: 20, totalPages: total === 0 ? 0 : 1 });
+const onePage = (total: number) => ({ total, page: 1, pageSize: 20, totalPages: total === 0 ? 0 : 1, nextCursor: null, prevCursor: null });
+
+/** What a cursor at this payment holds, sorted by createdAt (either way) then id, n rows before it. */
+async function cursorAt(paymentId: number, n: number) {
+  return { v: [(await readStoredPayment(t.db, paymentId)).createdAt, paymentId], n };
+}
 
 describe('GET /payments: envelope and headers', () => {
   test('200 with exactly {data, meta}, each payment as it reads alone; Link to page 1', async () => {
@@ -71,12 +81,12 @@ describe('GET /payments: envelope and headers', () => {
     const a = await paymentOf(token);
     const b = await paymentOf(token);
     const versioned = await get(t, token, '/v1/payments?pageSize=1');
-    await expectPage(versioned, [a], { total: 2, page: 1, pageSize: 1, totalPages: 2 });
+    await expectPage(versioned, [a], { total: 2, page: 1, pageSize: 1, totalPages: 2, nextCursor: await cursorAt(a, 0), prevCursor: null });
     assert.equal(
       pagingLinks(versioned),
       [
         link('/v1/payments', 'pageSize=1&page=1', 'first'),
-        link('/v1/payments', 'pageSize=1&page=2', 'next'),
+        link('/v1/payments', `pageSize=1&after=${versioned.json().meta.nextCursor}`, 'next'),
         link('/v1/payments', 'pageSize=1&page=2', 'last'),
       ].join(', '),
     );
@@ -215,40 +225,76 @@ describe('GET /payments: paging', () => {
     const q = (page: number) => `status=succeeded&sort=-createdAt&pageSize=2&page=${page}`;
     const newest = [...made].reverse();
 
+    const beside = (name: string, cursor: string) => `status=succeeded&sort=-createdAt&pageSize=2&${name}=${cursor}`;
+
     const middle = await get(t, token, `/payments?${q(2)}`);
-    await expectPage(middle, newest.slice(2, 4), { total: 5, page: 2, pageSize: 2, totalPages: 3 });
+    const cursors = { nextCursor: await cursorAt(newest[3]!, 3), prevCursor: await cursorAt(newest[2]!, 2) };
+    await expectPage(middle, newest.slice(2, 4), { total: 5, page: 2, pageSize: 2, totalPages: 3, ...cursors });
+    const { meta } = middle.json();
     assert.equal(
       pagingLinks(middle),
       [
         link('/payments', q(1), 'first'),
-        link('/payments', q(1), 'prev'),
-        link('/payments', q(3), 'next'),
+        link('/payments', beside('before', meta.prevCursor), 'prev'),
+        link('/payments', beside('after', meta.nextCursor), 'next'),
         link('/payments', q(3), 'last'),
       ].join(', '),
     );
 
     const first = await get(t, token, `/payments?${q(1)}`);
-    await expectPage(first, newest.slice(0, 2), { total: 5, page: 1, pageSize: 2, totalPages: 3 });
+    await expectPage(first, newest.slice(0, 2), {
+      total: 5,
+      page: 1,
+      pageSize: 2,
+      totalPages: 3,
+      nextCursor: await cursorAt(newest[1]!, 1),
+      prevCursor: null,
+    });
     assert.equal(
       pagingLinks(first),
-      [link('/payments', q(1), 'first'), link('/payments', q(2), 'next'), link('/payments', q(3), 'last')].join(', '),
+      [
+        link('/payments', q(1), 'first'),
+        link('/payments', beside('after', first.json().meta.nextCursor), 'next'),
+        link('/payments', q(3), 'last'),
+      ].join(', '),
     );
+    // The cursors of page 2 lead to pages 1 and 3.
+    assert.deepEqual((await get(t, token, `/payments?${beside('before', meta.prevCursor)}`)).json(), first.json());
 
     const last = await get(t, token, `/payments?${q(3)}`);
-    await expectPage(last, newest.slice(4), { total: 5, page: 3, pageSize: 2, totalPages: 3 });
+    await expectPage(last, newest.slice(4), {
+      total: 5,
+      page: 3,
+      pageSize: 2,
+      totalPages: 3,
+      nextCursor: null,
+      prevCursor: await cursorAt(newest[4]!, 4),
+    });
     assert.equal(
       pagingLinks(last),
-      [link('/payments', q(1), 'first'), link('/payments', q(2), 'prev'), link('/payments', q(3), 'last')].join(', '),
+      [
+        link('/payments', q(1), 'first'),
+        link('/payments', beside('before', last.json().meta.prevCursor), 'prev'),
+        link('/payments', q(3), 'last'),
+      ].join(', '),
     );
+    assert.deepEqual((await get(t, token, `/payments?${beside('after', meta.nextCursor)}`)).json(), last.json());
 
     const beyond = await get(t, token, `/payments?${q(9)}`);
-    await expectPage(beyond, [], { total: 5, page: 9, pageSize: 2, totalPages: 3 });
+    await expectPage(beyond, [], { total: 5, page: 9, pageSize: 2, totalPages: 3, nextCursor: null, prevCursor: null });
     assert.equal(
       pagingLinks(beyond),
       [link('/payments', q(1), 'first'), link('/payments', q(3), 'prev'), link('/payments', q(3), 'last')].join(', '),
     );
 
-    await expectPage(await get(t, token, '/payments?pageSize=100'), made, { total: 5, page: 1, pageSize: 100, totalPages: 1 });
+    await expectPage(await get(t, token, '/payments?pageSize=100'), made, {
+      total: 5,
+      page: 1,
+      pageSize: 100,
+      totalPages: 1,
+      nextCursor: null,
+      prevCursor: null,
+    });
   });
 });
 

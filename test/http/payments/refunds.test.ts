@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import type { LightMyRequestResponse } from 'fastify';
 import { createCustomer, createServiceToken, createStaffToken, get } from '../../helpers/actors.ts';
 import { PUBLIC_URL, setUpTestApp } from '../../helpers/app.ts';
+import { readableMeta } from '../../helpers/paging.ts';
 import { createOrder } from '../../helpers/factories.ts';
 import { expectProblem, pagingLinks } from '../../helpers/problems.ts';
 import {
@@ -52,12 +53,14 @@ async function expectRefund(res: LightMyRequestResponse, paymentId: number, pref
 }
 
 /** The collection envelope of a payment's refunds with no-store. */
+/** 200, no-store; these refunds and this meta (its cursors as readableMeta reads them). */
 function expectRefundPage(res: LightMyRequestResponse, data: unknown[], meta: object) {
   assert.equal(res.statusCode, 200, res.body);
   assert.equal(res.headers['content-type'], JSON_TYPE);
   assert.equal(res.headers['cache-control'], 'no-store');
   assert.equal(res.headers.etag, undefined);
-  assert.deepEqual(res.json(), { data, meta });
+  const body = res.json();
+  assert.deepEqual({ data: body.data, meta: readableMeta(body.meta) }, { data, meta });
 }
 
 describe('POST /payments/{id}/refunds: 201', () => {
@@ -81,7 +84,7 @@ describe('POST /payments/{id}/refunds: 201', () => {
     // The list, oldest first, to the owner and to staff alike; each Location answers with its refund.
     for (const token of [customer.token, staff]) {
       const list = await get(t, token, `/payments/${payment.id}/refunds`);
-      expectRefundPage(list, [first, rest], { total: 2, page: 1, pageSize: 20, totalPages: 1 });
+      expectRefundPage(list, [first, rest], { total: 2, page: 1, pageSize: 20, totalPages: 1, nextCursor: null, prevCursor: null });
       assert.equal(
         pagingLinks(list),
         [
@@ -106,15 +109,34 @@ describe('POST /payments/{id}/refunds: 201', () => {
     for (let i = 0; i < 3; i++)
       refunds.push(await expectRefund(await postRefund(t, staff, payment.id, { amount: 100 }, { prefix: '/v1' }), payment.id, '/v1'));
     const page = await get(t, staff, `/v1/payments/${payment.id}/refunds?pageSize=2&page=2`);
-    expectRefundPage(page, [refunds[2]], { total: 3, page: 2, pageSize: 2, totalPages: 2 });
-    const link = (n: number, rel: string) => `<${PUBLIC_URL}/v1/payments/${payment.id}/refunds?pageSize=2&page=${n}>; rel="${rel}"`;
-    assert.equal(pagingLinks(page), [link(1, 'first'), link(1, 'prev'), link(2, 'last')].join(', '));
-    expectRefundPage(await get(t, staff, `/payments/${payment.id}/refunds?pageSize=2`), refunds.slice(0, 2), {
+    expectRefundPage(page, [refunds[2]], {
       total: 3,
-      page: 1,
+      page: 2,
       pageSize: 2,
       totalPages: 2,
+      nextCursor: null,
+      prevCursor: { v: [refunds[2]!.id], n: 2 },
     });
+    const base = `${PUBLIC_URL}/v1/payments/${payment.id}/refunds?pageSize=2`;
+    const link = (n: number, rel: string) => `<${base}&page=${n}>; rel="${rel}"`;
+    assert.equal(
+      pagingLinks(page),
+      [link(1, 'first'), `<${base}&before=${page.json().meta.prevCursor}>; rel="prev"`, link(2, 'last')].join(', '),
+    );
+    const first = await get(t, staff, `/payments/${payment.id}/refunds?pageSize=2`);
+    expectRefundPage(first, refunds.slice(0, 2), {
+      ...{ total: 3, page: 1, pageSize: 2, totalPages: 2 },
+      ...{ nextCursor: { v: [refunds[1]!.id], n: 1 }, prevCursor: null },
+    });
+    // The cursors lead to the pages beside, in either version.
+    assert.deepEqual(
+      (await get(t, staff, `/v1/payments/${payment.id}/refunds?pageSize=2&after=${first.json().meta.nextCursor}`)).json(),
+      page.json(),
+    );
+    assert.deepEqual(
+      (await get(t, staff, `/payments/${payment.id}/refunds?pageSize=2&before=${page.json().meta.prevCursor}`)).json(),
+      first.json(),
+    );
   });
 
   test('amount omitted: all that is left, on a fresh and on a partially refunded payment', async () => {
@@ -350,10 +372,8 @@ describe('GET /payments/{id}/refunds and /refunds/{refundId}: not found', () => 
   test('a payment without refunds: an empty page', async () => {
     const { customer, payment } = await paidPayment(500);
     expectRefundPage(await get(t, customer.token, `/payments/${payment.id}/refunds`), [], {
-      total: 0,
-      page: 1,
-      pageSize: 20,
-      totalPages: 0,
+      ...{ total: 0, page: 1, pageSize: 20, totalPages: 0 },
+      ...{ nextCursor: null, prevCursor: null },
     });
   });
 });

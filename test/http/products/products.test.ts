@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import type { ErrorCode } from '../../../src/core/errors.ts';
 import { createCustomer, createServiceToken, createStaffToken } from '../../helpers/actors.ts';
 import { PUBLIC_URL, setUpTestApp } from '../../helpers/app.ts';
+import { readableMeta } from '../../helpers/paging.ts';
 import { createProduct } from '../../helpers/factories.ts';
 import { expectProblem, pagingLinks } from '../../helpers/problems.ts';
 
@@ -62,15 +63,16 @@ describe('GET /products and GET /products/{productId}', () => {
     assert.equal(res.headers['cache-control'], 'private, no-cache');
     assert.equal(res.headers.vary, 'Accept');
     const total = await productCount();
-    assert.deepEqual(res.json(), {
-      data: [representation((await stored(product.id))!)],
-      meta: { total, page: 1, pageSize: 1, totalPages: total },
+    assert.deepEqual(res.json().data, [representation((await stored(product.id))!)]);
+    assert.deepEqual(readableMeta(res.json().meta), {
+      ...{ total, page: 1, pageSize: 1, totalPages: total },
+      ...{ nextCursor: { v: [product.id], n: 0 }, prevCursor: null },
     });
     assert.equal(
       pagingLinks(res),
       [
         `<${PUBLIC_URL}/products?sort=-id&pageSize=1&page=1>; rel="first"`,
-        `<${PUBLIC_URL}/products?sort=-id&pageSize=1&page=2>; rel="next"`,
+        `<${PUBLIC_URL}/products?sort=-id&pageSize=1&after=${res.json().meta.nextCursor}>; rel="next"`,
         `<${PUBLIC_URL}/products?sort=-id&pageSize=1&page=${total}>; rel="last"`,
       ].join(', '),
     );

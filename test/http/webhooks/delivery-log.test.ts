@@ -92,7 +92,7 @@ describe('GET /webhook-endpoints/{id}/deliveries', () => {
     assert.equal(res.headers['content-type'], JSON_TYPE);
     assert.equal(res.headers['cache-control'], 'private, no-cache');
     const body = res.json() as { data: ShownDelivery[]; meta: unknown };
-    assert.deepEqual(body.meta, { total: 2, page: 1, pageSize: 20, totalPages: 1 });
+    assert.deepEqual(body.meta, { total: 2, page: 1, pageSize: 20, totalPages: 1, nextCursor: null, prevCursor: null });
     const [newest, oldest] = body.data;
     assert.deepEqual(newest, {
       id: paid.deliveryId,
@@ -155,7 +155,10 @@ describe('GET /webhook-endpoints/{id}/deliveries', () => {
     ]);
     assert.equal(body.meta.total, 1);
     const disabled = await send(t, 'GET', token, `/webhook-endpoints/${off.id}/deliveries`);
-    assert.deepEqual(disabled.json(), { data: [], meta: { total: 0, page: 1, pageSize: 20, totalPages: 0 } });
+    assert.deepEqual(disabled.json(), {
+      data: [],
+      meta: { total: 0, page: 1, pageSize: 20, totalPages: 0, nextCursor: null, prevCursor: null },
+    });
   });
 
   test('filters state and eventId; pages with Link; unknown or malformed parameters → 400', async () => {
@@ -175,9 +178,14 @@ describe('GET /webhook-endpoints/{id}/deliveries', () => {
       pagingLinks(paged),
       [
         `<${PUBLIC_URL}${url}?pageSize=1&page=1>; rel="first"`,
-        `<${PUBLIC_URL}${url}?pageSize=1&page=1>; rel="prev"`,
+        `<${PUBLIC_URL}${url}?pageSize=1&before=${paged.json().meta.prevCursor}>; rel="prev"`,
         `<${PUBLIC_URL}${url}?pageSize=1&page=2>; rel="last"`,
       ].join(', '),
+    );
+    const back = await send(t, 'GET', token, `${url}?pageSize=1&before=${paged.json().meta.prevCursor}`);
+    assert.deepEqual(
+      (back.json().data as ShownDelivery[]).map((d) => d.id),
+      [paid.deliveryId],
     );
     const unknown = 'query parameter "sort" is not supported by this collection';
     expectProblem(await send(t, 'GET', token, `${url}?sort=id`), 400, 'QUERY_UNKNOWN_PARAMETER', url, unknown, {

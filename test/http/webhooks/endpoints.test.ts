@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { createServiceToken } from '../../helpers/actors.ts';
 import { PUBLIC_URL, setUpTestApp } from '../../helpers/app.ts';
+import { readableMeta } from '../../helpers/paging.ts';
 import { expectProblem, pagingLinks } from '../../helpers/problems.ts';
 import { createSecretBox } from '../../../src/webhooks/secrets.ts';
 import {
@@ -212,7 +213,12 @@ describe('GET /webhook-endpoints and GET /webhook-endpoints/{id}', () => {
     assert.equal(res.statusCode, 200, res.body);
     assert.equal(res.headers['cache-control'], 'private, no-cache');
     const total = (await t.db.query<{ n: number }>('SELECT count(*)::int AS n FROM webhook_endpoints')).rows[0]!.n;
-    assert.deepEqual(res.json().meta, { total, page: 1, pageSize: 1, totalPages: total });
+    // Newest first by id: the next page starts after the newest endpoint, the one listed.
+    const [newest] = res.json().data;
+    assert.deepEqual(readableMeta(res.json().meta), {
+      ...{ total, page: 1, pageSize: 1, totalPages: total },
+      ...{ nextCursor: { v: [newest.id], n: 0 }, prevCursor: null },
+    });
     assert.ok(pagingLinks(res)?.startsWith(`<${PUBLIC_URL}/webhook-endpoints?sort=-id&pageSize=1&page=1>; rel="first"`), pagingLinks(res));
     const listed = async (query: string) => {
       const page = await send('GET', reader, `/webhook-endpoints?pageSize=100&${query}`);

@@ -1,0 +1,35 @@
+// Reading what a collection page says about its neighbours: its cursors' payloads (readable by
+// anyone; only the server can make one that verifies) and the pages they lead to.
+import assert from 'node:assert/strict';
+
+const CURSOR = /^([A-Za-z0-9_-]+)\.[A-Za-z0-9_-]{22}$/;
+
+/** What a cursor names: the sort-key values of its row, in sort order, and the number of rows before that row. */
+export interface CursorContent {
+  v: (string | number)[];
+  n: number;
+}
+
+export function readCursor(cursor: string | null): CursorContent | null {
+  if (cursor === null) return null;
+  const payload = CURSOR.exec(cursor)?.[1];
+  assert.ok(payload, `${cursor} is not a cursor`);
+  return JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as CursorContent;
+}
+
+interface Meta {
+  total: number;
+  page: number;
+  pageSize: number;
+  totalPages: number;
+  nextCursor: string | null;
+  prevCursor: string | null;
+}
+
+/** meta with each cursor replaced by what it names, to compare whole. */
+export function readableMeta(meta: Meta): Omit<Meta, 'nextCursor' | 'prevCursor'> & {
+  nextCursor: CursorContent | null;
+  prevCursor: CursorContent | null;
+} {
+  return { ...meta, nextCursor: readCursor(meta.nextCursor), prevCursor: readCursor(meta.prevCursor) };
+}
