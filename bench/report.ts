@@ -1,7 +1,21 @@
-// Results: aggregation of the interleaved rounds, the console table, and docs/benchmarks.md.
+// Results: aggregation of the interleaved rounds, the console table, and docs/benchmarks.md, which
+// is rendered from the results files of bench/results/ (the 1M run's, and the other sizes' in its
+// Scale section).
 import { readFileSync } from 'node:fs';
 import os from 'node:os';
+import {
+  BENCH_STATEMENT_TIMEOUT_MS,
+  DEEP_PAGE_CONNECTIONS,
+  deepPageRows,
+  DEEP_PAGE_HEADER,
+  judgeDeepPage,
+  renderDeepPagesSection,
+  type DeepPageResult,
+} from './deep-pages.ts';
 import type { LoadResult } from './load.ts';
+import { alignColumns, int, mark, markdownTable, ms, pct } from './markdown.ts';
+import { renderRssSection, rssMet, rssRows, RSS_HEADER, type RssReport } from './rss.ts';
+import { renderScaleSection, scaleVerdicts } from './scale.ts';
 import type { WebhookThroughput } from './webhooks.ts';
 
 /** Issue 2's p99 target for the orders scenarios at 32 connections (the payments have none). */
@@ -48,7 +62,8 @@ export interface ScenarioResult {
 }
 
 export interface RunInfo {
-  date: Date;
+  /** ISO 8601. */
+  date: string;
   command: string;
   orders: number;
   connections: number;
@@ -57,10 +72,26 @@ export interface RunInfo {
   warmupSeconds: number;
   loadGenerator: string;
   postgresVersion: string;
+  machine: Machine;
   seedSeconds: number | undefined;
   interference: Interference;
   /** The dispatcher's throughput to a local receiver, when measured. */
   webhookThroughput?: WebhookThroughput;
+}
+
+export interface Machine {
+  cores: number;
+  cpuModel: string;
+  memoryGiB: number;
+  node: string;
+}
+
+/** Everything a run measured: what its results file holds, and what the page is rendered from. */
+export interface BenchResults {
+  info: RunInfo;
+  scenarios: ScenarioResult[];
+  deepPages: DeepPageResult[];
+  rss: RssReport;
 }
 
 /** Shares (0–1) of the machine's CPU time during the measurements taken by other processes and by the hypervisor. */
@@ -104,11 +135,6 @@ export function judge(result: ScenarioResult): Verdict {
     p99Met: p99TargetMs === undefined || result.orderpay.p99Ms <= p99TargetMs,
   };
 }
-
-const int = (n: number) => Math.round(n).toLocaleString('en-US');
-const ms = (n: number) => n.toFixed(2);
-const pct = (share: number) => `${(share * 100).toFixed(0)}%`;
-const mark = (met: boolean) => (met ? 'pass' : 'MISS');
 
 function resultRows(results: ScenarioResult[]): string[][] {
   return results.map((r) => {
@@ -157,19 +183,17 @@ function costRows(results: ScenarioResult[]): string[][] {
   ]);
 }
 
-function alignColumns(rows: string[][]): string {
-  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((row) => row[i]!.length)));
-  return rows.map((row) => row.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join('  ')).join('\n');
-}
-
-export function formatConsoleTable(results: ScenarioResult[]): string {
-  return `${alignColumns([HEADER, ...resultRows(results)])}\n\nCPU per request (steadier than req/s when other work shares the machine):\n${alignColumns([COST_HEADER, ...costRows(results)])}`;
-}
-
-const markdownRow = (cells: string[]) => `| ${cells.join(' | ')} |`;
-
-function markdownTable(header: string[], rows: string[][]): string {
-  return [markdownRow(header), markdownRow(header.map(() => '---')), ...rows.map(markdownRow)].join('\n');
+export function formatConsoleTable({ scenarios, deepPages, rss }: Pick<BenchResults, 'scenarios' | 'deepPages' | 'rss'>): string {
+  const parts = [];
+  if (scenarios.length) {
+    parts.push(
+      alignColumns([HEADER, ...resultRows(scenarios)]),
+      `CPU per request (steadier than req/s when other work shares the machine):\n${alignColumns([COST_HEADER, ...costRows(scenarios)])}`,
+    );
+  }
+  if (deepPages.length) parts.push(`(g) deep pages:\n${alignColumns([DEEP_PAGE_HEADER, ...deepPageRows(deepPages)])}`);
+  parts.push(`(h) resident memory, MB:\n${alignColumns([RSS_HEADER, ...rssRows(rss)])}`);
+  return parts.join('\n\n');
 }
 
 function cpuModel(): string {
@@ -178,6 +202,11 @@ function cpuModel(): string {
   } catch {
     return os.cpus()[0]?.model ?? 'unknown';
   }
+}
+
+/** The machine a run measured on, recorded with its results (the page may be rendered elsewhere). */
+export function describeMachine(): Machine {
+  return { cores: os.cpus().length, cpuModel: cpuModel(), memoryGiB: Math.round(os.totalmem() / 2 ** 30), node: process.version };
 }
 
 function roundsTable(results: ScenarioResult[]): string {
@@ -216,39 +245,70 @@ receiver.
 `;
 }
 
-export function renderBenchmarksDoc(info: RunInfo, results: ScenarioResult[]): string {
-  const verdicts = results.map(judge);
-  const allMet = verdicts.every((v) => v.ratioMet && v.p99Met);
+/** Every verdict of the page: the scenarios', the deep pages', memory's and, with other sizes, the scale's. */
+function allTargetsMet(reference: BenchResults, others: BenchResults[]): boolean {
+  return (
+    reference.scenarios.map(judge).every((v) => v.ratioMet && v.p99Met) &&
+    reference.deepPages.every((r) => judgeDeepPage(r).met) &&
+    rssMet(reference.rss) &&
+    others.every((other) => scaleVerdicts(reference, other).every((met) => met))
+  );
+}
+
+function checkedLine(reference: BenchResults): string {
+  const { scenarios, deepPages } = reference;
+  const deepErrors = deepPages.flatMap((r) => Object.values(r.columns).map((c) => c.errors));
+  if (scenarios.every((r) => r.orderpay.errors + r.baseline.errors === 0) && deepErrors.every((n) => n === 0))
+    return `no errors, timeouts or responses ≥ 400 in any round${scenarios.some((r) => r.scenario.key === 'f') ? '; in (f) every response of the first columns was a 304 and of the second a 200 (wrk counts any other, and the bench stops on one)' : ''}`;
+  return `**errors occurred** (orderpay ${scenarios.map((r) => r.orderpay.errors).join('/')}, baseline ${scenarios.map((r) => r.baseline.errors).join('/')}, deep pages ${deepErrors.join('/')})`;
+}
+
+/** The page: the 1M run's results (reference), and the Scale section comparing them with the other sizes'. */
+export function renderBenchmarksDoc(reference: BenchResults, others: BenchResults[]): string {
+  const { info, scenarios: results } = reference;
   const requests = results.map(({ scenario }) => {
     const [first, second] = scenario.labels ?? ['orderpay', 'baseline'];
     return `- (${scenario.key}) ${scenario.title}: ${first} \`${scenario.orderpayRequest}\`; ${second} \`${scenario.baselineRequest}\``;
   });
   return `# Benchmarks
 
-Generated by \`${info.command}\` on ${info.date.toISOString()} — rerun it to refresh this page.
+Rendered from \`bench/results/orders-${info.orders}.json\`, the results of \`${info.command}\` on ${info.date},
+and for [Scale](#scale) from the other sizes' files in \`bench/results/\`. To refresh it: \`npm run bench\`
+(1M orders, every scenario) writes that file and this page; \`BENCH_ORDERS=10000000 BENCH_SCENARIOS=a,b,c,g
+npm run bench\` writes \`bench/results/orders-10000000.json\` and renders the page again with it;
+\`npm run bench -- --render\` renders it from the files alone.
+
 Targets (issue 2): orderpay ≥ 0.7× the raw baseline's throughput for the id lookup and the filtered
 list, ≥ 0.5× for the broad filter *with its exact \`meta.total\`* against the baseline's page
 *without* any count, and p99 ≤ ${P99_TARGET_MS} ms at ${info.connections} connections. Payments: ≥ 0.5× for a
 payment under a new Idempotency-Key (d), which orderpay makes with its \`payment.succeeded\` event
 against a baseline that writes none; the replay (e) is measured for information, without a
 target. Events (issue 12): a payment written with its event ≥ 0.9× one without (dw, both on the
-baseline). **${allMet ? 'All targets met.' : 'Some targets missed (MISS below).'}**
+baseline). Cost that stays flat: a revalidated id lookup (304) ≥ 1.3× the throughput of the 200 it
+replaces (f); a deep page by cursor within 1.5× the p50 of page 1 ([g](#deep-pages-g)); orderpay's
+resident memory ≤ 150 MB across the whole bench ([h](#memory-h)); at 10M orders the p50 of (a), (b),
+(c) and (g) within 1.5× of 1M's ([Scale](#scale)). **${allTargetsMet(reference, others) ? 'All targets met.' : 'Some targets missed (MISS below).'}**
 
 ## Results
 
 ${markdownTable(HEADER, resultRows(results))}
 
 req/s is the mean of ${info.rounds} rounds, p50 the median of the rounds' p50, p99 the worst round's p99.
-Every response was checked: ${results.every((r) => r.orderpay.errors + r.baseline.errors === 0) ? 'no errors, timeouts or non-2xx responses in any round' : `**errors occurred** (orderpay ${results.map((r) => r.orderpay.errors).join('/')}, baseline ${results.map((r) => r.baseline.errors).join('/')})`}.
+Every response was checked: ${checkedLine(reference)}.
 
-Requests (for (a)–(c) one path drawn at random per request from a list sampled from the database;
+Requests (for (a)–(c) and (f) one path drawn at random per request from a list sampled from the database;
 see [Payments](#payments-d-e-dw-and-dx) for (d), (e) and (dw)):
 ${requests.join('\n')}
 
 The version scenarios (av) and (bv) compare orderpay with itself on the requests of (a) and (b):
 the first columns are v1 (\`/v1/…\`, produced from v2 through the version changes of
 \`src/http/versions/\`), the "baseline" columns v2 (\`/v2/…\`, which loads and embeds each order's
-items). Target: v1 ≥ 0.9× v2. The events scenarios (dw) and (dx) compare the baseline with itself: the
+items). Target: v1 ≥ 0.9× v2. (f) compares orderpay with itself on (a)'s ids: the first columns send
+each id's current ETag in \`If-None-Match\` (read by one GET of each id before the run: the tag is per
+id and API version) and get a 304 without a body, the "baseline" columns send none and get the 200.
+Both read the order, whose row version makes the tag; on the unversioned path the bench's token
+gets v1, whose order has no items, so what the 304 saves is rendering the order through the version
+changes and sending it. Target: 304 ≥ 1.3× 200. The events scenarios (dw) and (dx) compare the baseline with itself: the
 first columns with the event written, the "baseline" columns without ([below](#payments-d-e-dw-and-dx)).
 
 ### CPU per request
@@ -264,17 +324,17 @@ node+pg ratio; a server whose single Node thread saturates first would follow th
 ### Per round
 
 ${roundsTable(results)}
-
+${renderDeepPagesSection(reference.deepPages)}${renderRssSection(reference.rss)}${renderScaleSection(reference, others)}
 ## Set-up
 
 | | |
 | --- | --- |
-| machine | ${os.cpus().length} cores, ${cpuModel()}, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB memory; load generator, servers and PostgreSQL share the cores |
+| machine | ${info.machine.cores} cores, ${info.machine.cpuModel}, ${info.machine.memoryGiB} GiB memory; load generator, servers and PostgreSQL share the cores |
 | other load | during the measurements other processes used ${pct(info.interference.others)} of the machine's CPU time and the hypervisor stole ${pct(info.interference.steal)}: req/s and latencies shrink and grow with them, CPU per request much less |
-| software | Node.js ${process.version}, ${info.postgresVersion}, ${info.loadGenerator} |
+| software | Node.js ${info.machine.node}, ${info.postgresVersion}, ${info.loadGenerator} |
 | data | ${int(info.orders)} orders (one item each) of 10,000 customers, created over a year; pending 20%, paid 25%, shipped 20%, delivered 30%, cancelled 5%${info.seedSeconds === undefined ? ' (reused from an earlier run)' : `; seeded in ${info.seedSeconds.toFixed(0)} s`} |
-| load | ${info.connections} connections on 127.0.0.1, ${info.seconds} s per measurement after a ${info.warmupSeconds} s warm-up of each server and scenario; ${info.rounds} rounds, orderpay and baseline alternating (A/B, then B/A) |
-| orderpay | \`node src/cli.ts serve\`, NODE_ENV=production, LOG_LEVEL=warn, pool of 10, a staff bearer token (RS256; orders:read payments:write); rate limits on, counted in PostgreSQL, budgets of 10⁹ per minute so that the load is never refused; due webhook deliveries polled every 60 s (ORDERPAY_WEBHOOKS_POLL_INTERVAL_MS) |
+| load | ${info.connections} connections on 127.0.0.1 (the deep pages (g): ${reference.deepPages[0]?.connections ?? DEEP_PAGE_CONNECTIONS}), ${info.seconds} s per measurement after a ${info.warmupSeconds} s warm-up of each server and scenario; ${info.rounds} rounds, the columns of a scenario taking turns to go first |
+| orderpay | \`node src/cli.ts serve\`, NODE_ENV=production, LOG_LEVEL=warn, pool of 10, a staff bearer token (RS256; orders:read payments:write); rate limits on, counted in PostgreSQL, budgets of 10⁹ per minute so that the load is never refused; due webhook deliveries polled every 60 s (ORDERPAY_WEBHOOKS_POLL_INTERVAL_MS); a statement timeout of ${BENCH_STATEMENT_TIMEOUT_MS / 1000} s instead of 15 s (ORDERPAY_DB_STATEMENT_TIMEOUT_MS), for (g)'s page by number at 10M orders |
 | baseline | \`bench/raw-server.ts\`: node:http + pg Pool of 10, the same SQL and type parsing for (a)–(c), the minimal SQL of (d) and (e), and for (dw) and (dx) the same with orderpay's event written as orderpay writes it; no framework, no authentication |
 
 ## Payments (d), (e), (dw) and (dx)
@@ -328,7 +388,7 @@ deliveries are deleted after each, so no backlog is left for a dispatcher, and o
 event, not a dispatcher's failed attempts). After each run the bench checks that no delivery got
 a response, and logs any attempt made during it.
 
-Every run starts by emptying \`payments\`, \`refunds\`, \`idempotency_keys\`, \`events\` and the
+Every run with a payment scenario starts by emptying \`payments\`, \`refunds\`, \`idempotency_keys\`, \`events\` and the
 webhook tables (\`TRUNCATE\`, after the migrations and before either server starts; then (dx)'s
 endpoint is created, disabled), so repeated runs measure tables of the same size; within a run,
 orderpay and the baseline insert into the same tables, alternating.

@@ -1,10 +1,19 @@
-// npm run bench: seed PostgreSQL with a million orders, start orderpay and the raw baseline, load
-// both on loopback in interleaved rounds, print the figures and write docs/benchmarks.md.
-// Usage: npm run bench [-- --reseed]   Environment: BENCH_DATABASE_URL, BENCH_ORDERS, BENCH_ROUNDS,
-// BENCH_SECONDS, BENCH_WARMUP_SECONDS, BENCH_CONNECTIONS (defaults below), BENCH_SCENARIOS (keys to
-// run among a, b, c, av, bv, d, e, dw, dx, e.g. "d,dw"; all by default; a partial run prints its
-// figures but leaves the doc alone).
-import { writeFileSync } from 'node:fs';
+// npm run bench: seed PostgreSQL with BENCH_ORDERS orders (a million by default), start orderpay and
+// the raw baseline, load both on loopback in interleaved rounds, print the figures, write the run's
+// results file and render docs/benchmarks.md from the results files.
+// Usage: npm run bench [-- --reseed | --render]
+//   --reseed  seeds again even when the database holds BENCH_ORDERS orders already
+//   --render  runs nothing: renders docs/benchmarks.md from bench/results/*.json
+// Environment (defaults below): BENCH_ORDERS, BENCH_DATABASE_URL (orderpay_bench for 1M orders,
+// orderpay_bench_<size> for another size, e.g. orderpay_bench_10m, so sizes never reseed each
+// other), BENCH_ROUNDS, BENCH_SECONDS, BENCH_WARMUP_SECONDS, BENCH_CONNECTIONS, BENCH_SCENARIOS
+// (keys among a, b, c, av, bv, f, g, d, e, dw, dx, e.g. "d,dw"; all by default; (h), the servers'
+// memory, is sampled during whichever run, so "h" selects nothing).
+// The page: a full run at 1M orders writes bench/results/orders-1000000.json, the page's figures;
+// a run at another size, full or not (BENCH_ORDERS=10000000 BENCH_SCENARIOS=a,b,c,g is what the
+// page's Scale section compares), writes bench/results/orders-<N>.json. Either then renders
+// docs/benchmarks.md from the 1M file and the others' (when the 1M file exists). A partial run at
+// 1M prints its figures and writes nothing.
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
@@ -13,41 +22,27 @@ import { loadConfig } from '../src/config.ts';
 import type { Db } from '../src/db/db.ts';
 import { migrate } from '../src/db/migrate.ts';
 import { openPostgres } from '../src/db/postgres.ts';
-import { cpuPerRequest, interference, sampleCpu, sampleMachineCpu } from './cpu.ts';
-import { chooseLoadGenerator, withPrefix, type LoadGenerator, type RequestMix } from './load.ts';
-import {
-  finishPaymentRun,
-  paymentWorkloads,
-  resetPaymentTables,
-  startPaymentRun,
-  verifyPaymentResponses,
-  type PaymentWorkload,
-} from './payments.ts';
-import { findFreePort, startServerProcess, type ServerProcess, type Side, type Target } from './processes.ts';
-import {
-  aggregate,
-  formatConsoleTable,
-  P99_TARGET_MS,
-  renderBenchmarksDoc,
-  type Interference,
-  type Measurement,
-  type Scenario,
-  type ScenarioResult,
-} from './report.ts';
+import { BENCH_STATEMENT_TIMEOUT_MS } from './deep-pages.ts';
+import { chooseLoadGenerator } from './load.ts';
+import { measure } from './measure.ts';
+import { resetPaymentTables } from './payments.ts';
+import { findFreePort, startServerProcess, type ServerProcess, type Target } from './processes.ts';
+import { describeMachine, formatConsoleTable, type BenchResults } from './report.ts';
+import { REFERENCE_ORDERS, renderDocFromResults, writeResults } from './results.ts';
+import { mergeRssReports, startRssSampling, WEBHOOK_RSS_LABEL, type RssReport } from './rss.ts';
+import { sizeLabel } from './scale.ts';
 import { BENCH_STAFF_EMAIL, seedBenchData } from './seed.ts';
 import { measureWebhookThroughput, startDeliveringOrderpay, type WebhookThroughput } from './webhooks.ts';
+import { chooseWorkloads, isPaymentWorkload, prepareWorkloads, toResults, verifyResponses, type Workload } from './workloads.ts';
 
 /** Deliveries the webhook throughput is measured on. */
 const WEBHOOK_DELIVERIES = 10_000;
-
-const DEFAULT_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/orderpay_bench';
-const SAMPLE_SIZE = 5_000;
-const MIN_TOTALS = [2_000, 5_000, 10_000, 20_000];
 
 interface Options {
   databaseUrl: string;
   orders: number;
   reseed: boolean;
+  render: boolean;
   rounds: number;
   seconds: number;
   warmupSeconds: number;
@@ -56,36 +51,43 @@ interface Options {
   scenarios: Set<string> | undefined;
 }
 
-interface OrdersWorkload {
-  scenario: Scenario;
-  requests: RequestMix & { method: 'GET' };
-  /**
-   * Set for the version scenarios: both columns are orderpay, the first under /v1 (rendered from
-   * v2 through the version changes), the second under /v2; the paths are prefixed with each.
-   */
-  sides?: readonly [Side, Side];
-}
-type Workload = OrdersWorkload | PaymentWorkload;
-const isPaymentWorkload = (workload: Workload): workload is PaymentWorkload => 'paymentsPerRequest' in workload;
-
 const log = (line: string) => console.error(`bench: ${line}`);
 
+/** orderpay_bench for 1M orders, orderpay_bench_10m for 10M, orderpay_bench_250k for 250k … */
+function defaultDatabaseUrl(orders: number): string {
+  const suffix = orders === REFERENCE_ORDERS ? '' : `_${sizeLabel(orders).toLowerCase()}`;
+  return `postgres://postgres@127.0.0.1:5432/orderpay_bench${suffix}`;
+}
+
+function readScenarios(value: string | undefined): Set<string> | undefined {
+  if (!value) return undefined;
+  const keys = new Set(value.split(',').map((key) => key.trim()));
+  if (keys.delete('h')) log('(h) memory is sampled during every scenario run: "h" selects nothing of its own');
+  if (!keys.size) throw new Error('BENCH_SCENARIOS names no scenario to run');
+  return keys;
+}
+
 function readOptions(argv: string[], env: NodeJS.ProcessEnv): Options {
-  const { values } = parseArgs({ args: argv, options: { reseed: { type: 'boolean', default: false } } });
+  const { values } = parseArgs({
+    args: argv,
+    options: { reseed: { type: 'boolean', default: false }, render: { type: 'boolean', default: false } },
+  });
   const int = (name: string, fallback: number, min: number, max: number) => {
     const value = env[name] === undefined || env[name] === '' ? fallback : Number(env[name]);
     if (!Number.isInteger(value) || value < min || value > max) throw new Error(`${name} must be a whole number ${min}–${max}`);
     return value;
   };
+  const orders = int('BENCH_ORDERS', REFERENCE_ORDERS, 1_000, 100_000_000);
   return {
-    databaseUrl: env.BENCH_DATABASE_URL || DEFAULT_DATABASE_URL,
-    orders: int('BENCH_ORDERS', 1_000_000, 1_000, 100_000_000),
+    databaseUrl: env.BENCH_DATABASE_URL || defaultDatabaseUrl(orders),
+    orders,
     reseed: values.reseed ?? false,
+    render: values.render ?? false,
     rounds: int('BENCH_ROUNDS', 3, 1, 20),
     seconds: int('BENCH_SECONDS', 10, 1, 300),
     warmupSeconds: int('BENCH_WARMUP_SECONDS', 5, 0, 300),
     connections: int('BENCH_CONNECTIONS', 32, 1, 1_000),
-    scenarios: env.BENCH_SCENARIOS ? new Set(env.BENCH_SCENARIOS.split(',').map((key) => key.trim())) : undefined,
+    scenarios: readScenarios(env.BENCH_SCENARIOS),
   };
 }
 
@@ -130,89 +132,6 @@ async function seedDatabase(db: Db, options: Options): Promise<number | undefine
   return seeded ? (Date.now() - started) / 1000 : undefined;
 }
 
-/** Request paths sampled from the data, so every id exists and every filter matches real rows. */
-async function sampleOrdersWorkloads(db: Db): Promise<OrdersWorkload[]> {
-  const ids = await db.query<{ id: number }>('SELECT id FROM orders WHERE deleted_at IS NULL ORDER BY random() LIMIT $1', [SAMPLE_SIZE]);
-  const pairs = await db.query<{ customerId: number; status: string }>(
-    'SELECT customer_id AS "customerId", status FROM customer_order_counts WHERE n > 0 ORDER BY random() LIMIT $1',
-    [SAMPLE_SIZE],
-  );
-  const filtered = pairs.rows.map(
-    (p, i) => `/orders?status=${p.status}&customerId=${p.customerId}&minTotal=${MIN_TOTALS[i % MIN_TOTALS.length]}&sort=-createdAt,status`,
-  );
-  const byId = ids.rows.map((r) => `/orders/${r.id}`);
-  const versionSides = [
-    { server: 'orderpay', prefix: '/v1' },
-    { server: 'orderpay', prefix: '/v2' },
-  ] as const;
-  return [
-    {
-      scenario: {
-        key: 'a',
-        title: 'GET /orders/{id}',
-        orderpayRequest: 'GET /orders/{id} + bearer token',
-        baselineRequest: 'GET /orders/{id}',
-        targetRatio: 0.7,
-        p99TargetMs: P99_TARGET_MS,
-      },
-      requests: { method: 'GET', paths: byId },
-    },
-    {
-      scenario: {
-        key: 'b',
-        title: 'filtered list',
-        targetRatio: 0.7,
-        p99TargetMs: P99_TARGET_MS,
-        orderpayRequest: 'GET /orders?status=…&customerId=…&minTotal=…&sort=-createdAt,status (page + exact meta.total)',
-        baselineRequest: 'same page query + count(*)',
-      },
-      requests: { method: 'GET', paths: filtered },
-    },
-    {
-      scenario: {
-        key: 'c',
-        title: 'broad status=pending',
-        targetRatio: 0.5,
-        p99TargetMs: P99_TARGET_MS,
-        orderpayRequest: 'GET /orders?status=pending (page 1 + exact meta.total)',
-        baselineRequest: 'same page query, no count',
-      },
-      requests: { method: 'GET', paths: ['/orders?status=pending'] },
-    },
-    {
-      scenario: {
-        key: 'av',
-        title: 'v1 vs v2: GET /orders/{id}',
-        targetRatio: 0.9,
-        orderpayRequest: 'GET /v1/orders/{id} (v2 rendered back through the version changes)',
-        baselineRequest: 'GET /v2/orders/{id} on the same server (the latest, its items embedded)',
-      },
-      requests: { method: 'GET', paths: byId },
-      sides: versionSides,
-    },
-    {
-      scenario: {
-        key: 'bv',
-        title: 'v1 vs v2: filtered list',
-        targetRatio: 0.9,
-        orderpayRequest: 'GET /v1/orders?status=…&customerId=…&minTotal=…&sort=-createdAt,status',
-        baselineRequest: 'the same under /v2 on the same server (items of the page loaded and embedded)',
-      },
-      requests: { method: 'GET', paths: filtered },
-      sides: versionSides,
-    },
-  ];
-}
-
-/** The scenarios asked for, in order: the orders' a–c (and av, bv), then the payments' d, e, dw and dx. */
-async function chooseWorkloads(db: Db, options: Options): Promise<Workload[]> {
-  const all: Workload[] = [...(await sampleOrdersWorkloads(db)), ...paymentWorkloads()];
-  const unknown = [...(options.scenarios ?? [])].filter((key) => !all.some((w) => w.scenario.key === key));
-  if (unknown.length)
-    throw new Error(`BENCH_SCENARIOS: no scenario ${unknown.join(', ')} (known: ${all.map((w) => w.scenario.key).join(', ')})`);
-  return all.filter((w) => !options.scenarios || options.scenarios.has(w.scenario.key));
-}
-
 /** Requests per minute per caller: the most the configuration allows, far above what a run sends. */
 const BENCH_RATE_LIMIT = 1_000_000_000;
 
@@ -222,7 +141,8 @@ async function startServers(options: Options, orderpayPort: number, payerUserId:
     servers.push(
       await startServerProcess(
         'orderpay',
-        [fileURLToPath(new URL('../src/cli.ts', import.meta.url)), 'serve', '--json'],
+        // The Node flags `npm start` and the deploy examples use (docs/deploy.md): what (h) measures.
+        ['--max-semi-space-size=16', '--liftoff-only', fileURLToPath(new URL('../src/cli.ts', import.meta.url)), 'serve', '--json'],
         {
           DATABASE_URL: options.databaseUrl,
           PORT: String(orderpayPort),
@@ -237,6 +157,8 @@ async function startServers(options: Options, orderpayPort: number, payerUserId:
           // The slowest poll for due webhook deliveries: the only ones are (dx)'s, never to be
           // delivered (bench/webhooks.ts), and this process idles while (dw) and (dx) load the baseline.
           ORDERPAY_WEBHOOKS_POLL_INTERVAL_MS: '60000',
+          // (g) reads a page by number near the end of the orders: tens of seconds at 10M.
+          ORDERPAY_DB_STATEMENT_TIMEOUT_MS: String(BENCH_STATEMENT_TIMEOUT_MS),
         },
         /"event":"listening","url":"([^"]+)"/,
       ),
@@ -260,142 +182,65 @@ async function startServers(options: Options, orderpayPort: number, payerUserId:
   }
 }
 
-async function getJson(
-  url: string,
-  headers: Record<string, string>,
-): Promise<{ data?: { id: number }[]; meta?: { total?: number }; id?: number }> {
-  const response = await fetch(url, { headers });
-  if (response.status !== 200) throw new Error(`GET ${url} answered ${response.status}: ${await response.text()}`);
-  return (await response.json()) as never;
-}
-
-/** Both sides answer the first path of each scenario alike, and orderpay's totals are exact. */
-async function verifyOrdersResponses(db: Db, workloads: OrdersWorkload[], targetsOf: (workload: Workload) => Target[]): Promise<void> {
-  for (const workload of workloads) {
-    const {
-      scenario,
-      requests: { paths },
-    } = workload;
-    const [ours, theirs] = await Promise.all(
-      targetsOf(workload).map((target) => getJson(target.server.url + (target.prefix ?? '') + paths[0], target.headers)),
-    );
-    if (!ours || !theirs) throw new Error(`(${scenario.key}) needs two sides`);
-    const ids = (body: typeof ours) => JSON.stringify(body.data?.map((o) => o.id) ?? body.id);
-    if (ids(ours) !== ids(theirs)) throw new Error(`(${scenario.key}) orderpay and the baseline disagree on ${paths[0]}`);
-    if (scenario.key === 'b' && ours.meta?.total !== theirs.meta?.total)
-      throw new Error(`(b) meta.total ${ours.meta?.total} ≠ baseline's ${theirs.meta?.total}`);
-    if (scenario.key === 'c') {
-      const { rows } = await db.query<{ n: number }>(`SELECT count(*) AS n FROM orders WHERE status = 'pending' AND deleted_at IS NULL`);
-      if (ours.meta?.total !== rows[0]!.n) throw new Error(`(c) meta.total ${ours.meta?.total} is not the exact count ${rows[0]!.n}`);
-    }
-  }
-}
-
-async function verifyResponses(db: Db, workloads: Workload[], targets: Target[]): Promise<void> {
-  const targetsOf = sidesOf(targets);
-  const orders = workloads.filter((w): w is OrdersWorkload => !isPaymentWorkload(w));
-  await verifyOrdersResponses(db, orders, targetsOf);
-  const payments = workloads.filter(isPaymentWorkload);
-  if (payments.length)
-    await verifyPaymentResponses(
-      db,
-      payments.map((workload) => ({ workload, sides: targetsOf(workload) })),
-      targets[0]!,
-    );
-}
-
-/**
- * The two columns of a scenario: orderpay and the baseline, or one of them under two prefixes —
- * (av) and (bv) orderpay under /v1 and /v2, (dw) and (dx) the baseline with the event and without.
- */
-function sidesOf(targets: Target[]): (workload: Workload) => Target[] {
-  return (workload) =>
-    workload.sides?.map((side) => {
-      const target = targets[side.server === 'orderpay' ? 0 : 1]!;
-      return { ...target, prefix: side.prefix, writesEvents: target.writesEvents || side.writesEvents === true };
-    }) ?? targets;
-}
-
-/** Warm-up, then rounds alternating which server goes first; every run is bounded by its duration. */
-async function measure(
-  db: Db,
-  generator: LoadGenerator,
-  options: Options,
-  workloads: Workload[],
-  targets: Target[],
-): Promise<{ results: ScenarioResult[]; interference: Interference }> {
-  const database = decodeURIComponent(new URL(options.databaseUrl).pathname.slice(1));
-  const machineBefore = sampleMachineCpu();
-  let benchmarkedSeconds = 0; // server and PostgreSQL CPU of every run, to tell other processes' share
-  const run = async (target: Target, workload: Workload, seconds: number): Promise<Measurement> => {
-    const rowsBefore = isPaymentWorkload(workload) ? await startPaymentRun(db, workload) : undefined;
-    const before = sampleCpu(target.server.pid, database);
-    const result = await generator.run({
-      url: target.server.url,
-      requests: withPrefix(workload.requests, target.prefix),
-      headers: target.headers,
-      connections: options.connections,
-      seconds,
-    });
-    const cpu = cpuPerRequest(before, sampleCpu(target.server.pid, database), result.requests);
-    if (isPaymentWorkload(workload) && rowsBefore) {
-      const warning = await finishPaymentRun(db, workload, target, rowsBefore, result.requests - result.errors);
-      if (warning) log(warning);
-    }
-    benchmarkedSeconds += ((cpu.serverUs + cpu.postgresUs) * result.requests) / 1e6;
-    return { ...result, serverCpuUs: cpu.serverUs, postgresCpuUs: cpu.postgresUs };
-  };
-  const targetsOf = sidesOf(targets);
-  if (options.warmupSeconds > 0) {
-    for (const workload of workloads) {
-      for (const target of targetsOf(workload)) {
-        log(`warm-up (${workload.scenario.key}) ${target.server.name}`);
-        await run(target, workload, options.warmupSeconds);
-      }
-    }
-  }
-  const rounds = workloads.map(() => ({ orderpay: [] as Measurement[], baseline: [] as Measurement[] }));
-  for (let round = 0; round < options.rounds; round++) {
-    for (const [i, workload] of workloads.entries()) {
-      const { scenario } = workload;
-      const pair = targetsOf(workload);
-      for (const target of round % 2 === 0 ? pair : [...pair].reverse()) {
-        const result = await run(target, workload, options.seconds);
-        log(
-          `round ${round + 1}/${options.rounds} (${scenario.key}) ${target.server.name}${target.prefix ?? ''}: ${Math.round(result.requestsPerSecond)} req/s, p50 ${result.p50Ms.toFixed(2)} ms, p99 ${result.p99Ms.toFixed(2)} ms, node ${Math.round(result.serverCpuUs)} µs/req, pg ${Math.round(result.postgresCpuUs)} µs/req${result.errors ? `, ${result.errors} errors` : ''}`,
-        );
-        rounds[i]![target === pair[0] ? 'orderpay' : 'baseline'].push(result);
-      }
-    }
-  }
-  return {
-    results: workloads.map(({ scenario }, i) => ({
-      scenario,
-      orderpay: aggregate(rounds[i]!.orderpay),
-      baseline: aggregate(rounds[i]!.baseline),
-    })),
-    interference: interference(machineBefore, sampleMachineCpu(), benchmarkedSeconds),
-  };
-}
-
 async function findStaffUserId(db: Db): Promise<number> {
   const { rows } = await db.query<{ id: number }>('SELECT id FROM users WHERE email = $1', [BENCH_STAFF_EMAIL]);
   return rows[0]!.id;
 }
 
 function commandLine(options: Options): string {
-  const overrides = ['BENCH_ORDERS', 'BENCH_ROUNDS', 'BENCH_SECONDS', 'BENCH_WARMUP_SECONDS', 'BENCH_CONNECTIONS']
+  const overrides = ['BENCH_ORDERS', 'BENCH_SCENARIOS', 'BENCH_ROUNDS', 'BENCH_SECONDS', 'BENCH_WARMUP_SECONDS', 'BENCH_CONNECTIONS']
     .filter((name) => process.env[name])
     .map((name) => `${name}=${process.env[name]} `)
     .join('');
   return `${overrides}npm run bench${options.reseed ? ' -- --reseed' : ''}`;
 }
 
+/** The webhook dispatcher's throughput: an orderpay of its own that may deliver to loopback, its memory sampled as orderpay's. */
+async function measureWebhooks(db: Db, databaseUrl: string): Promise<{ throughput: WebhookThroughput; rss: RssReport }> {
+  const server = await startDeliveringOrderpay(databaseUrl);
+  const rss = startRssSampling([{ ...server, name: 'orderpay' }]);
+  try {
+    rss.begin(WEBHOOK_RSS_LABEL);
+    const throughput = await measureWebhookThroughput(db, server.url, WEBHOOK_DELIVERIES);
+    rss.end();
+    log(
+      `webhooks: ${WEBHOOK_DELIVERIES} deliveries in ${throughput.seconds.toFixed(2)} s, ${Math.round(throughput.deliveriesPerSecond)}/s, ${throughput.duplicates} duplicates`,
+    );
+    return { throughput, rss: rss.stop() };
+  } catch (error) {
+    rss.stop();
+    throw error;
+  } finally {
+    await server.stop();
+  }
+}
+
+/** Writes the results file where the run makes one, then renders the page from the files. */
+function publish(options: Options, results: BenchResults): void {
+  if (options.scenarios && options.orders === REFERENCE_ORDERS) {
+    log('BENCH_SCENARIOS ran only some scenarios at 1M orders: no results file, docs/benchmarks.md left as it was');
+    return;
+  }
+  log(`wrote ${writeResults(results)}`);
+  if (renderDocFromResults()) log('rendered docs/benchmarks.md');
+  else log(`docs/benchmarks.md left as it was: it needs bench/results/orders-${REFERENCE_ORDERS}.json (npm run bench)`);
+}
+
+const allAnswered = ({ scenarios, deepPages }: BenchResults) =>
+  scenarios.every((r) => r.orderpay.errors + r.baseline.errors === 0) &&
+  deepPages.every((r) => Object.values(r.columns).every((c) => c.errors === 0));
+
 async function main(): Promise<number> {
   const options = readOptions(process.argv.slice(2), process.env);
+  if (options.render) {
+    if (!renderDocFromResults()) throw new Error(`no bench/results/orders-${REFERENCE_ORDERS}.json to render docs/benchmarks.md from`);
+    log('rendered docs/benchmarks.md');
+    return 0;
+  }
   const generator = await chooseLoadGenerator(log);
   await ensureDatabase(options.databaseUrl);
-  // One connection is all the seed needs; its statements may run long.
+  // One connection is all the seed needs; its statements may run long (building an index of 10M
+  // orders takes minutes).
   const db = await openPostgres(options.databaseUrl, {
     poolMax: 1,
     connectTimeoutMs: 10_000,
@@ -412,41 +257,36 @@ async function main(): Promise<number> {
     const seedSeconds = await seedDatabase(db, options);
     const orderpayPort = await findFreePort();
     const config = loadConfig({ DATABASE_URL: options.databaseUrl, PORT: String(orderpayPort), NODE_ENV: 'production' });
-    const token = await issueTokenFor(db, config, { email: BENCH_STAFF_EMAIL }, ['orders:read', 'payments:write'], 3_600);
-    const workloads = await chooseWorkloads(db, options);
+    // Four hours: every scenario at 10M orders takes over half an hour ((g)'s pages by number).
+    const token = await issueTokenFor(db, config, { email: BENCH_STAFF_EMAIL }, ['orders:read', 'payments:write'], 14_400);
+    let workloads: Workload[] = await chooseWorkloads(db, options.scenarios);
     // Migrated above, before either server starts: the baseline writes the tables of 0004_payments
-    // and 0008_events_webhooks.
-    await resetPaymentTables(db);
+    // and 0008_events_webhooks. A run without payments leaves them alone.
+    if (workloads.some(isPaymentWorkload)) await resetPaymentTables(db);
     servers = await startServers(options, orderpayPort, await findStaffUserId(db));
+    const rss = startRssSampling(servers);
     const [orderpay, baseline] = servers as [ServerProcess, ServerProcess];
     const targets: Target[] = [
       { server: orderpay, headers: { authorization: `Bearer ${token}` }, writesEvents: true },
       { server: baseline, headers: {}, writesEvents: false },
     ];
+    workloads = await prepareWorkloads(workloads, targets[0]!, options.orders);
     await verifyResponses(db, workloads, targets);
-    log(`${generator.name}: ${options.connections} connections, ${options.rounds} rounds × ${options.seconds} s per server and scenario`);
-    const { results, interference: others } = await measure(db, generator, options, workloads, targets);
+    log(`${generator.name}: ${options.connections} connections, ${options.rounds} rounds × ${options.seconds} s per column and scenario`);
+    const measured = await measure(db, generator, options, workloads, targets, rss, log);
+    let memory = rss.stop();
     await stopServers();
-    // The webhook dispatcher's throughput, on a full run: an orderpay of its own that may deliver to loopback.
+    servers = [];
     let webhookThroughput: WebhookThroughput | undefined;
     if (!options.scenarios) {
-      servers = [await startDeliveringOrderpay(options.databaseUrl)];
-      webhookThroughput = await measureWebhookThroughput(db, servers[0]!.url, WEBHOOK_DELIVERIES);
-      log(
-        `webhooks: ${WEBHOOK_DELIVERIES} deliveries in ${webhookThroughput.seconds.toFixed(2)} s, ${Math.round(webhookThroughput.deliveriesPerSecond)}/s, ${webhookThroughput.duplicates} duplicates`,
-      );
-      await stopServers();
-    }
-
-    console.log(`\n${formatConsoleTable(results)}\n`);
-    if (options.scenarios) {
-      log('BENCH_SCENARIOS ran only some scenarios: docs/benchmarks.md left as it was');
-      return results.every((r) => r.orderpay.errors + r.baseline.errors === 0) ? 0 : 1;
+      const webhooks = await measureWebhooks(db, options.databaseUrl);
+      webhookThroughput = webhooks.throughput;
+      memory = mergeRssReports(memory, webhooks.rss);
     }
     const postgresVersion = (await db.query<{ v: string }>("SELECT 'PostgreSQL ' || current_setting('server_version') AS v")).rows[0]!.v;
-    const doc = renderBenchmarksDoc(
-      {
-        date: new Date(),
+    const results: BenchResults = {
+      info: {
+        date: new Date().toISOString(),
         command: commandLine(options),
         orders: options.orders,
         connections: options.connections,
@@ -455,15 +295,17 @@ async function main(): Promise<number> {
         warmupSeconds: options.warmupSeconds,
         loadGenerator: generator.name,
         postgresVersion,
+        machine: describeMachine(),
         seedSeconds,
-        interference: others,
+        interference: measured.interference,
         webhookThroughput,
       },
-      results,
-    );
-    writeFileSync(new URL('../docs/benchmarks.md', import.meta.url), doc);
-    log('wrote docs/benchmarks.md');
-    return results.every((r) => r.orderpay.errors + r.baseline.errors === 0) ? 0 : 1;
+      ...toResults(workloads, measured.columns),
+      rss: memory,
+    };
+    console.log(`\n${formatConsoleTable(results)}\n`);
+    publish(options, results);
+    return allAnswered(results) ? 0 : 1;
   } finally {
     await stopServers();
     await db.close();

@@ -1,0 +1,114 @@
+// The measurement: a warm-up of every column, then rounds in which each scenario's columns take
+// turns to go first; every run is bounded by its duration, costed in CPU from /proc, and checked
+// (payments against the tables, expected statuses against wrk's count), while the servers'
+// memory is sampled per scenario.
+import type { Db } from '../src/db/db.ts';
+import { cpuPerRequest, interference, sampleCpu, sampleMachineCpu } from './cpu.ts';
+import type { LoadGenerator } from './load.ts';
+import { finishPaymentRun, startPaymentRun } from './payments.ts';
+import type { Target } from './processes.ts';
+import { aggregate, type Aggregate, type Interference, type Measurement } from './report.ts';
+import type { RssSampler } from './rss.ts';
+import { columnsOf, isPaymentWorkload, keyOf, labelOf, type Column, type Workload } from './workloads.ts';
+
+export interface MeasureOptions {
+  databaseUrl: string;
+  rounds: number;
+  seconds: number;
+  warmupSeconds: number;
+  connections: number;
+}
+
+/** The longest the bench waits for statements a run left behind (a deep page by number at 10M orders). */
+const LEFTOVER_TIMEOUT_MS = 330_000;
+
+/**
+ * Waits until the statements of requests in flight when the run ended have finished: wrk drops
+ * those requests when its time is up, but the server's statements run on (a deep page by number
+ * for seconds) and would load the next run. Counts the database's active statements other than
+ * ours that started before the run ended.
+ */
+async function waitForLeftoverStatements(db: Db, database: string, ended: Date, log: (line: string) => void): Promise<void> {
+  const deadline = Date.now() + LEFTOVER_TIMEOUT_MS;
+  for (;;) {
+    const { rows } = await db.query<{ n: number }>(
+      `SELECT count(*) AS n FROM pg_stat_activity
+        WHERE datname = $1 AND state = 'active' AND pid <> pg_backend_pid() AND query_start < $2`,
+      [database, ended],
+    );
+    if (rows[0]!.n === 0) return;
+    if (Date.now() > deadline) return log(`${rows[0]!.n} statements still run ${LEFTOVER_TIMEOUT_MS / 1000} s after a run ended`);
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+}
+
+/** Round r runs the columns rotated by r: A/B then B/A for two, A/B/C, B/C/A, C/A/B for three. */
+const rotate = <T>(items: T[], by: number) => items.map((_, i) => items[(i + by) % items.length]!);
+
+export async function measure(
+  db: Db,
+  generator: LoadGenerator,
+  options: MeasureOptions,
+  workloads: Workload[],
+  targets: Target[],
+  rss: RssSampler,
+  log: (line: string) => void,
+): Promise<{ columns: Aggregate[][]; interference: Interference }> {
+  const database = decodeURIComponent(new URL(options.databaseUrl).pathname.slice(1));
+  const machineBefore = sampleMachineCpu();
+  let benchmarkedSeconds = 0; // server and PostgreSQL CPU of every run, to tell other processes' share
+  const run = async (workload: Workload, column: Column, seconds: number): Promise<Measurement> => {
+    const { target, requests } = column;
+    const rowsBefore = isPaymentWorkload(workload) ? await startPaymentRun(db, workload) : undefined;
+    const before = sampleCpu(target.server.pid, database);
+    const result = await generator.run({
+      url: target.server.url,
+      requests,
+      headers: target.headers,
+      connections: column.connections ?? options.connections,
+      seconds,
+      timeoutSeconds: column.timeoutSeconds,
+    });
+    const cpu = cpuPerRequest(before, sampleCpu(target.server.pid, database), result.requests);
+    await waitForLeftoverStatements(db, database, new Date(), log);
+    const fail = (what: string) => new Error(`(${keyOf(workload)}) ${column.name}: ${what}`);
+    if (result.unexpected > 0 && requests.method === 'GET')
+      throw fail(`${result.unexpected} of ${result.requests} responses were not ${requests.expectStatus}`);
+    if (isPaymentWorkload(workload) && rowsBefore) {
+      const warning = await finishPaymentRun(db, workload, target, rowsBefore, result.requests - result.errors);
+      if (warning) log(warning);
+    }
+    // A warm-up of a deep page by number may end before any response: its CPU is then unknown.
+    if (result.requests > 0) benchmarkedSeconds += ((cpu.serverUs + cpu.postgresUs) * result.requests) / 1e6;
+    return { ...result, serverCpuUs: cpu.serverUs, postgresCpuUs: cpu.postgresUs };
+  };
+  const columns = workloads.map((workload) => columnsOf(workload, targets));
+  if (options.warmupSeconds > 0) {
+    for (const [i, workload] of workloads.entries()) {
+      for (const column of columns[i]!) {
+        log(`warm-up (${keyOf(workload)}) ${column.name}`);
+        await run(workload, column, options.warmupSeconds);
+      }
+    }
+  }
+  const measured = workloads.map((_, i) => columns[i]!.map(() => [] as Measurement[]));
+  for (let round = 0; round < options.rounds; round++) {
+    for (const [i, workload] of workloads.entries()) {
+      rss.begin(labelOf(workload));
+      for (const column of rotate(columns[i]!, round)) {
+        const seconds = Math.max(options.seconds, column.minSeconds ?? 0);
+        const result = await run(workload, column, seconds);
+        if (result.requests === 0) throw new Error(`(${keyOf(workload)}) ${column.name}: no response within ${seconds} s`);
+        log(
+          `round ${round + 1}/${options.rounds} (${keyOf(workload)}) ${column.name}: ${Math.round(result.requestsPerSecond)} req/s, p50 ${result.p50Ms.toFixed(2)} ms, p99 ${result.p99Ms.toFixed(2)} ms, node ${Math.round(result.serverCpuUs)} µs/req, pg ${Math.round(result.postgresCpuUs)} µs/req${result.errors ? `, ${result.errors} errors` : ''}`,
+        );
+        measured[i]![columns[i]!.indexOf(column)]!.push(result);
+      }
+      rss.end();
+    }
+  }
+  return {
+    columns: measured.map((byColumn) => byColumn.map(aggregate)),
+    interference: interference(machineBefore, sampleMachineCpu(), benchmarkedSeconds),
+  };
+}

@@ -1,0 +1,48 @@
+// The results files, one per number of orders (bench/results/orders-<N>.json, committed), and the
+// page rendered from them: docs/benchmarks.md is the 1M run's, with the other sizes in its Scale
+// section. Each file holds all its page needs (the machine too), so any run can render the page.
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { renderBenchmarksDoc, type BenchResults } from './report.ts';
+
+/** The size docs/benchmarks.md shows; the other sizes appear in its Scale section. */
+export const REFERENCE_ORDERS = 1_000_000;
+
+const RESULTS_DIR = new URL('./results/', import.meta.url);
+const DOC = new URL('../docs/benchmarks.md', import.meta.url);
+
+const resultsFile = (orders: number) => new URL(`orders-${orders}.json`, RESULTS_DIR);
+
+/** Writes the run's file (replacing the previous run at its size); returns its path. */
+export function writeResults(results: BenchResults): string {
+  mkdirSync(RESULTS_DIR, { recursive: true });
+  const file = resultsFile(results.info.orders);
+  writeFileSync(file, `${JSON.stringify(results, null, 2)}\n`);
+  return fileURLToPath(file);
+}
+
+function readAllResults(): BenchResults[] {
+  if (!existsSync(RESULTS_DIR)) return [];
+  return readdirSync(RESULTS_DIR)
+    .filter((name) => /^orders-\d+\.json$/.test(name))
+    .map((name) => JSON.parse(readFileSync(new URL(name, RESULTS_DIR), 'utf8')) as BenchResults)
+    .sort((a, b) => a.info.orders - b.info.orders);
+}
+
+/**
+ * Renders docs/benchmarks.md from the results files; returns false (and leaves the page) when
+ * there is no 1M file to render it from.
+ */
+export function renderDocFromResults(): boolean {
+  const all = readAllResults();
+  const reference = all.find((results) => results.info.orders === REFERENCE_ORDERS);
+  if (!reference) return false;
+  writeFileSync(
+    DOC,
+    renderBenchmarksDoc(
+      reference,
+      all.filter((results) => results !== reference),
+    ),
+  );
+  return true;
+}

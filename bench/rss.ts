@@ -1,0 +1,123 @@
+// Scenario (h): the resident set size of each server under test, from /proc/<pid>/status (VmRSS,
+// Linux), sampled every second from the servers' start to their stop. Each scenario gets the most
+// each process held while its rounds ran and what it held when its last round ended; the whole
+// bench gets each process's most, warm-ups, checks and idle moments included.
+import { readFileSync } from 'node:fs';
+import { mark, markdownTable, mb } from './markdown.ts';
+import type { ServerProcess } from './processes.ts';
+
+const SAMPLE_INTERVAL_MS = 1_000;
+/** Target: orderpay's resident set stays at or under this across the whole bench (on PostgreSQL). */
+const RSS_TARGET_BYTES = 150e6;
+
+/** The phase of the webhook delivery measurement, whose orderpay is sampled under the name orderpay. */
+export const WEBHOOK_RSS_LABEL = 'webhook delivery';
+
+/** One process during one scenario, in bytes. */
+export interface RssFigures {
+  max: number;
+  end: number;
+}
+
+export interface RssPhase {
+  /** The scenario, as its tables name it: "(a) GET /orders/{id}". */
+  label: string;
+  /** By server name (orderpay, baseline, orderpay-webhooks). */
+  servers: Record<string, RssFigures>;
+}
+
+export interface RssReport {
+  phases: RssPhase[];
+  /** The most each server held over the whole bench, by server name, in bytes. */
+  max: Record<string, number>;
+}
+
+/** VmRSS of a process in bytes, or undefined when it is gone or /proc is absent. */
+function readRss(pid: number): number | undefined {
+  try {
+    const kib = /^VmRSS:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
+    return kib === undefined ? undefined : Number(kib) * 1024;
+  } catch {
+    return undefined;
+  }
+}
+
+export interface RssSampler {
+  /** Samples now, and counts this and the samples until end() for the scenario labelled so. */
+  begin(label: string): void;
+  /** Samples now (the scenario's end, as far as it knows) and stops counting for it. */
+  end(): void;
+  /** Stops sampling; the figures so far. */
+  stop(): RssReport;
+}
+
+/** Starts sampling the servers every second. */
+export function startRssSampling(servers: readonly ServerProcess[]): RssSampler {
+  const phases = new Map<string, Record<string, RssFigures>>();
+  const max: Record<string, number> = {};
+  let current: Record<string, RssFigures> | undefined;
+  const sample = () => {
+    for (const server of servers) {
+      const rss = readRss(server.pid);
+      if (rss === undefined) continue;
+      max[server.name] = Math.max(max[server.name] ?? 0, rss);
+      if (!current) continue;
+      const figures = current[server.name];
+      current[server.name] = { max: Math.max(figures?.max ?? 0, rss), end: rss };
+    }
+  };
+  const timer = setInterval(sample, SAMPLE_INTERVAL_MS);
+  timer.unref();
+  sample();
+  return {
+    begin(label) {
+      current = phases.get(label) ?? {};
+      phases.set(label, current);
+      sample();
+    },
+    end() {
+      sample();
+      current = undefined;
+    },
+    stop() {
+      clearInterval(timer);
+      sample();
+      return { phases: [...phases].map(([label, figures]) => ({ label, servers: figures })), max };
+    },
+  };
+}
+
+/** Two reports as one: the phases of both, and each server's most over both. */
+export function mergeRssReports(a: RssReport, b: RssReport): RssReport {
+  const max = { ...a.max };
+  for (const [name, bytes] of Object.entries(b.max)) max[name] = Math.max(max[name] ?? 0, bytes);
+  return { phases: [...a.phases, ...b.phases], max };
+}
+
+export const RSS_HEADER = ['scenario', 'orderpay max MB', 'end MB', 'baseline max MB', 'end MB'];
+
+export function rssRows(report: RssReport): string[][] {
+  const cells = (figures: RssFigures | undefined) => (figures ? [mb(figures.max), mb(figures.end)] : ['—', '—']);
+  const whole = (name: string) => (report.max[name] === undefined ? '—' : mb(report.max[name]));
+  return [
+    ...report.phases.map((phase) => [phase.label, ...cells(phase.servers.orderpay), ...cells(phase.servers.baseline)]),
+    ['whole bench', whole('orderpay'), '', whole('baseline'), ''],
+  ];
+}
+
+export const rssMet = (report: RssReport) => (report.max.orderpay ?? Infinity) <= RSS_TARGET_BYTES;
+
+export function renderRssSection(report: RssReport): string {
+  return `
+## Memory (h)
+
+${markdownTable(RSS_HEADER, rssRows(report))}
+
+**orderpay's most across the whole bench: ${report.max.orderpay === undefined ? 'not measured' : `${mb(report.max.orderpay)} MB`}** (target ≤ ${mb(RSS_TARGET_BYTES)} MB on
+PostgreSQL: ${mark(rssMet(report))}). The resident set size (\`VmRSS\` of \`/proc/<pid>/status\`) of each server
+process, sampled every second from its start to its stop: per scenario the most while its rounds
+ran and the last sample, taken when its last round ended; "whole bench" is the most over every
+sample, warm-ups, checks and idle moments included. A server is sampled also during the scenarios
+that load only the other.${report.phases.some((p) => p.label === WEBHOOK_RSS_LABEL) ? ` The ${WEBHOOK_RSS_LABEL} row is the orderpay of [its measurement](#webhook-delivery-throughput),\na process of its own, counted in orderpay's whole-bench figure.` : ''} MB = 10⁶ bytes.
+`;
+}
