@@ -1,6 +1,7 @@
 // The servers under test as child processes: started on a free loopback port, awaited until they
 // say they listen, and always stopped (SIGTERM, then SIGKILL) — also when the benchmark fails.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { createServer } from 'node:net';
 
 export interface ServerProcess {
@@ -36,6 +37,15 @@ const running = new Set<ChildProcess>();
 process.once('exit', () => {
   for (const child of running) child.kill('SIGKILL');
 });
+
+/** `orderpay serve` as npm start runs it, with its Node flags (docs/deploy.md): what (h) measures. */
+export const ORDERPAY_SERVE_ARGS = [
+  '--max-semi-space-size=16',
+  '--liftoff-only',
+  fileURLToPath(new URL('../src/cli.ts', import.meta.url)),
+  'serve',
+  '--json',
+];
 
 export function findFreePort(): Promise<number> {
   return new Promise((resolve, reject) => {

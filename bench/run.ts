@@ -26,7 +26,7 @@ import { BENCH_STATEMENT_TIMEOUT_MS } from './deep-pages.ts';
 import { chooseLoadGenerator } from './load.ts';
 import { measure } from './measure.ts';
 import { resetPaymentTables } from './payments.ts';
-import { findFreePort, startServerProcess, type ServerProcess, type Target } from './processes.ts';
+import { findFreePort, ORDERPAY_SERVE_ARGS, startServerProcess, type ServerProcess, type Target } from './processes.ts';
 import { describeMachine, formatConsoleTable, type BenchResults } from './report.ts';
 import { REFERENCE_ORDERS, renderDocFromResults, writeResults } from './results.ts';
 import { mergeRssReports, startRssSampling, WEBHOOK_RSS_LABEL, type RssReport } from './rss.ts';
@@ -141,8 +141,7 @@ async function startServers(options: Options, orderpayPort: number, payerUserId:
     servers.push(
       await startServerProcess(
         'orderpay',
-        // The Node flags `npm start` and the deploy examples use (docs/deploy.md): what (h) measures.
-        ['--max-semi-space-size=16', '--liftoff-only', fileURLToPath(new URL('../src/cli.ts', import.meta.url)), 'serve', '--json'],
+        ORDERPAY_SERVE_ARGS,
         {
           DATABASE_URL: options.databaseUrl,
           PORT: String(orderpayPort),

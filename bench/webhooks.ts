@@ -5,7 +5,6 @@
 // Usage: node bench/webhooks.ts (BENCH_DATABASE_URL, BENCH_DELIVERIES): starts an orderpay that may
 // deliver to loopback, measures it and prints deliveries/s.
 import http from 'node:http';
-import { fileURLToPath } from 'node:url';
 import { LATEST_API_VERSION } from '../src/core/api-versions.ts';
 import type { Db, Queryable } from '../src/db/db.ts';
 import { migrate } from '../src/db/migrate.ts';
@@ -14,7 +13,7 @@ import { ALL_EVENTS, EVENT_TYPES } from '../src/events/events.rules.ts';
 import { newEventId } from '../src/events/events.store.ts';
 import type { PaymentRecord } from '../src/payments/payments.store.ts';
 import { createSecretBox, generateSigningSecret } from '../src/webhooks/secrets.ts';
-import { findFreePort, startServerProcess, type ServerProcess } from './processes.ts';
+import { findFreePort, ORDERPAY_SERVE_ARGS, startServerProcess, type ServerProcess } from './processes.ts';
 
 /**
  * (dw)'s endpoint. Nothing listens on port 1 of loopback (a privileged port), so a connection to it
@@ -181,7 +180,7 @@ export async function measureWebhookThroughput(db: Db, orderpayUrl: string, n: n
 export async function startDeliveringOrderpay(databaseUrl: string): Promise<ServerProcess> {
   return startServerProcess(
     'orderpay-webhooks',
-    [fileURLToPath(new URL('../src/cli.ts', import.meta.url)), 'serve', '--json'],
+    ORDERPAY_SERVE_ARGS,
     {
       DATABASE_URL: databaseUrl,
       PORT: String(await findFreePort()),

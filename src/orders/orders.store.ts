@@ -44,9 +44,14 @@ const SORT_COLUMNS: Record<OrderSortKey, SortColumn> = {
   id: { sql: 'id', type: 'integer' },
 };
 
+/** The caller's scope as a condition: a customer's reads carry customer_id = $n. */
+function ownerCondition(scope: OwnerScope, params: unknown[]): string {
+  return scope ? ` AND customer_id = $${params.push(scope.customerId)}` : '';
+}
+
 export async function findOrder(db: Queryable, id: number, scope: OwnerScope): Promise<OrderRecord | undefined> {
   const params: unknown[] = [id];
-  const owner = scope ? ` AND customer_id = $${params.push(scope.customerId)}` : '';
+  const owner = ownerCondition(scope, params);
   const { rows } = await db.query<OrderRecord>(`SELECT ${ORDER_COLUMNS} FROM orders WHERE id = $1 AND deleted_at IS NULL${owner}`, params);
   return rows[0];
 }
@@ -54,7 +59,7 @@ export async function findOrder(db: Queryable, id: number, scope: OwnerScope): P
 /** The version of a visible order, which is all a revalidation (If-None-Match) needs to read. */
 export async function findOrderVersion(db: Queryable, id: number, scope: OwnerScope): Promise<number | undefined> {
   const params: unknown[] = [id];
-  const owner = scope ? ` AND customer_id = $${params.push(scope.customerId)}` : '';
+  const owner = ownerCondition(scope, params);
   const { rows } = await db.query<{ version: number }>(`SELECT version FROM orders WHERE id = $1 AND deleted_at IS NULL${owner}`, params);
   return rows[0]?.version;
 }
@@ -62,7 +67,7 @@ export async function findOrderVersion(db: Queryable, id: number, scope: OwnerSc
 /** Locks the order row for a change, deleted or not, within the caller's scope. */
 export async function lockOrder(tx: Queryable, id: number, scope: OwnerScope): Promise<OrderRecord | undefined> {
   const params: unknown[] = [id];
-  const owner = scope ? ` AND customer_id = $${params.push(scope.customerId)}` : '';
+  const owner = ownerCondition(scope, params);
   const { rows } = await tx.query<OrderRecord>(`SELECT ${ORDER_COLUMNS} FROM orders WHERE id = $1${owner} FOR UPDATE`, params);
   return rows[0];
 }

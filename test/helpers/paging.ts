@@ -1,6 +1,7 @@
 // Reading what a collection page says about its neighbours: its cursors' payloads (readable by
 // anyone; only the server can make one that verifies) and the pages they lead to.
 import assert from 'node:assert/strict';
+import type { CollectionMeta } from '../../src/core/paging.ts';
 
 const CURSOR = /^([A-Za-z0-9_-]+)\.[A-Za-z0-9_-]{22}$/;
 
@@ -17,14 +18,7 @@ export function readCursor(cursor: string | null): CursorContent | null {
   return JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as CursorContent;
 }
 
-interface Meta {
-  total: number;
-  page: number;
-  pageSize: number;
-  totalPages: number;
-  nextCursor: string | null;
-  prevCursor: string | null;
-}
+type Meta = CollectionMeta;
 
 /** meta with each cursor replaced by what it names, to compare whole. */
 export function readableMeta(meta: Meta): Omit<Meta, 'nextCursor' | 'prevCursor'> & {
