@@ -63,11 +63,14 @@ export function findFreePort(): Promise<number> {
 export function startServerProcess(
   name: string,
   args: string[],
-  env: Record<string, string>,
+  /** Added to this process's environment; a variable set to undefined is left out. */
+  env: Record<string, string | undefined>,
   ready: RegExp,
-  timeoutMs = 60_000,
+  { timeoutMs = 60_000, onSpawn }: { timeoutMs?: number; onSpawn?: (pid: number) => void } = {},
 ): Promise<ServerProcess> {
-  const child = spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const merged = Object.fromEntries(Object.entries({ ...process.env, ...env }).filter(([, value]) => value !== undefined));
+  const child = spawn(process.execPath, args, { env: merged, stdio: ['ignore', 'pipe', 'pipe'] });
+  if (child.pid !== undefined) onSpawn?.(child.pid);
   running.add(child);
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   void exited.then(() => running.delete(child));

@@ -14,6 +14,7 @@ import {
 } from './deep-pages.ts';
 import type { LoadResult } from './load.ts';
 import { alignColumns, int, mark, markdownTable, ms, pct } from './markdown.ts';
+import { renderEmbeddedMemorySection, type EmbeddedMemory } from './embedded-memory.ts';
 import { renderRssSection, rssMet, rssRows, RSS_HEADER, type RssReport } from './rss.ts';
 import { renderScaleSection, scaleVerdicts } from './scale.ts';
 import type { WebhookThroughput } from './webhooks.ts';
@@ -92,6 +93,8 @@ export interface BenchResults {
   scenarios: ScenarioResult[];
   deepPages: DeepPageResult[];
   rss: RssReport;
+  /** The embedded database's memory, measured by full runs. */
+  embeddedMemory?: EmbeddedMemory[];
 }
 
 /** Shares (0–1) of the machine's CPU time during the measurements taken by other processes and by the hypervisor. */
@@ -324,7 +327,7 @@ node+pg ratio; a server whose single Node thread saturates first would follow th
 ### Per round
 
 ${roundsTable(results)}
-${renderDeepPagesSection(reference.deepPages)}${renderRssSection(reference.rss)}${renderScaleSection(reference, others)}
+${renderDeepPagesSection(reference.deepPages)}${renderRssSection(reference.rss)}${renderEmbeddedMemorySection(reference.embeddedMemory)}${renderScaleSection(reference, others)}
 ## Set-up
 
 | | |

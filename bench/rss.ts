@@ -33,7 +33,7 @@ export interface RssReport {
 }
 
 /** VmRSS of a process in bytes, or undefined when it is gone or /proc is absent. */
-function readRss(pid: number): number | undefined {
+export function readRss(pid: number): number | undefined {
   try {
     const kib = /^VmRSS:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
     return kib === undefined ? undefined : Number(kib) * 1024;

@@ -23,6 +23,7 @@ import type { Db } from '../src/db/db.ts';
 import { migrate } from '../src/db/migrate.ts';
 import { openPostgres } from '../src/db/postgres.ts';
 import { BENCH_STATEMENT_TIMEOUT_MS } from './deep-pages.ts';
+import { measureEmbeddedMemory, type EmbeddedMemory } from './embedded-memory.ts';
 import { chooseLoadGenerator } from './load.ts';
 import { measure } from './measure.ts';
 import { resetPaymentTables } from './payments.ts';
@@ -277,10 +278,12 @@ async function main(): Promise<number> {
     await stopServers();
     servers = [];
     let webhookThroughput: WebhookThroughput | undefined;
+    let embeddedMemory: EmbeddedMemory[] | undefined;
     if (!options.scenarios) {
       const webhooks = await measureWebhooks(db, options.databaseUrl);
       webhookThroughput = webhooks.throughput;
       memory = mergeRssReports(memory, webhooks.rss);
+      embeddedMemory = await measureEmbeddedMemory(log);
     }
     const postgresVersion = (await db.query<{ v: string }>("SELECT 'PostgreSQL ' || current_setting('server_version') AS v")).rows[0]!.v;
     const results: BenchResults = {
@@ -301,6 +304,7 @@ async function main(): Promise<number> {
       },
       ...toResults(workloads, measured.columns),
       rss: memory,
+      embeddedMemory,
     };
     console.log(`\n${formatConsoleTable(results)}\n`);
     publish(options, results);
