@@ -115,13 +115,15 @@ twice on it (the first start creates the database in PGlite and migrates it; the
 it), idle for ${IDLE_SECONDS} s after it listens, the resident set sampled every ${SAMPLE_INTERVAL_MS} ms from the
 spawn on. "Node's defaults" is \`node src/cli.ts serve\`; "npm start" adds its flags
 (\`--max-semi-space-size=16 --max-old-space-size=512 --liftoff-only\`) and what \`scripts/node.sh\`
-sets (\`NODE_COMPILE_CACHE\`, warm here from the servers above, and \`MALLOC_ARENA_MAX=2\`). Where
-the difference comes from: PGlite is PostgreSQL compiled to WebAssembly, and under Node's defaults
-V8 recompiles its hot functions with TurboFan, which holds some 250 MB more for no speed we could
-measure (\`--liftoff-only\`); its shared buffers live in its WebAssembly memory, which never
-shrinks, so orderpay starts it with 16 MB of them instead of 128 MB (the data files are in the
-OS page cache anyway); the rest is V8's heap sizing, as on PostgreSQL above. What stays is PGlite's
-WebAssembly memory (the PostgreSQL server's own: catalog caches, buffers, work memory) and its
-compiled code, beside Node and orderpay.
+sets (\`NODE_COMPILE_CACHE\`, warm here from the servers above, and \`MALLOC_ARENA_MAX=2\`).
+Where it goes: PGlite is PostgreSQL compiled to WebAssembly, and under Node's defaults V8
+recompiles its hot functions with TurboFan, which holds some 250 MB more for no speed we could
+measure (\`--liftoff-only\` keeps them in the baseline compiler); the rest of the difference is V8's
+heap sizing, as on PostgreSQL above, and the type stripper the compile cache leaves unloaded. Both
+rows start PGlite with 16 MB of shared buffers instead of its default 128 MB: they live in its
+WebAssembly memory, which never shrinks, and the data files are in the OS page cache anyway
+(before that change and the flags, a first start peaked near 1.2 GB and idled near 590 MB). What
+stays is PGlite's WebAssembly memory (the PostgreSQL server's own: catalog caches, buffers, work
+memory) and its compiled code, beside Node and orderpay.
 `;
 }
