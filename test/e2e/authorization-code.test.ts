@@ -9,6 +9,7 @@ import { decodeJwt, decodeProtectedHeader } from 'jose';
 import { createConfidentialClient, createPublicClient, setClientApiVersion } from '../../src/auth/clients.store.ts';
 import { LATEST_API_VERSION } from '../../src/core/api-versions.ts';
 import { signInWithForms, startAuthServer, type AuthServer } from '../helpers/oauth.ts';
+import { EMPTY_FIRST_PAGE_META } from '../helpers/paging.ts';
 
 const PORT = 29_111;
 const REDIRECT_URI = 'http://127.0.0.1:29199/callback';
@@ -96,14 +97,7 @@ describe('RFC 6749 §4.1 + RFC 7636: authorization code with PKCE, end to end', 
 
     const api = await fetch(`${server.baseUrl}/v1/orders`, { headers: { authorization: `Bearer ${tokens.access_token}` } });
     assert.equal(api.status, 200);
-    assert.deepEqual(((await api.json()) as { meta: unknown }).meta, {
-      total: 0,
-      page: 1,
-      pageSize: 20,
-      totalPages: 0,
-      nextCursor: null,
-      prevCursor: null,
-    });
+    assert.deepEqual(((await api.json()) as { meta: unknown }).meta, EMPTY_FIRST_PAGE_META);
 
     const refreshed = await client.refreshTokenGrant(config, tokens.refresh_token!);
     assert.ok(refreshed.refresh_token && refreshed.refresh_token !== tokens.refresh_token, 'the refresh token rotates');

@@ -12,6 +12,7 @@ import type { Browser, ConsoleMessage, Page } from 'playwright-core';
 import { createPublicClient } from '../../src/auth/clients.store.ts';
 import { launchChromium, withChromium } from '../helpers/browser.ts';
 import { startAuthServer, type AuthServer } from '../helpers/oauth.ts';
+import { EMPTY_FIRST_PAGE_META } from '../helpers/paging.ts';
 
 const PORT = 29_131;
 const CALLBACK_PORT = 29_132;
@@ -123,14 +124,7 @@ withChromium('signing in with a real browser', () => {
 
         const api = await fetch(`${server.baseUrl}/v1/orders`, { headers: { authorization: `Bearer ${tokens.access_token}` } });
         assert.equal(api.status, 200);
-        assert.deepEqual(((await api.json()) as { meta: unknown }).meta, {
-          total: 0,
-          page: 1,
-          pageSize: 20,
-          totalPages: 0,
-          nextCursor: null,
-          prevCursor: null,
-        });
+        assert.deepEqual(((await api.json()) as { meta: unknown }).meta, EMPTY_FIRST_PAGE_META);
       });
     });
 

@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import * as client from 'openid-client';
 import { createConfidentialClient } from '../../src/auth/clients.store.ts';
 import { startAuthServer, type AuthServer } from '../helpers/oauth.ts';
+import { EMPTY_FIRST_PAGE_META } from '../helpers/paging.ts';
 
 const AUTH_PORT = 29_171;
 const API_PORT = 29_172;
@@ -46,14 +47,7 @@ describe('ORDERPAY_SERVERS: authorization and resource servers in separate proce
     const { access_token: token } = await client.clientCredentialsGrant(config, { scope: 'orders:read' });
     const response = await fetch(`${API_URL}/v1/orders`, { headers: { authorization: `Bearer ${token}` } });
     assert.equal(response.status, 200);
-    assert.deepEqual(((await response.json()) as { meta: unknown }).meta, {
-      total: 0,
-      page: 1,
-      pageSize: 20,
-      totalPages: 0,
-      nextCursor: null,
-      prevCursor: null,
-    });
+    assert.deepEqual(((await response.json()) as { meta: unknown }).meta, EMPTY_FIRST_PAGE_META);
   });
 
   test('a token of the same issuer for another audience is refused', async () => {

@@ -3,6 +3,9 @@
 import assert from 'node:assert/strict';
 import type { CollectionMeta } from '../../src/core/paging.ts';
 
+/** The meta of an empty collection's first page at the default page size: no rows, no cursors. */
+export const EMPTY_FIRST_PAGE_META: CollectionMeta = { total: 0, page: 1, pageSize: 20, totalPages: 0, nextCursor: null, prevCursor: null };
+
 const CURSOR = /^([A-Za-z0-9_-]+)\.[A-Za-z0-9_-]{22}$/;
 
 /** What a cursor names: the sort-key values of its row, in sort order, and the number of rows before that row. */

@@ -11,6 +11,7 @@ import { createTokenVerifier, MAX_CLOCK_SKEW_SECONDS } from '../../../src/http/t
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
 import { createUser } from '../../helpers/factories.ts';
 import { expectProblem } from '../../helpers/problems.ts';
+import { EMPTY_FIRST_PAGE_META } from '../../helpers/paging.ts';
 
 const REALM_ONLY = 'Bearer realm="orderpay"';
 
@@ -112,7 +113,7 @@ describe('RFC 6750 / RFC 9068 bearer tokens', () => {
         assert.equal(response.headers['www-authenticate'], undefined);
         assert.deepEqual(response.json(), {
           data: [],
-          meta: { total: 0, page: 1, pageSize: 20, totalPages: 0, nextCursor: null, prevCursor: null },
+          meta: EMPTY_FIRST_PAGE_META,
         });
       });
     }
@@ -380,7 +381,7 @@ describe('RFC 6750 / RFC 9068 bearer tokens', () => {
       });
       const response = await listOrders(`Bearer ${token}`);
       assert.equal(response.statusCode, 200, response.body);
-      assert.deepEqual(response.json().meta, { total: 0, page: 1, pageSize: 20, totalPages: 0, nextCursor: null, prevCursor: null });
+      assert.deepEqual(response.json().meta, EMPTY_FIRST_PAGE_META);
       const old = await signAccessToken(key, {
         issuer: t.config.issuer,
         audience: t.config.audience,

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { ErrorCode } from '../../../src/core/errors.ts';
 import { ALL_SCOPES, PUBLIC_URL, setUpTestApp } from '../../helpers/app.ts';
-import { readableMeta } from '../../helpers/paging.ts';
+import { EMPTY_FIRST_PAGE_META, readableMeta } from '../../helpers/paging.ts';
 import { createCustomer, createServiceToken, createStaffToken, get } from '../../helpers/actors.ts';
 import { createOrder } from '../../helpers/factories.ts';
 import { expectProblem, pagingLinks } from '../../helpers/problems.ts';
@@ -134,7 +134,7 @@ describe('GET /events: newest first, in the collection envelope', () => {
     assert.equal(res.statusCode, 200, res.body);
     assert.deepEqual(res.json(), {
       data: [],
-      meta: { total: 0, page: 1, pageSize: 20, totalPages: 0, nextCursor: null, prevCursor: null },
+      meta: EMPTY_FIRST_PAGE_META,
     });
   });
 });

@@ -8,6 +8,7 @@ import { createCustomer, createServiceToken, createStaffToken } from '../../help
 import { setUpTestApp } from '../../helpers/app.ts';
 import { createOrder } from '../../helpers/factories.ts';
 import { expectProblem } from '../../helpers/problems.ts';
+import { EMPTY_FIRST_PAGE_META } from '../../helpers/paging.ts';
 
 const t = setUpTestApp();
 
@@ -67,7 +68,7 @@ describe('DELETE /orders/{orderId}: deletable orders', () => {
       const list = await t.request(token, { method: 'GET', url: '/orders' });
       assert.deepEqual(list.json(), {
         data: [],
-        meta: { total: 0, page: 1, pageSize: 20, totalPages: 0, nextCursor: null, prevCursor: null },
+        meta: EMPTY_FIRST_PAGE_META,
       });
       const items = await t.request(token, { method: 'GET', url: `/order-items?orderId=${order.id}` });
       expectProblem(items, 404, 'ORDER_NOT_FOUND', '/order-items', `Order ${order.id} does not exist.`);

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import type { OrderStatus } from '../../../src/orders/orders.rules.ts';
 import { createCustomer, createStaffToken, get } from '../../helpers/actors.ts';
 import { PUBLIC_URL, setUpTestApp } from '../../helpers/app.ts';
-import { readableMeta } from '../../helpers/paging.ts';
+import { EMPTY_FIRST_PAGE_META, readableMeta } from '../../helpers/paging.ts';
 import { createOrderRow, idsOf, readStoredOrder } from './stored-orders.ts';
 
 const t = setUpTestApp();
@@ -57,7 +57,7 @@ describe('GET /orders: envelope and headers', () => {
     assert.equal(res.statusCode, 200);
     assert.deepEqual(res.json(), {
       data: [],
-      meta: { total: 0, page: 1, pageSize: 20, totalPages: 0, nextCursor: null, prevCursor: null },
+      meta: EMPTY_FIRST_PAGE_META,
     });
     assert.equal(pagingLinks(res), `${link('/orders', 'page=1', 'first')}, ${link('/orders', 'page=1', 'last')}`);
   });
@@ -216,7 +216,7 @@ describe('GET /orders: filters', () => {
       assert.equal(res.statusCode, 200);
       assert.deepEqual(res.json(), {
         data: [],
-        meta: { total: 0, page: 1, pageSize: 20, totalPages: 0, nextCursor: null, prevCursor: null },
+        meta: EMPTY_FIRST_PAGE_META,
       });
     }
   });

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import type { ErrorCode } from '../../../src/core/errors.ts';
 import { createCustomer, createServiceToken, createStaffToken, get } from '../../helpers/actors.ts';
 import { PUBLIC_URL, setUpTestApp } from '../../helpers/app.ts';
-import { readableMeta } from '../../helpers/paging.ts';
+import { EMPTY_FIRST_PAGE_META, readableMeta } from '../../helpers/paging.ts';
 import { expectProblem, pagingLinks } from '../../helpers/problems.ts';
 import { createOrderRow, idsOf, readStoredOrder } from './stored-orders.ts';
 
@@ -67,7 +67,7 @@ describe('GET /users/{userId}/orders: who may list', () => {
     assert.equal(res.statusCode, 200);
     assert.deepEqual(res.json(), {
       data: [],
-      meta: { total: 0, page: 1, pageSize: 20, totalPages: 0, nextCursor: null, prevCursor: null },
+      meta: EMPTY_FIRST_PAGE_META,
     });
   });
 
@@ -201,7 +201,7 @@ describe('GET /users/{userId}/orders: filters, sort, paging', () => {
     const { token, path } = await fixture();
     const other = await createCustomer(t);
     await createOrderRow(t.db, other.user.id);
-    const empty = { data: [], meta: { total: 0, page: 1, pageSize: 20, totalPages: 0, nextCursor: null, prevCursor: null } };
+    const empty = { data: [], meta: EMPTY_FIRST_PAGE_META };
     for (const [caller, query] of [
       [token, `customerId=${other.user.id}`],
       [token, `customerId=${MISSING_USER}&status=pending&minTotal=100&sort=-createdAt`],

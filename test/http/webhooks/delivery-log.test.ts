@@ -20,6 +20,7 @@ import {
   webhookStaffToken,
   webhookTestConfig,
 } from './webhooks.ts';
+import { EMPTY_FIRST_PAGE_META } from '../../helpers/paging.ts';
 
 let t: TestApp;
 
@@ -157,7 +158,7 @@ describe('GET /webhook-endpoints/{id}/deliveries', () => {
     const disabled = await send(t, 'GET', token, `/webhook-endpoints/${off.id}/deliveries`);
     assert.deepEqual(disabled.json(), {
       data: [],
-      meta: { total: 0, page: 1, pageSize: 20, totalPages: 0, nextCursor: null, prevCursor: null },
+      meta: EMPTY_FIRST_PAGE_META,
     });
   });
 
