@@ -6,12 +6,15 @@ import type { Config } from '../config.ts';
 import { DataDirInUseError } from './data-dir-lock.ts';
 import type { Db } from './db.ts';
 import { connectEmbeddedDatabase } from './embedded-socket-client.ts';
-import { openPglite } from './pglite.ts';
 import { openPostgres } from './postgres.ts';
 import { withTransactionRetry } from './transaction.ts';
 
 export async function createDatabase(config: Pick<Config, 'databaseUrl' | 'dataDir' | 'db'>): Promise<Db> {
-  return withTransactionRetry(config.databaseUrl ? await openPostgres(config.databaseUrl, config.db) : await openPglite(config.dataDir));
+  if (config.databaseUrl) return withTransactionRetry(await openPostgres(config.databaseUrl, config.db));
+  // Loaded only for the embedded database: PGlite's module is a few MB of heap a process on
+  // PostgreSQL would carry for nothing (docs/benchmarks.md, "Memory").
+  const { openPglite } = await import('./pglite.ts');
+  return withTransactionRetry(await openPglite(config.dataDir));
 }
 
 // A server still starting (migrating) holds the lock before its socket listens, and another

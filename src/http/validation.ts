@@ -52,8 +52,18 @@ export function createValidatorCompiler(): FastifySchemaCompiler<unknown> {
   // No defaults filled in: a schema's default documents what the handler does without the parameter
   // (pageOf applies page=1), and a page filled in could not be told from one sent beside a cursor.
   const paramAjv = createAjv({ coerceTypes: true, useDefaults: false, verbose: true });
-  return ({ schema, httpPart }) =>
-    httpPart === 'body'
-      ? bodyAjv.compile(schema as object)
-      : refuseNonDecimalIntegers(paramAjv.compile(schema as object), integerParameters(schema));
+  const compile = (schema: object, body: boolean): ValidateFunction =>
+    body ? bodyAjv.compile(schema) : refuseNonDecimalIntegers(paramAjv.compile(schema), integerParameters(schema));
+  // Every resource route is registered once per API version, prefixed and negotiated: the same
+  // schema is compiled once (Ajv itself only recognises the same object).
+  const compiled = new Map<string, ValidateFunction>();
+  return ({ schema, httpPart }) => {
+    const body = httpPart === 'body';
+    const key = `${body ? 'body' : 'params'} ${JSON.stringify(schema)}`;
+    const known = compiled.get(key);
+    if (known) return known;
+    const validate = compile(schema as object, body);
+    compiled.set(key, validate);
+    return validate;
+  };
 }

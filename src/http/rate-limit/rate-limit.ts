@@ -16,7 +16,6 @@ import { ProblemError } from '../problem.ts';
 import { type Counters, throttledWarning, type WarningLog } from './counters.ts';
 import { policyField, serviceLimitField } from './fields.ts';
 import { createPostgresCounters } from './postgres-counters.ts';
-import { createRedisCounters } from './redis-counters.ts';
 
 export type Budget = 'reads' | 'writes' | 'payments';
 
@@ -33,7 +32,11 @@ const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 /** The counters config chooses: Redis when REDIS_URL is set, else the database. */
 export async function createCounters(config: RateLimitsConfig, db: Db, options: { now: Clock; log: WarningLog }): Promise<Counters> {
-  if (config.redisUrl) return createRedisCounters(config.redisUrl, config.redisKeyPrefix, options.log);
+  if (config.redisUrl) {
+    // ioredis is loaded only where Redis counts: a process without REDIS_URL never needs it.
+    const { createRedisCounters } = await import('./redis-counters.ts');
+    return createRedisCounters(config.redisUrl, config.redisKeyPrefix, options.log);
+  }
   return createPostgresCounters(db, options);
 }
 
