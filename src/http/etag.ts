@@ -32,6 +32,8 @@ function parseTagList(header: string, name: string): string[] {
 /** If-None-Match uses the weak comparison (§13.1.2): W/ prefixes are ignored. */
 export function noneMatch(header: string | undefined, current: string): boolean {
   if (header === undefined) return false;
+  // A client revalidating sends back the one tag it was given: the common case needs no parsing.
+  if (header === current) return true;
   const strip = (tag: string) => tag.replace(/^W\//, '');
   return parseTagList(header, 'If-None-Match').some((tag) => tag === '*' || strip(tag) === strip(current));
 }

@@ -3,7 +3,8 @@
 import { DomainError } from '../core/errors.ts';
 import { parseSortParam, planPage, toCollection, type Collection, type PageRequest } from '../core/paging.ts';
 import type { Precondition } from '../core/precondition.ts';
-import { ownerScope, type Principal } from '../core/principal.ts';
+import { ownerScope, type OwnerScope, type Principal } from '../core/principal.ts';
+import { coalesceReads, perDatabase } from '../db/coalesce.ts';
 import type { Db, Queryable } from '../db/db.ts';
 import type { EventType } from '../events/events.rules.ts';
 import { recordEvent } from '../events/events.store.ts';
@@ -20,8 +21,8 @@ import {
   type PricedLine,
 } from './orders.rules.ts';
 import {
-  findOrder,
-  findOrderVersion,
+  findOrders,
+  findOrderVersions,
   insertOrder,
   insertOrderItems,
   selectItemsOfOrders,
@@ -44,31 +45,54 @@ function actorsFor(principal: Principal, order: OrderRecord): Actor[] {
 
 const notFound = (id: number) => new DomainError('ORDER_NOT_FOUND', `Order ${id} does not exist.`);
 
+/**
+ * Reads of one order by id, for one turn of the event loop at a time: concurrent lookups share one
+ * statement per owner scope (src/db/coalesce.ts). Full rows for the 200, the version alone for a
+ * revalidation (If-None-Match), whose 304 renders nothing from the row.
+ */
+const scopeKey = (scope: OwnerScope) => (scope ? String(scope.customerId) : '*');
+const orderReads = perDatabase((db: Queryable) =>
+  coalesceReads({ groupKey: scopeKey, readMany: (scope: OwnerScope, ids: number[]) => findOrders(db, ids, scope) }),
+);
+const versionReads = perDatabase((db: Queryable) =>
+  coalesceReads({ groupKey: scopeKey, readMany: (scope: OwnerScope, ids: number[]) => findOrderVersions(db, ids, scope) }),
+);
+
 export async function getOrder(db: Queryable, principal: Principal, orderId: number): Promise<OrderRecord> {
-  const order = await findOrder(db, orderId, ownerScope(principal));
+  const order = await orderReads(db)(ownerScope(principal), orderId);
   if (!order) throw notFound(orderId);
   return order;
 }
 
 /** What an order's entity tag is made of, read alone: a missing or hidden order is 404 as for getOrder. */
 export async function getOrderVersion(db: Queryable, principal: Principal, orderId: number): Promise<Pick<OrderRecord, 'id' | 'version'>> {
-  const version = await findOrderVersion(db, orderId, ownerScope(principal));
+  const version = await versionReads(db)(ownerScope(principal), orderId);
   if (version === undefined) throw notFound(orderId);
   return { id: orderId, version };
 }
 
 /** Orders with their items, loaded in one query for all of them (what a representation embeds). */
+/** Items by order, read for the orders of one turn together (a page's, and concurrent requests'). */
+const itemReads = perDatabase((db: Queryable) =>
+  coalesceReads({
+    groupKey: () => 'all',
+    readMany: async (_all: null, orderIds: number[]) => {
+      const byOrder = new Map<number, Omit<OrderItemRecord, 'currency'>[]>();
+      for (const item of await selectItemsOfOrders(db, orderIds)) {
+        const items = byOrder.get(item.orderId) ?? [];
+        items.push(item);
+        byOrder.set(item.orderId, items);
+      }
+      return byOrder;
+    },
+  }),
+);
+
+/** Orders with their items (what a representation embeds), in the order's currency. */
 export async function withItems<O extends OrderRecord>(db: Queryable, orders: readonly O[]): Promise<(O & OrderWithItems)[]> {
-  if (orders.length === 0) return [];
-  const byOrder = new Map<number, OrderItemRecord[]>(orders.map((o) => [o.id, []]));
-  const currencyOf = new Map(orders.map((o) => [o.id, o.currency]));
-  for (const item of await selectItemsOfOrders(
-    db,
-    orders.map((o) => o.id),
-  )) {
-    byOrder.get(item.orderId)!.push({ ...item, currency: currencyOf.get(item.orderId)! });
-  }
-  return orders.map((o) => ({ ...o, items: byOrder.get(o.id)! }));
+  const readItems = itemReads(db);
+  const items = await Promise.all(orders.map((order) => readItems(null, order.id)));
+  return orders.map((order, i) => ({ ...order, items: (items[i] ?? []).map((item) => ({ ...item, currency: order.currency })) }));
 }
 
 export interface ListOrdersCommand {
@@ -98,7 +122,7 @@ export async function listOrderItems(
   command: { orderId: number; page: PageRequest },
 ): Promise<Collection<OrderItemRecord>> {
   const plan = planPage(command.page, 'order-items', { orderId: command.orderId }, [{ field: 'id', descending: false }]);
-  if (!(await findOrder(db, command.orderId, ownerScope(principal)))) throw notFound(command.orderId);
+  await getOrder(db, principal, command.orderId);
   return toCollection(await selectOrderItems(db, command.orderId, plan), plan);
 }
 

@@ -49,19 +49,26 @@ function ownerCondition(scope: OwnerScope, params: unknown[]): string {
   return scope ? ` AND customer_id = $${params.push(scope.customerId)}` : '';
 }
 
-export async function findOrder(db: Queryable, id: number, scope: OwnerScope): Promise<OrderRecord | undefined> {
-  const params: unknown[] = [id];
+/** The orders among ids that the scope sees (deleted ones are missing). */
+export async function findOrders(db: Queryable, ids: readonly number[], scope: OwnerScope): Promise<Map<number, OrderRecord>> {
+  const params: unknown[] = [ids];
   const owner = ownerCondition(scope, params);
-  const { rows } = await db.query<OrderRecord>(`SELECT ${ORDER_COLUMNS} FROM orders WHERE id = $1 AND deleted_at IS NULL${owner}`, params);
-  return rows[0];
+  const { rows } = await db.query<OrderRecord>(
+    `SELECT ${ORDER_COLUMNS} FROM orders WHERE id = ANY($1::bigint[]) AND deleted_at IS NULL${owner}`,
+    params,
+  );
+  return new Map(rows.map((row) => [row.id, row]));
 }
 
-/** The version of a visible order, which is all a revalidation (If-None-Match) needs to read. */
-export async function findOrderVersion(db: Queryable, id: number, scope: OwnerScope): Promise<number | undefined> {
-  const params: unknown[] = [id];
+/** The versions of the orders among ids that the scope sees (deleted ones are missing). */
+export async function findOrderVersions(db: Queryable, ids: readonly number[], scope: OwnerScope): Promise<Map<number, number>> {
+  const params: unknown[] = [ids];
   const owner = ownerCondition(scope, params);
-  const { rows } = await db.query<{ version: number }>(`SELECT version FROM orders WHERE id = $1 AND deleted_at IS NULL${owner}`, params);
-  return rows[0]?.version;
+  const { rows } = await db.query<{ id: number; version: number }>(
+    `SELECT id, version FROM orders WHERE id = ANY($1::bigint[]) AND deleted_at IS NULL${owner}`,
+    params,
+  );
+  return new Map(rows.map((row) => [row.id, row.version]));
 }
 
 /** Locks the order row for a change, deleted or not, within the caller's scope. */

@@ -152,6 +152,65 @@ describe('GET /orders/{orderId}: If-None-Match', () => {
   });
 });
 
+describe('GET /orders/{orderId}: concurrent reads', () => {
+  // Lookups by id arriving together share one statement per owner scope (src/db/coalesce.ts): a
+  // customer's never carries another's orders, whatever else is read in the same turn.
+  test("every caller gets its own answer: a customer's own order, another's is 404, staff see all", async () => {
+    const alice = await createCustomer(t);
+    const bob = await createCustomer(t);
+    const staff = await createStaffToken(t);
+    const alices = await createOrder(t.db, alice.user.id);
+    const bobs = await createOrder(t.db, bob.user.id, { status: 'paid' });
+    const reads = [
+      [alice.token, alices.id, 200],
+      [alice.token, bobs.id, 404],
+      [bob.token, bobs.id, 200],
+      [bob.token, alices.id, 404],
+      [staff, alices.id, 200],
+      [staff, bobs.id, 200],
+      [alice.token, MISSING_ID, 404],
+    ] as const;
+    for (const revalidate of [false, true]) {
+      const responses = await Promise.all(
+        reads.map(([token, id]) => get(t, token, `/orders/${id}`, revalidate ? { 'if-none-match': `"o${id}.1.v1"` } : {})),
+      );
+      for (const [i, [, id, status]] of reads.entries()) {
+        const res = responses[i]!;
+        if (status === 404) {
+          expectProblem(res, 404, 'ORDER_NOT_FOUND', `/orders/${id}`, `Order ${id} does not exist.`);
+        } else if (revalidate && id === alices.id) {
+          expectNotModified(res, `"o${id}.1.v1"`);
+        } else {
+          // Bob's order was moved to paid in a second statement: version 2, so his tag is stale.
+          const etag = `"o${id}.${id === bobs.id ? 2 : 1}.v1"`;
+          expectOrder(res, etag, await readStoredOrder(t.db, id));
+        }
+      }
+    }
+  });
+
+  test('v2 embeds each order its own items, read together', async () => {
+    const { user, token } = await createCustomer(t);
+    const orders = [
+      await createOrder(t.db, user.id, { price: 100, qty: 1 }),
+      await createOrder(t.db, user.id, { price: 250, qty: 4 }),
+      await createOrder(t.db, user.id, { price: 999, qty: 2 }),
+    ];
+    const responses = await Promise.all(orders.map((order) => get(t, token, `/v2/orders/${order.id}`)));
+    for (const [i, order] of orders.entries()) {
+      const body = responses[i]!.json();
+      assert.equal(responses[i]!.statusCode, 200);
+      assert.equal(body.id, order.id);
+      assert.equal(body.items.length, 1);
+      assert.equal(body.items[0].qty, [1, 4, 2][i]);
+      // v2 money is an amount with its currency.
+      assert.deepEqual(body.items[0].unitPrice, { value: [100, 250, 999][i], currency: 'EUR' });
+      assert.deepEqual(body.items[0].lineTotal, { value: order.total, currency: 'EUR' });
+      assert.deepEqual(body.total, { value: order.total, currency: 'EUR' });
+    }
+  });
+});
+
 describe('GET /orders/{orderId}: not found', () => {
   test("another customer's order → 404 exactly like a missing one", async () => {
     const owner = await createCustomer(t);
