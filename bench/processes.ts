@@ -40,7 +40,7 @@ process.once('exit', () => {
 
 /** `orderpay serve` as npm start runs it, with its Node flags (docs/deploy.md): what (h) measures. */
 export const ORDERPAY_SERVE_ARGS = [
-  '--max-semi-space-size=16',
+  '--max-semi-space-size=4',
   '--max-old-space-size=512',
   '--liftoff-only',
   fileURLToPath(new URL('../src/cli.ts', import.meta.url)),

@@ -4,7 +4,14 @@
 import type { Db, Queryable } from '../src/db/db.ts';
 
 export const BENCH_STAFF_EMAIL = 'bench-staff@example.com';
-const CUSTOMERS = 10_000;
+/**
+ * Customers of a seed: 10,000 up to 1M orders, then one per 100 orders, so that a customer's
+ * orders (what (b)'s filter selects and counts) are as many at 10M as at 1M: the Scale section
+ * compares the same request on a bigger table, not a request matching ten times the rows.
+ */
+export function customersFor(orders: number): number {
+  return Math.max(10_000, Math.round(orders / 100));
+}
 const PRODUCTS = 200;
 const BATCH = 100_000;
 
@@ -22,9 +29,12 @@ async function countSeededOrders(db: Db): Promise<number> {
   return rows[0]?.n ?? 0;
 }
 
-async function hasBenchStaff(db: Db): Promise<boolean> {
-  const { rows } = await db.query('SELECT 1 FROM users WHERE email = $1', [BENCH_STAFF_EMAIL]);
-  return rows.length > 0;
+async function hasBenchUsers(db: Db, customers: number): Promise<boolean> {
+  const { rows } = await db.query<{ staff: boolean; customers: number }>(
+    `SELECT EXISTS (SELECT 1 FROM users WHERE email = $1) AS staff, (SELECT count(*) FROM users WHERE role = 'customer') AS customers`,
+    [BENCH_STAFF_EMAIL],
+  );
+  return rows[0]!.staff && rows[0]!.customers === customers;
 }
 
 async function emptyTables(db: Queryable): Promise<void> {
@@ -32,13 +42,13 @@ async function emptyTables(db: Queryable): Promise<void> {
   await db.exec(`TRUNCATE order_items, orders, products, users, customer_order_counts, order_status_counts RESTART IDENTITY CASCADE`);
 }
 
-async function insertUsersAndProducts(db: Queryable): Promise<void> {
+async function insertUsersAndProducts(db: Queryable, customers: number): Promise<void> {
   await db.query(`INSERT INTO users (email, name, role) VALUES ($1, 'Bench Staff', 'staff')`, [BENCH_STAFF_EMAIL]);
   await db.query(
     `INSERT INTO users (email, name, role, created_at)
      SELECT 'customer' || g || '@example.com', 'Customer ' || g, 'customer', now() - interval '400 days'
        FROM generate_series(1, $1::int) g`,
-    [CUSTOMERS],
+    [customers],
   );
   // Prices spread geometrically from 2.00 to 200.00 (many cheap products, few dear ones); one
   // product in ten is sold in USD, the rest in EUR.
@@ -56,7 +66,7 @@ async function insertUsersAndProducts(db: Queryable): Promise<void> {
  * status mix pending 20%, paid 25%, shipped 20%, delivered 30%, cancelled 5%, created over the
  * last year, customers uniform, one item of 1–5 units per order.
  */
-async function insertOrderBatch(db: Queryable, lo: number, hi: number): Promise<void> {
+async function insertOrderBatch(db: Queryable, lo: number, hi: number, customers: number): Promise<void> {
   await db.query(
     `WITH draw AS MATERIALIZED (
        SELECT g AS id, 1 + floor(random() * $3::int)::bigint AS product_id, 1 + floor(random() * 5)::int AS qty,
@@ -78,7 +88,7 @@ async function insertOrderBatch(db: Queryable, lo: number, hi: number): Promise<
      )
      INSERT INTO order_items (order_id, product_id, qty, unit_price, line_total)
      SELECT id, product_id, qty, price, price * qty FROM priced`,
-    [lo, hi, PRODUCTS, CUSTOMERS],
+    [lo, hi, PRODUCTS, customers],
   );
 }
 
@@ -97,19 +107,20 @@ async function dropSecondaryIndexes(tx: Queryable): Promise<string[]> {
 
 /** Seeds `orders` orders unless the database already holds exactly that many (or reseed is asked). */
 export async function seedBenchData(db: Db, options: SeedOptions): Promise<{ seeded: boolean }> {
-  if (!options.reseed && (await hasBenchStaff(db)) && (await countSeededOrders(db)) === options.orders) {
+  const customers = customersFor(options.orders);
+  if (!options.reseed && (await hasBenchUsers(db, customers)) && (await countSeededOrders(db)) === options.orders) {
     return { seeded: false };
   }
   // One transaction: a seed that fails half-way leaves the previous data and every index in place.
   await db.transaction(async (tx) => {
     await tx.exec(`SET LOCAL synchronous_commit = off; SET LOCAL maintenance_work_mem = '256MB'`);
     await emptyTables(tx);
-    await insertUsersAndProducts(tx);
+    await insertUsersAndProducts(tx, customers);
     const indexes = await dropSecondaryIndexes(tx);
     options.onProgress(0, options.orders);
     for (let lo = 1; lo <= options.orders; lo += BATCH) {
       const hi = Math.min(lo + BATCH - 1, options.orders);
-      await insertOrderBatch(tx, lo, hi);
+      await insertOrderBatch(tx, lo, hi, customers);
       options.onProgress(hi, options.orders);
     }
     options.onStep(`building ${indexes.length} indexes`);
