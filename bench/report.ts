@@ -311,9 +311,10 @@ the first columns are v1 (\`/v1/…\`, produced from v2 through the version chan
 items). Target: v1 ≥ 0.9× v2. (f) compares orderpay with itself on (a)'s ids: the first columns send
 each id's current ETag in \`If-None-Match\` (read by one GET of each id before the run: the tag is per
 id and API version) and get a 304 without a body, the "baseline" columns send none and get the 200.
-Both read the order, whose row version makes the tag; on the unversioned path the bench's token
-gets v1, whose order has no items, so what the 304 saves is rendering the order through the version
-changes and sending it. Target: 304 ≥ 1.3× 200. The events scenarios (dw) and (dx) compare the baseline with itself: the
+The 304 reads the order's version alone, the 200 the whole row (both coalesced with the lookups of
+the same turn: [Where the time goes](#where-the-time-goes)); on the unversioned path the bench's
+token gets v1, whose order has no items, so what the 304 saves is the rest of the row, rendering
+the order through the version changes and sending it. Target: 304 ≥ 1.3× 200. The events scenarios (dw) and (dx) compare the baseline with itself: the
 first columns with the event written, the "baseline" columns without ([below](#payments-d-e-dw-and-dx)).
 
 ### CPU per request
@@ -420,7 +421,11 @@ share. What separates the two is therefore chiefly what each database round trip
 orderpay prepares its parameterised statements once per connection (\`src/db/postgres.ts\`), so
 PostgreSQL does not parse and plan them on every call; the baseline sends them unprepared, as a
 plain \`pool.query(text, values)\` does. That is why orderpay's PostgreSQL CPU per request is lower
-than the baseline's and why it can exceed 1× on (a) and (b). For the broad filter orderpay still
+than the baseline's and why it can exceed 1× on (a) and (b). A lookup by id ((a), (av), (f))
+shares its round trip besides: the lookups asked for in one turn of the event loop go to
+PostgreSQL as one statement per owner scope (\`src/db/coalesce.ts\`, docs/decisions.md), where the
+baseline sends one query per request; under 32 connections a turn holds several requests, so
+each pays a fraction of a round trip, in Node as in PostgreSQL. For the broad filter orderpay still
 does more work than the baseline: its one statement carries the exact total, the baseline's page
 has none.
 

@@ -121,15 +121,24 @@ sample, warm-ups, checks and idle moments included. A server is sampled also dur
 that load only the other.${report.phases.some((p) => p.label === WEBHOOK_RSS_LABEL) ? ` The ${WEBHOOK_RSS_LABEL} row is the orderpay of [its measurement](#webhook-delivery-throughput),\na process of its own, counted in orderpay's whole-bench figure.` : ''} MB = 10⁶ bytes.
 
 orderpay runs as \`npm start\` runs it (docs/deploy.md, "Memory"). Where its resident set goes
-on PostgreSQL (\`/proc/<pid>/smaps\` and V8's heap statistics, read by hand after the same load):
-Node's own binary ~53 MB (shared; the same for any Node program), glibc's allocation arenas
-~25 MB, V8's heap ~80–100 MB, of which ~40 MB live (modules' code and source, the validators and
-serialisers compiled per route) and the rest the young generation (up to 2 × 16 MB) and garbage
-awaiting the next full collection. Without \`--max-old-space-size\` the same load took it to
-340–370 MB (349 MB in the whole of this bench, run on 2026-11-25 before the flag): V8 sizes its heap from the machine's memory and on 24 GiB let the old generation grow to about
-four times what is live before collecting, the young generation to 64 MB per semi-space.
-\`--max-old-space-size=512\` brings that factor to about 1.4 without a measurable cost per
-request; what remains above 150 MB is the fixed part (binary, arenas, live heap), which no flag we
-tried lowered without doubling the CPU per request (\`--optimize-for-size\`, \`--memory-saver-mode\`).
+on PostgreSQL under (a)'s load (\`/proc/<pid>/smaps\`, V8's heap statistics and glibc's
+\`malloc_stats\`, read by hand): Node's own binary ~53 MB (file pages, shared: a bare \`node -e\`
+touches 30 MB of it, OpenSSL and V8's compilers, which our dependencies use, the rest); V8's heap
+~60 MB, of which ~37 MB live after a full collection (modules' source ~10 MB, bytecode and
+compiled code ~10 MB, schemas, routes, the authorization server), the young generation (2 × 4 MB)
+and garbage awaiting the next full collection; glibc's allocator ~45 MB, of which ~19 MB in use
+(Node's and V8's own structures, the compile cache's ~4 MB) and the rest freed memory glibc keeps:
+~18 MB of it in the arena of V8's background threads, where hot functions were optimised while
+the load warmed up. Without \`--max-old-space-size\` the same load took it to 340–370 MB (349 MB in
+the whole bench of 2026-11-25, before the flag): V8 sizes its heap from the machine's memory and
+on 24 GiB let the old generation grow to about four times what is live before collecting, the
+young generation to 64 MB per semi-space. Compiling each distinct schema once and loading PGlite
+and ioredis only where they are used took the live heap from ~45 to ~37 MB, and 4 MB semi-spaces
+instead of 16 saved ~25 MB more (224 MB in the whole bench of 2026-11-25). What remains above
+150 MB we could lower only at a price: \`--no-concurrent-recompilation\` keeps the optimising
+compiler's memory in the main arena, where it is reused (~20 MB less), but compiles on the main
+thread (p99 up to twice as high while a load warms up); \`--optimize-for-size\` and
+\`--memory-saver-mode\` cost twice the CPU per request; glibc's mmap and trim thresholds,
+\`--v8-pool-size\`, \`--no-maglev\` and a smaller heap-growing factor saved nothing measurable.
 `;
 }
