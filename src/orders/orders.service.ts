@@ -71,7 +71,6 @@ export async function getOrderVersion(db: Queryable, principal: Principal, order
   return { id: orderId, version };
 }
 
-/** Orders with their items, loaded in one query for all of them (what a representation embeds). */
 /** Items by order, read for the orders of one turn together (a page's, and concurrent requests'). */
 const itemReads = perDatabase((db: Queryable) =>
   coalesceReads({
