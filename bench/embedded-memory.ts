@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { markdownTable, mb } from './markdown.ts';
-import { findFreePort, ORDERPAY_SERVE_ARGS, startServerProcess } from './processes.ts';
+import { findFreePort, ORDERPAY_NODE_FLAGS, ORDERPAY_SERVE_ARGS, startServerProcess } from './processes.ts';
 import { readRss } from './rss.ts';
 
 const SAMPLE_INTERVAL_MS = 250;
@@ -114,7 +114,7 @@ orderpay as \`npm install && npm start\` runs it: no \`DATABASE_URL\`, a new dat
 twice on it (the first start creates the database in PGlite and migrates it; the restart opens
 it), idle for ${IDLE_SECONDS} s after it listens, the resident set sampled every ${SAMPLE_INTERVAL_MS} ms from the
 spawn on. "Node's defaults" is \`node src/cli.ts serve\`; "npm start" adds its flags
-(\`--max-semi-space-size=4 --max-old-space-size=512 --liftoff-only\`) and what \`scripts/node.sh\`
+(\`${ORDERPAY_NODE_FLAGS.join(' ')}\`) and what \`scripts/node.sh\`
 sets (\`NODE_COMPILE_CACHE\`, warm here from the servers above, and \`MALLOC_ARENA_MAX=2\`).
 Where it goes: PGlite is PostgreSQL compiled to WebAssembly, and under Node's defaults V8
 recompiles its hot functions with TurboFan, which holds some 250 MB more for no speed we could

@@ -1,6 +1,7 @@
 // The servers under test as child processes: started on a free loopback port, awaited until they
 // say they listen, and always stopped (SIGTERM, then SIGKILL) — also when the benchmark fails.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { createServer } from 'node:net';
 
@@ -38,15 +39,18 @@ process.once('exit', () => {
   for (const child of running) child.kill('SIGKILL');
 });
 
-/** `orderpay serve` as npm start runs it, with its Node flags (docs/deploy.md): what (h) measures. */
-export const ORDERPAY_SERVE_ARGS = [
-  '--max-semi-space-size=4',
-  '--max-old-space-size=512',
-  '--liftoff-only',
-  fileURLToPath(new URL('../src/cli.ts', import.meta.url)),
-  'serve',
-  '--json',
-];
+/**
+ * The Node flags npm start runs orderpay with (docs/deploy.md, "Memory"), read from package.json's
+ * start script so that the bench can never measure other ones.
+ */
+export const ORDERPAY_NODE_FLAGS: readonly string[] = (
+  JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { scripts: { start: string } }
+).scripts.start
+  .split(/\s+/)
+  .filter((word) => word.startsWith('--'));
+
+/** `orderpay serve` as npm start runs it, with its Node flags: what (h) measures. */
+export const ORDERPAY_SERVE_ARGS = [...ORDERPAY_NODE_FLAGS, fileURLToPath(new URL('../src/cli.ts', import.meta.url)), 'serve', '--json'];
 
 export function findFreePort(): Promise<number> {
   return new Promise((resolve, reject) => {

@@ -16,7 +16,7 @@ import type { LoadResult } from './load.ts';
 import { alignColumns, int, mark, markdownTable, ms, pct } from './markdown.ts';
 import { renderEmbeddedMemorySection, type EmbeddedMemory } from './embedded-memory.ts';
 import { renderRssSection, rssMet, rssRows, RSS_HEADER, type RssReport } from './rss.ts';
-import { ORDERPAY_SERVE_ARGS } from './processes.ts';
+import { ORDERPAY_NODE_FLAGS } from './processes.ts';
 import { renderScaleSection, scaleVerdicts } from './scale.ts';
 import { customersFor } from './seed.ts';
 import type { WebhookThroughput } from './webhooks.ts';
@@ -340,7 +340,7 @@ ${renderDeepPagesSection(reference.deepPages)}${renderRssSection(reference.rss)}
 | software | Node.js ${info.machine.node}, ${info.postgresVersion}, ${info.loadGenerator} |
 | data | ${int(info.orders)} orders (one item each) of ${int(customersFor(info.orders))} customers, created over a year; pending 20%, paid 25%, shipped 20%, delivered 30%, cancelled 5%${info.seedSeconds === undefined ? ' (reused from an earlier run)' : `; seeded in ${info.seedSeconds.toFixed(0)} s`} |
 | load | ${info.connections} connections on 127.0.0.1 (the deep pages (g): ${reference.deepPages[0]?.connections ?? DEEP_PAGE_CONNECTIONS}), ${info.seconds} s per measurement after a ${info.warmupSeconds} s warm-up of each server and scenario; ${info.rounds} rounds, the columns of a scenario taking turns to go first |
-| orderpay | \`node ${ORDERPAY_SERVE_ARGS.slice(0, -3).join(' ')} src/cli.ts serve\` (as \`npm start\` runs it), NODE_ENV=production, LOG_LEVEL=warn, pool of 10, a staff bearer token (RS256; orders:read payments:write); rate limits on, counted in PostgreSQL, budgets of 10⁹ per minute so that the load is never refused; due webhook deliveries polled every 60 s (ORDERPAY_WEBHOOKS_POLL_INTERVAL_MS); a statement timeout of ${BENCH_STATEMENT_TIMEOUT_MS / 1000} s instead of 15 s (ORDERPAY_DB_STATEMENT_TIMEOUT_MS), for (g)'s page by number at 10M orders |
+| orderpay | \`node ${ORDERPAY_NODE_FLAGS.join(' ')} src/cli.ts serve\` (as \`npm start\` runs it), NODE_ENV=production, LOG_LEVEL=warn, pool of 10, a staff bearer token (RS256; orders:read payments:write); rate limits on, counted in PostgreSQL, budgets of 10⁹ per minute so that the load is never refused; due webhook deliveries polled every 60 s (ORDERPAY_WEBHOOKS_POLL_INTERVAL_MS); a statement timeout of ${BENCH_STATEMENT_TIMEOUT_MS / 1000} s instead of 15 s (ORDERPAY_DB_STATEMENT_TIMEOUT_MS), for (g)'s page by number at 10M orders |
 | baseline | \`bench/raw-server.ts\`: node:http + pg Pool of 10, the same SQL and type parsing for (a)–(c), the minimal SQL of (d) and (e), and for (dw) and (dx) the same with orderpay's event written as orderpay writes it; no framework, no authentication |
 
 ## Payments (d), (e), (dw) and (dx)
