@@ -114,7 +114,7 @@ export interface OrderpaySlot {
   readonly pid: number | undefined;
   /** How many starts failed (the database was down then) before one listened. */
   readonly failedStarts: number;
-  /** Starts the process, retrying as a supervisor would when it exits before listening. */
+  /** Starts the process, retrying as a supervisor would when it exits before listening; a running one is kept. */
   start(): Promise<ServeProcess>;
   /** SIGKILL: no drain, no ROLLBACK, no response, as if the machine lost power. */
   kill(): Promise<Exit>;
@@ -180,10 +180,13 @@ export function createSlot(world: World, port: number, extraEnv: Env = {}, start
     get failedStarts() {
       return failedStarts;
     },
-    start: () =>
-      (starting ??= startWithRetries().finally(() => {
+    start() {
+      if (this.running && serving) return Promise.resolve(serving);
+      starting ??= startWithRetries().finally(() => {
         starting = undefined;
-      })),
+      });
+      return starting;
+    },
     async kill() {
       const killed = current();
       killed.child.kill('SIGKILL');
