@@ -8,7 +8,15 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { markdownTable, mb } from './markdown.ts';
-import { findFreePort, ORDERPAY_NODE_FLAGS, ORDERPAY_SERVE_ARGS, startServerProcess } from './processes.ts';
+import {
+  type Allocator,
+  allocatorOf,
+  findFreePort,
+  nodeCommand,
+  ORDERPAY_NODE_FLAGS,
+  ORDERPAY_SERVE_COMMAND,
+  startServerProcess,
+} from './processes.ts';
 import { readRss } from './rss.ts';
 
 const SAMPLE_INTERVAL_MS = 250;
@@ -23,6 +31,8 @@ export interface StartMemory {
   idle: number;
   /** From the spawn to "listening". */
   startSeconds: number;
+  /** The malloc it ran on (absent from results before it was recorded: glibc). */
+  allocator?: Allocator;
 }
 
 export interface EmbeddedMemory {
@@ -34,20 +44,17 @@ export interface EmbeddedMemory {
 
 const CLI_ARGS = [fileURLToPath(new URL('../src/cli.ts', import.meta.url)), 'serve', '--json'];
 
-const VARIANTS: { node: string; args: string[]; env: Record<string, string | undefined> }[] = [
-  { node: "Node's defaults", args: CLI_ARGS, env: { NODE_COMPILE_CACHE: undefined, MALLOC_ARENA_MAX: undefined } },
+const VARIANTS: { node: string; command: readonly string[]; env: Record<string, string | undefined> }[] = [
   {
-    node: 'npm start',
-    args: ORDERPAY_SERVE_ARGS,
-    // What scripts/node.sh sets (the bench runs under it; this holds also when it does not).
-    env: {
-      NODE_COMPILE_CACHE: process.env.NODE_COMPILE_CACHE || fileURLToPath(new URL('../.node/compile-cache', import.meta.url)),
-      MALLOC_ARENA_MAX: process.env.MALLOC_ARENA_MAX || '2',
-    },
+    node: "Node's defaults",
+    command: nodeCommand(...CLI_ARGS),
+    env: { NODE_COMPILE_CACHE: undefined, MALLOC_ARENA_MAX: undefined, LD_PRELOAD: undefined, MALLOC_CONF: undefined },
   },
+  // What scripts/node.sh sets comes from running through it, as npm start does.
+  { node: 'npm start', command: ORDERPAY_SERVE_COMMAND, env: {} },
 ];
 
-async function measureStart(args: string[], env: Record<string, string | undefined>): Promise<StartMemory> {
+async function measureStart(command: readonly string[], env: Record<string, string | undefined>): Promise<StartMemory> {
   let peak = 0;
   let pid: number | undefined;
   const sample = () => {
@@ -60,7 +67,7 @@ async function measureStart(args: string[], env: Record<string, string | undefin
   try {
     const server = await startServerProcess(
       'orderpay (embedded)',
-      args,
+      command,
       { ...env, PORT: String(await findFreePort()) },
       /"event":"listening","url":"([^"]+)"/,
       {
@@ -71,7 +78,7 @@ async function measureStart(args: string[], env: Record<string, string | undefin
     try {
       await new Promise((resolve) => setTimeout(resolve, IDLE_SECONDS * 1000));
       const idle = sample() ?? 0;
-      return { peak, idle, startSeconds };
+      return { peak, idle, startSeconds, allocator: allocatorOf(server.pid) };
     } finally {
       await server.stop();
     }
@@ -86,8 +93,8 @@ export async function measureEmbeddedMemory(log: (line: string) => void): Promis
     const dataDir = mkdtempSync(path.join(tmpdir(), 'orderpay-bench-embedded-'));
     try {
       const env = { ...variant.env, DATA_DIR: dataDir, DATABASE_URL: undefined, NODE_ENV: undefined, HOST: '127.0.0.1', LOG_LEVEL: 'warn' };
-      const first = await measureStart(variant.args, env);
-      const restart = await measureStart(variant.args, env);
+      const first = await measureStart(variant.command, env);
+      const restart = await measureStart(variant.command, env);
       log(
         `embedded database, ${variant.node}: first start peak ${mb(first.peak)} MB, idle ${mb(first.idle)} MB; restart peak ${mb(restart.peak)} MB, idle ${mb(restart.idle)} MB`,
       );
@@ -115,7 +122,8 @@ twice on it (the first start creates the database in PGlite and migrates it; the
 it), idle for ${IDLE_SECONDS} s after it listens, the resident set sampled every ${SAMPLE_INTERVAL_MS} ms from the
 spawn on. "Node's defaults" is \`node src/cli.ts serve\`; "npm start" adds its flags
 (\`${ORDERPAY_NODE_FLAGS.join(' ')}\`) and what \`scripts/node.sh\`
-sets (\`NODE_COMPILE_CACHE\`, warm here from the servers above, and \`MALLOC_ARENA_MAX=2\`).
+sets (\`NODE_COMPILE_CACHE\`, warm here from the servers above, \`MALLOC_ARENA_MAX=2\`, and
+jemalloc where the system has it: ${rows.find((row) => row.node === 'npm start')?.first.allocator ?? 'glibc'} here).
 Where it goes: PGlite is PostgreSQL compiled to WebAssembly, and under Node's defaults V8
 recompiles its hot functions with TurboFan, which holds some 250 MB more for no speed we could
 measure (\`--liftoff-only\` keeps them in the baseline compiler); the rest of the difference is V8's

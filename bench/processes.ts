@@ -49,8 +49,30 @@ export const ORDERPAY_NODE_FLAGS: readonly string[] = (
   .split(/\s+/)
   .filter((word) => word.startsWith('--'));
 
-/** `orderpay serve` as npm start runs it, with its Node flags: what (h) measures. */
-export const ORDERPAY_SERVE_ARGS = [...ORDERPAY_NODE_FLAGS, fileURLToPath(new URL('../src/cli.ts', import.meta.url)), 'serve', '--json'];
+/**
+ * `orderpay serve` as npm start runs it: through scripts/node.sh (its environment, jemalloc where the
+ * system has it) with its Node flags: what (h) measures.
+ */
+export const ORDERPAY_SERVE_COMMAND: readonly string[] = [
+  'sh',
+  fileURLToPath(new URL('../scripts/node.sh', import.meta.url)),
+  ...ORDERPAY_NODE_FLAGS,
+  fileURLToPath(new URL('../src/cli.ts', import.meta.url)),
+  'serve',
+  '--json',
+];
+
+/** `node <args>`, run by the Node running the bench: the baseline's command. */
+export function nodeCommand(...args: string[]): readonly string[] {
+  return [process.execPath, ...args];
+}
+
+export type Allocator = 'jemalloc' | 'glibc';
+
+/** Which malloc a process allocates with: jemalloc when it is mapped into the process, else the C library's. */
+export function allocatorOf(pid: number): Allocator {
+  return readFileSync(`/proc/${pid}/maps`, 'utf8').includes('libjemalloc') ? 'jemalloc' : 'glibc';
+}
 
 export function findFreePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -63,17 +85,18 @@ export function findFreePort(): Promise<number> {
   });
 }
 
-/** Spawns `node <args>` and resolves once a stdout line matches ready (its first group is the URL). */
+/** Spawns command (executable first) and resolves once a stdout line matches ready (its first group is the URL). */
 export function startServerProcess(
   name: string,
-  args: string[],
+  command: readonly string[],
   /** Added to this process's environment; a variable set to undefined is left out. */
   env: Record<string, string | undefined>,
   ready: RegExp,
   { timeoutMs = 60_000, onSpawn }: { timeoutMs?: number; onSpawn?: (pid: number) => void } = {},
 ): Promise<ServerProcess> {
   const merged = Object.fromEntries(Object.entries({ ...process.env, ...env }).filter(([, value]) => value !== undefined));
-  const child = spawn(process.execPath, args, { env: merged, stdio: ['ignore', 'pipe', 'pipe'] });
+  const [executable = process.execPath, ...args] = command;
+  const child = spawn(executable, args, { env: merged, stdio: ['ignore', 'pipe', 'pipe'] });
   if (child.pid !== undefined) onSpawn?.(child.pid);
   running.add(child);
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));

@@ -15,7 +15,7 @@ import {
 import type { LoadResult } from './load.ts';
 import { alignColumns, int, mark, markdownTable, ms, pct } from './markdown.ts';
 import { renderEmbeddedMemorySection, type EmbeddedMemory } from './embedded-memory.ts';
-import { renderRssSection, rssMet, rssRows, RSS_HEADER, type RssReport } from './rss.ts';
+import { allocatorsLine, renderRssSection, rssMet, rssRows, RSS_HEADER, type RssReport } from './rss.ts';
 import { ORDERPAY_NODE_FLAGS } from './processes.ts';
 import { renderScaleSection, scaleVerdicts } from './scale.ts';
 import { customersFor } from './seed.ts';
@@ -197,7 +197,7 @@ export function formatConsoleTable({ scenarios, deepPages, rss }: Pick<BenchResu
     );
   }
   if (deepPages.length) parts.push(`(g) deep pages:\n${alignColumns([DEEP_PAGE_HEADER, ...deepPageRows(deepPages)])}`);
-  parts.push(`(h) resident memory, MB:\n${alignColumns([RSS_HEADER, ...rssRows(rss)])}`);
+  parts.push(`(h) resident memory, MB (${allocatorsLine(rss)}):\n${alignColumns([RSS_HEADER, ...rssRows(rss)])}`);
   return parts.join('\n\n');
 }
 

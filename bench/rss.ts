@@ -4,7 +4,7 @@
 // bench gets each process's most, warm-ups, checks and idle moments included.
 import { readFileSync } from 'node:fs';
 import { mark, markdownTable, mb } from './markdown.ts';
-import type { ServerProcess } from './processes.ts';
+import { type Allocator, allocatorOf, type ServerProcess } from './processes.ts';
 
 const SAMPLE_INTERVAL_MS = 1_000;
 /** Target: orderpay's resident set stays at or under this across the whole bench (on PostgreSQL). */
@@ -30,6 +30,8 @@ export interface RssReport {
   phases: RssPhase[];
   /** The most each server held over the whole bench, by server name, in bytes. */
   max: Record<string, number>;
+  /** The malloc each server ran on, by server name (absent from results before it was recorded: glibc). */
+  allocators?: Record<string, Allocator>;
 }
 
 /** VmRSS of a process in bytes, or undefined when it is gone or /proc is absent. */
@@ -55,11 +57,13 @@ export interface RssSampler {
 export function startRssSampling(servers: readonly ServerProcess[]): RssSampler {
   const phases = new Map<string, Record<string, RssFigures>>();
   const max: Record<string, number> = {};
+  const allocators: Record<string, Allocator> = {};
   let current: Record<string, RssFigures> | undefined;
   const sample = () => {
     for (const server of servers) {
       const rss = readRss(server.pid);
       if (rss === undefined) continue;
+      allocators[server.name] ??= allocatorOf(server.pid);
       max[server.name] = Math.max(max[server.name] ?? 0, rss);
       if (!current) continue;
       const figures = current[server.name];
@@ -82,7 +86,7 @@ export function startRssSampling(servers: readonly ServerProcess[]): RssSampler 
     stop() {
       clearInterval(timer);
       sample();
-      return { phases: [...phases].map(([label, figures]) => ({ label, servers: figures })), max };
+      return { phases: [...phases].map(([label, figures]) => ({ label, servers: figures })), max, allocators };
     },
   };
 }
@@ -91,7 +95,7 @@ export function startRssSampling(servers: readonly ServerProcess[]): RssSampler 
 export function mergeRssReports(a: RssReport, b: RssReport): RssReport {
   const max = { ...a.max };
   for (const [name, bytes] of Object.entries(b.max)) max[name] = Math.max(max[name] ?? 0, bytes);
-  return { phases: [...a.phases, ...b.phases], max };
+  return { phases: [...a.phases, ...b.phases], max, allocators: { ...a.allocators, ...b.allocators } };
 }
 
 export const RSS_HEADER = ['scenario', 'orderpay max MB', 'end MB', 'baseline max MB', 'end MB'];
@@ -103,6 +107,12 @@ export function rssRows(report: RssReport): string[][] {
     ...report.phases.map((phase) => [phase.label, ...cells(phase.servers.orderpay), ...cells(phase.servers.baseline)]),
     ['whole bench', whole('orderpay'), '', whole('baseline'), ''],
   ];
+}
+
+/** "orderpay on jemalloc, baseline on glibc": the malloc each server ran on. */
+export function allocatorsLine(report: RssReport): string {
+  const names = Object.keys(report.max);
+  return names.map((name) => `${name} on ${report.allocators?.[name] ?? 'glibc'}`).join(', ');
 }
 
 export const rssMet = (report: RssReport) => (report.max.orderpay ?? Infinity) <= RSS_TARGET_BYTES;
@@ -120,24 +130,31 @@ ran and the last sample, taken when its last round ended; "whole bench" is the m
 sample, warm-ups, checks and idle moments included. A server is sampled also during the scenarios
 that load only the other.${report.phases.some((p) => p.label === WEBHOOK_RSS_LABEL) ? ` The ${WEBHOOK_RSS_LABEL} row is the orderpay of [its measurement](#webhook-delivery-throughput),\na process of its own, counted in orderpay's whole-bench figure.` : ''} MB = 10⁶ bytes.
 
-orderpay runs as \`npm start\` runs it (docs/deploy.md, "Memory"). Where its resident set goes
-on PostgreSQL under (a)'s load (\`/proc/<pid>/smaps\`, V8's heap statistics and glibc's
-\`malloc_stats\`, read by hand): Node's own binary ~53 MB (file pages, shared: a bare \`node -e\`
-touches 30 MB of it, OpenSSL and V8's compilers, which our dependencies use, the rest); V8's heap
-~60 MB, of which ~37 MB live after a full collection (modules' source ~10 MB, bytecode and
+orderpay runs as \`npm start\` runs it (docs/deploy.md, the Node flags and the variables); the
+malloc of each: ${allocatorsLine(report)}. Where its resident set goes on PostgreSQL
+under (a)'s load (\`/proc/<pid>/smaps\`, V8's heap statistics and glibc's \`malloc_stats\`, read by
+hand): Node's own binary ~54 MB (file pages, shared: a bare \`node -e\` touches 30 MB of it;
+OpenSSL, V8's compilers, ICU's data and the built-in modules our dependencies use, the rest); V8's
+heap ~60–65 MB, of which ~37 MB live after a full collection (modules' source ~10 MB, bytecode and
 compiled code ~10 MB, schemas, routes, the authorization server), the young generation (2 × 4 MB)
-and garbage awaiting the next full collection; glibc's allocator ~45 MB, of which ~19 MB in use
-(Node's and V8's own structures, the compile cache's ~4 MB) and the rest freed memory glibc keeps:
-~18 MB of it in the arena of V8's background threads, where hot functions were optimised while
-the load warmed up. Without \`--max-old-space-size\` the same load took it to 340–370 MB (349 MB in
-the whole bench of 2026-11-25, before the flag): V8 sizes its heap from the machine's memory and
-on 24 GiB let the old generation grow to about four times what is live before collecting, the
-young generation to 64 MB per semi-space. Compiling each distinct schema once and loading PGlite
-and ioredis only where they are used took the live heap from ~45 to ~37 MB, and 4 MB semi-spaces
-instead of 16 saved ~25 MB more (224 MB in the whole bench of 2026-11-25). What remains above
-150 MB we could lower only at a price: \`--no-concurrent-recompilation\` keeps the optimising
-compiler's memory in the main arena, where it is reused (~20 MB less), but compiles on the main
-thread (p99 up to twice as high while a load warms up); \`--optimize-for-size\` and
+and garbage awaiting the next full collection; on glibc its allocator ~45 MB, of which ~20 MB in
+use (Node's and V8's own structures, the compile cache's ~4 MB) and the rest freed memory glibc
+keeps, most of it what V8's optimising compiler used while the load warmed up: \`malloc_trim(0)\`,
+called from a debugger, gave back 25 MB (176 → 152 MB). Node cannot call it; jemalloc, which
+\`scripts/node.sh\` preloads for the server where the system has it, returns freed pages by
+itself: the same scenarios (a), (b), (c) and (f) held 192 MB on glibc and 179 MB on jemalloc, on
+one machine, one after the other, CPU per request within the runs' noise. What 150 MB leaves:
+the baseline (node:http and pg, nothing else) held 165 MB under (a)'s load with Node's defaults
+and 130 MB with \`--max-semi-space-size=4\`; the authorization server's modules are ~12 MB of
+orderpay's (170 MB with \`ORDERPAY_SERVERS=resource\`, 182 MB with both, on glibc). Without
+\`--max-old-space-size\` the same load took orderpay to 340–370 MB (349 MB in the whole bench of
+2026-11-25, before the flag): V8 sizes its heap from the machine's memory and on 24 GiB let the
+old generation grow to about four times what is live before collecting, the young generation to
+64 MB per semi-space. Compiling each distinct schema once and loading PGlite and ioredis only
+where they are used took the live heap from ~45 to ~37 MB, and 4 MB semi-spaces instead of 16
+saved ~25 MB more (224 MB in the whole bench of 2026-11-25). What remains above 150 MB we could
+lower only at a price: \`--no-concurrent-recompilation\` (~20 MB less on glibc) compiles on the
+main thread (p99 up to twice as high while a load warms up); \`--optimize-for-size\` and
 \`--memory-saver-mode\` cost twice the CPU per request; glibc's mmap and trim thresholds,
 \`--v8-pool-size\`, \`--no-maglev\` and a smaller heap-growing factor saved nothing measurable.
 `;

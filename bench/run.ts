@@ -27,7 +27,7 @@ import { measureEmbeddedMemory, type EmbeddedMemory } from './embedded-memory.ts
 import { chooseLoadGenerator } from './load.ts';
 import { measure } from './measure.ts';
 import { resetPaymentTables } from './payments.ts';
-import { findFreePort, ORDERPAY_SERVE_ARGS, startServerProcess, type ServerProcess, type Target } from './processes.ts';
+import { findFreePort, nodeCommand, ORDERPAY_SERVE_COMMAND, startServerProcess, type ServerProcess, type Target } from './processes.ts';
 import { describeMachine, formatConsoleTable, type BenchResults } from './report.ts';
 import { REFERENCE_ORDERS, renderDocFromResults, writeResults } from './results.ts';
 import { mergeRssReports, startRssSampling, WEBHOOK_RSS_LABEL, type RssReport } from './rss.ts';
@@ -142,7 +142,7 @@ async function startServers(options: Options, orderpayPort: number, payerUserId:
     servers.push(
       await startServerProcess(
         'orderpay',
-        ORDERPAY_SERVE_ARGS,
+        ORDERPAY_SERVE_COMMAND,
         {
           DATABASE_URL: options.databaseUrl,
           PORT: String(orderpayPort),
@@ -166,7 +166,7 @@ async function startServers(options: Options, orderpayPort: number, payerUserId:
     servers.push(
       await startServerProcess(
         'baseline',
-        [fileURLToPath(new URL('./raw-server.ts', import.meta.url))],
+        nodeCommand(fileURLToPath(new URL('./raw-server.ts', import.meta.url))),
         {
           DATABASE_URL: options.databaseUrl,
           PORT: String(await findFreePort()),

@@ -13,7 +13,7 @@ import { ALL_EVENTS, EVENT_TYPES } from '../src/events/events.rules.ts';
 import { newEventId } from '../src/events/events.store.ts';
 import type { PaymentRecord } from '../src/payments/payments.store.ts';
 import { createSecretBox, generateSigningSecret } from '../src/webhooks/secrets.ts';
-import { findFreePort, ORDERPAY_SERVE_ARGS, startServerProcess, type ServerProcess } from './processes.ts';
+import { findFreePort, ORDERPAY_SERVE_COMMAND, startServerProcess, type ServerProcess } from './processes.ts';
 
 /**
  * (dw)'s endpoint. Nothing listens on port 1 of loopback (a privileged port), so a connection to it
@@ -180,7 +180,7 @@ export async function measureWebhookThroughput(db: Db, orderpayUrl: string, n: n
 export async function startDeliveringOrderpay(databaseUrl: string): Promise<ServerProcess> {
   return startServerProcess(
     'orderpay-webhooks',
-    ORDERPAY_SERVE_ARGS,
+    ORDERPAY_SERVE_COMMAND,
     {
       DATABASE_URL: databaseUrl,
       PORT: String(await findFreePort()),

@@ -1,10 +1,11 @@
 // scripts/node.sh, through which npm start, npm test and the bench run node, sets two memory
-// settings its processes inherit (docs/deploy.md, "Memory"): Node's compile cache, which keeps the
+// settings its processes inherit (docs/deploy.md, the Node flags): Node's compile cache, which keeps the
 // TypeScript already stripped so that a second start does not load the type stripper, and glibc's
-// MALLOC_ARENA_MAX. A value already in the environment is kept.
+// MALLOC_ARENA_MAX. A value already in the environment is kept. The server (`serve`) alone
+// allocates through jemalloc where the system has it.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, test } from 'node:test';
@@ -18,7 +19,7 @@ after(() => rmSync(scratch, { recursive: true, force: true }));
 
 /** Runs `sh scripts/node.sh <args>` with this environment less the two variables, plus `env`. */
 async function runNode(args: string[], env: Record<string, string> = {}): Promise<string> {
-  const { NODE_COMPILE_CACHE: _cache, MALLOC_ARENA_MAX: _arenas, ...inherited } = process.env;
+  const { NODE_COMPILE_CACHE: _cache, MALLOC_ARENA_MAX: _arenas, LD_PRELOAD: _preload, MALLOC_CONF: _conf, ...inherited } = process.env;
   const { stdout } = await promisify(execFile)('sh', [launcher, ...args], { env: { ...inherited, ...env } });
   return stdout.trim();
 }
@@ -49,4 +50,24 @@ test('from the second start on, TypeScript comes stripped from the cache: the ty
   const first = JSON.parse(await runNode([file], env));
   assert.ok(first.length > 0, 'the first start strips the types itself');
   assert.deepEqual(JSON.parse(await runNode([file], env)), []);
+});
+
+// Where Debian and Ubuntu's libjemalloc2 puts it on this architecture (the first path node.sh tries here).
+const JEMALLOC = `/usr/lib/${process.arch === 'arm64' ? 'aarch64' : 'x86_64'}-linux-gnu/libjemalloc.so.2`;
+const SHOW_MALLOC =
+  "console.log(JSON.stringify({ jemalloc: require('node:fs').readFileSync('/proc/self/maps', 'utf8').includes('libjemalloc'), conf: process.env.MALLOC_CONF }))";
+const noJemalloc = existsSync(JEMALLOC) ? undefined : `${JEMALLOC} is missing (Debian: apt-get install libjemalloc2)`;
+if (noJemalloc && process.env.CI === 'true') throw new Error(`CI runs the server on jemalloc: ${noJemalloc}`);
+if (noJemalloc) console.log(`# skipping the jemalloc tests: ${noJemalloc}`);
+
+test('the server (serve) allocates through jemalloc where the system has it', { skip: noJemalloc }, async () => {
+  assert.deepEqual(JSON.parse(await runNode(['-e', SHOW_MALLOC, 'serve'])), {
+    jemalloc: true,
+    conf: 'background_thread:true,narenas:2,dirty_decay_ms:1000,muzzy_decay_ms:0',
+  });
+});
+
+test('other commands, and the server with ORDERPAY_MALLOC=glibc, keep glibc', { skip: noJemalloc }, async () => {
+  assert.deepEqual(JSON.parse(await runNode(['-e', SHOW_MALLOC, 'migrate'])), { jemalloc: false });
+  assert.deepEqual(JSON.parse(await runNode(['-e', SHOW_MALLOC, 'serve'], { ORDERPAY_MALLOC: 'glibc' })), { jemalloc: false });
 });
