@@ -142,8 +142,9 @@ use (Node's and V8's own structures, the compile cache's ~4 MB) and the rest fre
 keeps, most of it what V8's optimising compiler used while the load warmed up: \`malloc_trim(0)\`,
 called from a debugger, gave back 25 MB (176 → 152 MB). Node cannot call it; jemalloc, which
 \`scripts/node.sh\` preloads for the server where the system has it, returns freed pages by
-itself: the same scenarios (a), (b), (c) and (f) held 192 MB on glibc and 179 MB on jemalloc, on
-one machine, one after the other, CPU per request within the runs' noise. What 150 MB leaves:
+itself: two processes side by side, one on each, held 175 MB on glibc and 150 MB on jemalloc
+under the same load of lookups by id (the same requests per second), 158 and 156 MB under list
+pages. The bench's peak is higher than either, and varies by some 10 MB from run to run. What 150 MB leaves:
 the baseline (node:http and pg, nothing else) held 165 MB under (a)'s load with Node's defaults
 and 130 MB with \`--max-semi-space-size=4\`; the authorization server's modules are ~12 MB of
 orderpay's (170 MB with \`ORDERPAY_SERVERS=resource\`, 182 MB with both, on glibc). Without
