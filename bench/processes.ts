@@ -69,9 +69,13 @@ export function nodeCommand(...args: string[]): readonly string[] {
 
 export type Allocator = 'jemalloc' | 'glibc';
 
-/** Which malloc a process allocates with: jemalloc when it is mapped into the process, else the C library's. */
-export function allocatorOf(pid: number): Allocator {
-  return readFileSync(`/proc/${pid}/maps`, 'utf8').includes('libjemalloc') ? 'jemalloc' : 'glibc';
+/** Which malloc a process allocates with: jemalloc when it is mapped into it, else the C library's; undefined once it is gone. */
+export function allocatorOf(pid: number): Allocator | undefined {
+  try {
+    return readFileSync(`/proc/${pid}/maps`, 'utf8').includes('libjemalloc') ? 'jemalloc' : 'glibc';
+  } catch {
+    return undefined;
+  }
 }
 
 export function findFreePort(): Promise<number> {

@@ -63,7 +63,8 @@ export function startRssSampling(servers: readonly ServerProcess[]): RssSampler 
     for (const server of servers) {
       const rss = readRss(server.pid);
       if (rss === undefined) continue;
-      allocators[server.name] ??= allocatorOf(server.pid);
+      const allocator = allocators[server.name] ?? allocatorOf(server.pid);
+      if (allocator) allocators[server.name] = allocator;
       max[server.name] = Math.max(max[server.name] ?? 0, rss);
       if (!current) continue;
       const figures = current[server.name];
