@@ -40,7 +40,7 @@ process.once('exit', () => {
 });
 
 /**
- * The Node flags npm start runs orderpay with (docs/deploy.md, "Memory"), read from package.json's
+ * The Node flags npm start runs orderpay with (docs/deploy.md, the Node flags and the variables), read from package.json's
  * start script so that the bench can never measure other ones.
  */
 export const ORDERPAY_NODE_FLAGS: readonly string[] = (
