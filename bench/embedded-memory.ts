@@ -58,7 +58,7 @@ async function measureStart(command: readonly string[], env: Record<string, stri
   let peak = 0;
   let pid: number | undefined;
   const sample = () => {
-    const rss = pid === undefined ? undefined : readRss(pid);
+    const rss = pid === undefined ? undefined : readRss(pid)?.rss;
     if (rss !== undefined) peak = Math.max(peak, rss);
     return rss;
   };

@@ -1,8 +1,8 @@
-// The orders scenarios (a)–(c), (av), (bv) and (f): request paths sampled from the data, so every
+// The orders scenarios (a)–(c), (av), (bv), (f) and (fr): request paths sampled from the data, so every
 // id exists and every filter matches real rows, and the check that both columns answer alike.
 // At 10M orders the id sample (ORDER BY random() over the table) takes a few seconds, once.
 import type { Db } from '../src/db/db.ts';
-import { conditionalWorkload, type ConditionalWorkload } from './conditional.ts';
+import { conditionalWorkloads, type ConditionalWorkload } from './conditional.ts';
 import type { RequestMix } from './load.ts';
 import type { Side, Target } from './processes.ts';
 import { P99_TARGET_MS, type Scenario } from './report.ts';
@@ -21,7 +21,7 @@ export interface OrdersWorkload {
 }
 
 /**
- * (a)–(c), (av), (bv), and (f) on (a)'s ids. Paths sampled from the data, so every id exists and
+ * (a)–(c), (av), (bv), and (f) and (fr) on (a)'s ids. Paths sampled from the data, so every id exists and
  * every filter matches real rows.
  */
 export async function sampleOrdersWorkloads(db: Db): Promise<(OrdersWorkload | ConditionalWorkload)[]> {
@@ -94,7 +94,7 @@ export async function sampleOrdersWorkloads(db: Db): Promise<(OrdersWorkload | C
       requests: { method: 'GET', paths: filtered },
       sides: versionSides,
     },
-    conditionalWorkload(byId),
+    ...conditionalWorkloads(byId),
   ];
 }
 

@@ -2,6 +2,9 @@
 // the SQL needs. It runs the SQL orderpay runs for the same requests, with the same type parsing
 // (int8 → number, timestamptz → RFC 3339 string), so the ratio measures what the API adds.
 //   GET /orders/{id}                      the id lookup
+//   GET /prepared/orders/{id}             the same prepared; with If-None-Match, the version alone
+//                                         first, and 304 when the tag (as orderpay's v1 spells it)
+//                                         matches (scenario fr)
 //   GET /orders?…&customerId=…            the filtered page and its count(*), as orderpay with minTotal
 //   GET /orders?status=…                  the page only, WITHOUT any count
 //   POST /payments + Idempotency-Key      in one transaction: claim the key (ON CONFLICT DO NOTHING),
@@ -43,9 +46,20 @@ function orderBy(sort: string | null): string {
   return keys.map((k) => `${k.column} ${k.desc ? 'DESC' : 'ASC'}`).join(', ');
 }
 
-async function findOrder(id: number): Promise<unknown> {
-  const { rows } = await pool.query(`SELECT ${COLUMNS} FROM orders WHERE id = $1 AND deleted_at IS NULL`, [id]);
+async function findOrder(id: number, prepared = false): Promise<unknown> {
+  const text = `SELECT ${COLUMNS} FROM orders WHERE id = $1 AND deleted_at IS NULL`;
+  const { rows } = await pool.query(prepared ? { name: 'find-order', text, values: [id] } : { text, values: [id] });
   return rows[0];
+}
+
+/** The order's entity tag as orderpay spells it in v1 (src/http/etag.ts), from its version alone. */
+async function findOrderTag(id: number): Promise<string | undefined> {
+  const { rows } = await pool.query<{ version: number }>({
+    name: 'find-order-version',
+    text: 'SELECT version FROM orders WHERE id = $1 AND deleted_at IS NULL',
+    values: [id],
+  });
+  return rows[0] && `"o${id}.${rows[0].version}.v1"`;
 }
 
 async function listOrders(query: URLSearchParams): Promise<unknown> {
@@ -245,6 +259,7 @@ function sendStored(res: http.ServerResponse, response: StoredResponse, replayed
 }
 
 function send(res: http.ServerResponse, status: number, body: unknown): void {
+  if (status === 304) return void res.writeHead(304).end();
   const json = JSON.stringify(body);
   res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(json) });
   res.end(json);
@@ -252,9 +267,12 @@ function send(res: http.ServerResponse, status: number, body: unknown): void {
 
 async function route(req: http.IncomingMessage): Promise<[number, unknown]> {
   const url = new URL(req.url ?? '/', 'http://raw');
-  const byId = /^\/orders\/(\d+)$/.exec(url.pathname);
+  const byId = /^(\/prepared)?\/orders\/(\d+)$/.exec(url.pathname);
   if (req.method === 'GET' && byId) {
-    const order = await findOrder(Number(byId[1]));
+    const [, prepared, id] = byId;
+    const ifNoneMatch = req.headers['if-none-match'];
+    if (prepared && ifNoneMatch !== undefined && ifNoneMatch === (await findOrderTag(Number(id)))) return [304, undefined];
+    const order = await findOrder(Number(id), prepared !== undefined);
     return order ? [200, order] : [404, { error: 'not found' }];
   }
   if (req.method === 'GET' && url.pathname === '/orders') return [200, await listOrders(url.searchParams)];

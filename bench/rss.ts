@@ -1,5 +1,5 @@
 // Scenario (h): the resident set size of each server under test, from /proc/<pid>/status (VmRSS,
-// Linux), sampled every second from the servers' start to their stop. Each scenario gets the most
+// Linux, and its private part RssAnon), sampled every second from the servers' start to their stop. Each scenario gets the most
 // each process held while its rounds ran and what it held when its last round ended; the whole
 // bench gets each process's most, warm-ups, checks and idle moments included.
 import { readFileSync } from 'node:fs';
@@ -17,6 +17,8 @@ export const WEBHOOK_RSS_LABEL = 'webhook delivery';
 export interface RssFigures {
   max: number;
   end: number;
+  /** The most of its resident set that was its own (RssAnon: not pages of files it maps, such as Node's binary). */
+  privateMax?: number;
 }
 
 export interface RssPhase {
@@ -30,18 +32,23 @@ export interface RssReport {
   phases: RssPhase[];
   /** The most each server held over the whole bench, by server name, in bytes. */
   max: Record<string, number>;
+  /** The most of it that was its own (RssAnon), by server name, in bytes. */
+  privateMax?: Record<string, number>;
   /** The malloc each server ran on, by server name (absent from results before it was recorded: glibc). */
   allocators?: Record<string, Allocator>;
 }
 
-/** VmRSS of a process in bytes, or undefined when it is gone or /proc is absent. */
-export function readRss(pid: number): number | undefined {
+/** VmRSS of a process and its RssAnon in bytes, or undefined when it is gone or /proc is absent. */
+export function readRss(pid: number): { rss: number; private: number } | undefined {
+  let status: string;
   try {
-    const kib = /^VmRSS:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
-    return kib === undefined ? undefined : Number(kib) * 1024;
+    status = readFileSync(`/proc/${pid}/status`, 'utf8');
   } catch {
     return undefined;
   }
+  const bytes = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB$`, 'm').exec(status)?.[1] ?? Number.NaN) * 1024;
+  const figures = { rss: bytes('VmRSS'), private: bytes('RssAnon') };
+  return Number.isNaN(figures.rss) ? undefined : figures;
 }
 
 export interface RssSampler {
@@ -57,18 +64,25 @@ export interface RssSampler {
 export function startRssSampling(servers: readonly ServerProcess[]): RssSampler {
   const phases = new Map<string, Record<string, RssFigures>>();
   const max: Record<string, number> = {};
+  const privateMax: Record<string, number> = {};
   const allocators: Record<string, Allocator> = {};
   let current: Record<string, RssFigures> | undefined;
   const sample = () => {
     for (const server of servers) {
-      const rss = readRss(server.pid);
-      if (rss === undefined) continue;
+      const read = readRss(server.pid);
+      if (read === undefined) continue;
+      const { rss } = read;
       const allocator = allocators[server.name] ?? allocatorOf(server.pid);
       if (allocator) allocators[server.name] = allocator;
       max[server.name] = Math.max(max[server.name] ?? 0, rss);
+      privateMax[server.name] = Math.max(privateMax[server.name] ?? 0, read.private);
       if (!current) continue;
       const figures = current[server.name];
-      current[server.name] = { max: Math.max(figures?.max ?? 0, rss), end: rss };
+      current[server.name] = {
+        max: Math.max(figures?.max ?? 0, rss),
+        end: rss,
+        privateMax: Math.max(figures?.privateMax ?? 0, read.private),
+      };
     }
   };
   const timer = setInterval(sample, SAMPLE_INTERVAL_MS);
@@ -87,26 +101,38 @@ export function startRssSampling(servers: readonly ServerProcess[]): RssSampler 
     stop() {
       clearInterval(timer);
       sample();
-      return { phases: [...phases].map(([label, figures]) => ({ label, servers: figures })), max, allocators };
+      return { phases: [...phases].map(([label, figures]) => ({ label, servers: figures })), max, privateMax, allocators };
     },
   };
 }
 
 /** Two reports as one: the phases of both, and each server's most over both. */
 export function mergeRssReports(a: RssReport, b: RssReport): RssReport {
-  const max = { ...a.max };
-  for (const [name, bytes] of Object.entries(b.max)) max[name] = Math.max(max[name] ?? 0, bytes);
-  return { phases: [...a.phases, ...b.phases], max, allocators: { ...a.allocators, ...b.allocators } };
+  const most = (x: Record<string, number> = {}, y: Record<string, number> = {}) => {
+    const merged = { ...x };
+    for (const [name, bytes] of Object.entries(y)) merged[name] = Math.max(merged[name] ?? 0, bytes);
+    return merged;
+  };
+  return {
+    phases: [...a.phases, ...b.phases],
+    max: most(a.max, b.max),
+    privateMax: most(a.privateMax, b.privateMax),
+    allocators: { ...a.allocators, ...b.allocators },
+  };
 }
 
-export const RSS_HEADER = ['scenario', 'orderpay max MB', 'end MB', 'baseline max MB', 'end MB'];
+export const RSS_HEADER = ['scenario', 'orderpay max MB', 'end MB', 'its own MB', 'baseline max MB', 'end MB', 'its own MB'];
+
+/** Results from before RssAnon was sampled show a dash in its column. */
+const orDash = (bytes: number | undefined) => (bytes === undefined ? '—' : mb(bytes));
 
 export function rssRows(report: RssReport): string[][] {
-  const cells = (figures: RssFigures | undefined) => (figures ? [mb(figures.max), mb(figures.end)] : ['—', '—']);
-  const whole = (name: string) => (report.max[name] === undefined ? '—' : mb(report.max[name]));
+  const cells = (figures: RssFigures | undefined) =>
+    figures ? [mb(figures.max), mb(figures.end), orDash(figures.privateMax)] : ['—', '—', '—'];
+  const whole = (name: string) => [orDash(report.max[name]), '', orDash(report.privateMax?.[name])];
   return [
     ...report.phases.map((phase) => [phase.label, ...cells(phase.servers.orderpay), ...cells(phase.servers.baseline)]),
-    ['whole bench', whole('orderpay'), '', whole('baseline'), ''],
+    ['whole bench', ...whole('orderpay'), ...whole('baseline')],
   ];
 }
 
@@ -128,7 +154,10 @@ ${markdownTable(RSS_HEADER, rssRows(report))}
 PostgreSQL: ${mark(rssMet(report))}). The resident set size (\`VmRSS\` of \`/proc/<pid>/status\`) of each server
 process, sampled every second from its start to its stop: per scenario the most while its rounds
 ran and the last sample, taken when its last round ended; "whole bench" is the most over every
-sample, warm-ups, checks and idle moments included. A server is sampled also during the scenarios
+sample, warm-ups, checks and idle moments included. "Its own" is the most of the resident set that
+was the process's alone (\`RssAnon\`: V8's heap, malloc, stacks), the rest being pages of the files
+it maps, Node's binary first, which every Node process on the machine shares and the kernel can
+drop and read again: what one more process of each costs. A server is sampled also during the scenarios
 that load only the other.${report.phases.some((p) => p.label === WEBHOOK_RSS_LABEL) ? ` The ${WEBHOOK_RSS_LABEL} row is the orderpay of [its measurement](#webhook-delivery-throughput),\na process of its own, counted in orderpay's whole-bench figure.` : ''} MB = 10⁶ bytes.
 
 orderpay runs as \`npm start\` runs it (docs/deploy.md, the Node flags and the variables); the

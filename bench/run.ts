@@ -270,7 +270,7 @@ async function main(): Promise<number> {
       { server: orderpay, headers: { authorization: `Bearer ${token}` }, writesEvents: true },
       { server: baseline, headers: {}, writesEvents: false },
     ];
-    workloads = await prepareWorkloads(workloads, targets[0]!, options.orders);
+    workloads = await prepareWorkloads(workloads, targets, options.orders);
     await verifyResponses(db, workloads, targets);
     log(`${generator.name}: ${options.connections} connections, ${options.rounds} rounds × ${options.seconds} s per column and scenario`);
     const measured = await measure(db, generator, options, workloads, targets, rss, log);

@@ -35,7 +35,7 @@ export const labelOf = (workload: Workload) =>
   isDeepPageWorkload(workload) ? deepPageLabel(workload) : `(${workload.scenario.key}) ${workload.scenario.title}`;
 
 /**
- * The scenarios asked for, in order: the orders' a–c, av, bv and f, the deep pages (g), then the
+ * The scenarios asked for, in order: the orders' a–c, av, bv, f and fr, the deep pages (g), then the
  * payments' d, e, dw and dx.
  */
 export async function chooseWorkloads(db: Db, scenarios: Set<string> | undefined): Promise<Workload[]> {
@@ -46,11 +46,12 @@ export async function chooseWorkloads(db: Db, scenarios: Set<string> | undefined
   return all.filter((w) => !scenarios || scenarios.has(keyOf(w)));
 }
 
-/** What needs orderpay running: (f)'s ETags, (g)'s cursors. */
-export async function prepareWorkloads(workloads: Workload[], orderpay: Target, orders: number): Promise<Workload[]> {
+/** What needs the servers running: (f)'s ETags, (g)'s cursors. targets: orderpay, then the baseline. */
+export async function prepareWorkloads(workloads: Workload[], targets: Target[], orders: number): Promise<Workload[]> {
+  const orderpay = targets[0]!;
   const prepared: Workload[] = [];
   for (const workload of workloads) {
-    if (isConditionalWorkload(workload)) prepared.push(await prepareConditional(workload, orderpay));
+    if (isConditionalWorkload(workload)) prepared.push(await prepareConditional(workload, targets));
     else if (isDeepPageWorkload(workload)) prepared.push(await prepareDeepPage(workload, orderpay, orders));
     else prepared.push(workload);
   }
@@ -99,9 +100,10 @@ export function columnsOf(workload: Workload, targets: Target[]): Column[] {
   const orderpay = targets[0]!;
   if (isConditionalWorkload(workload)) {
     const [tagged, untagged] = conditionalRequests(workload);
+    const target = targets[workload.side.server === 'orderpay' ? 0 : 1]!;
     return [
-      { name: 'orderpay 304', target: orderpay, requests: tagged },
-      { name: 'orderpay 200', target: orderpay, requests: untagged },
+      { name: `${target.server.name} 304`, target, requests: tagged },
+      { name: `${target.server.name} 200`, target, requests: untagged },
     ];
   }
   if (isDeepPageWorkload(workload)) {
