@@ -13,7 +13,7 @@ export const PAYMENT_BODY = JSON.stringify({ amount: 1250, currency: 'EUR' });
 
 /** The baseline writes orderpay's payment.succeeded event for the payments posted under this prefix. */
 export const WITH_EVENT_PREFIX = '/with-event';
-/** The baseline's (d) transaction with its statements prepared: the other side of (dw) and (dx). */
+/** The baseline's paths with their statements prepared: (d)'s transaction in (dw) and (dx), (a)'s lookup and its revalidation in (fr). */
 export const PREPARED_PREFIX = '/prepared';
 
 export interface PaymentWorkload {

@@ -24,8 +24,9 @@ export interface Target {
 }
 
 /**
- * One column of a scenario that does not compare orderpay with the baseline: which of the two
- * servers, under which path prefix, and whether the baseline writes events there.
+ * A column of a scenario that does not compare orderpay with the baseline (or both columns of
+ * (f) and (fr)): which of the two servers, under which path prefix, and whether the baseline
+ * writes events there.
  */
 export interface Side {
   server: 'orderpay' | 'baseline';

@@ -259,19 +259,22 @@ function sendStored(res: http.ServerResponse, response: StoredResponse, replayed
 }
 
 function send(res: http.ServerResponse, status: number, body: unknown): void {
-  if (status === 304) return void res.writeHead(304).end();
+  if (status === 304) return void res.writeHead(304, { etag: String(body) }).end();
   const json = JSON.stringify(body);
   res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(json) });
   res.end(json);
 }
 
+const ORDER_PATH = new RegExp(`^(${PREPARED_PREFIX})?/orders/(\\d+)$`);
+
+/** [status, body]; a 304's "body" is the ETag it carries. */
 async function route(req: http.IncomingMessage): Promise<[number, unknown]> {
   const url = new URL(req.url ?? '/', 'http://raw');
-  const byId = /^(\/prepared)?\/orders\/(\d+)$/.exec(url.pathname);
+  const byId = ORDER_PATH.exec(url.pathname);
   if (req.method === 'GET' && byId) {
     const [, prepared, id] = byId;
     const ifNoneMatch = req.headers['if-none-match'];
-    if (prepared && ifNoneMatch !== undefined && ifNoneMatch === (await findOrderTag(Number(id)))) return [304, undefined];
+    if (prepared && ifNoneMatch !== undefined && ifNoneMatch === (await findOrderTag(Number(id)))) return [304, ifNoneMatch];
     const order = await findOrder(Number(id), prepared !== undefined);
     return order ? [200, order] : [404, { error: 'not found' }];
   }

@@ -38,17 +38,20 @@ export interface RssReport {
   allocators?: Record<string, Allocator>;
 }
 
-/** VmRSS of a process and its RssAnon in bytes, or undefined when it is gone or /proc is absent. */
-export function readRss(pid: number): { rss: number; private: number } | undefined {
+/** VmRSS of a process and its RssAnon (where the kernel reports it) in bytes, or undefined when it is gone or /proc is absent. */
+export function readRss(pid: number): { rss: number; private?: number } | undefined {
   let status: string;
   try {
     status = readFileSync(`/proc/${pid}/status`, 'utf8');
   } catch {
     return undefined;
   }
-  const bytes = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB$`, 'm').exec(status)?.[1] ?? Number.NaN) * 1024;
-  const figures = { rss: bytes('VmRSS'), private: bytes('RssAnon') };
-  return Number.isNaN(figures.rss) ? undefined : figures;
+  const bytes = (field: string) => {
+    const kib = new RegExp(`^${field}:\\s+(\\d+) kB$`, 'm').exec(status)?.[1];
+    return kib === undefined ? undefined : Number(kib) * 1024;
+  };
+  const rss = bytes('VmRSS');
+  return rss === undefined ? undefined : { rss, private: bytes('RssAnon') };
 }
 
 export interface RssSampler {
@@ -75,14 +78,12 @@ export function startRssSampling(servers: readonly ServerProcess[]): RssSampler 
       const allocator = allocators[server.name] ?? allocatorOf(server.pid);
       if (allocator) allocators[server.name] = allocator;
       max[server.name] = Math.max(max[server.name] ?? 0, rss);
-      privateMax[server.name] = Math.max(privateMax[server.name] ?? 0, read.private);
+      const own = read.private;
+      if (own !== undefined) privateMax[server.name] = Math.max(privateMax[server.name] ?? 0, own);
       if (!current) continue;
       const figures = current[server.name];
-      current[server.name] = {
-        max: Math.max(figures?.max ?? 0, rss),
-        end: rss,
-        privateMax: Math.max(figures?.privateMax ?? 0, read.private),
-      };
+      const ownMax = own === undefined ? figures?.privateMax : Math.max(figures?.privateMax ?? 0, own);
+      current[server.name] = { max: Math.max(figures?.max ?? 0, rss), end: rss, ...(ownMax === undefined ? {} : { privateMax: ownMax }) };
     }
   };
   const timer = setInterval(sample, SAMPLE_INTERVAL_MS);
@@ -121,7 +122,7 @@ export function mergeRssReports(a: RssReport, b: RssReport): RssReport {
   };
 }
 
-export const RSS_HEADER = ['scenario', 'orderpay max MB', 'end MB', 'its own MB', 'baseline max MB', 'end MB', 'its own MB'];
+export const RSS_HEADER = ['scenario', 'orderpay max MB', 'end MB', 'its own max MB', 'baseline max MB', 'end MB', 'its own max MB'];
 
 /** Results from before RssAnon was sampled show a dash in its column. */
 const orDash = (bytes: number | undefined) => (bytes === undefined ? '—' : mb(bytes));
@@ -144,6 +145,15 @@ export function allocatorsLine(report: RssReport): string {
 
 export const rssMet = (report: RssReport) => (report.max.orderpay ?? Infinity) <= RSS_TARGET_BYTES;
 
+/** What the "its own" columns are, or that the run predates them. */
+function ownMemoryLine(report: RssReport): string {
+  if (!report.privateMax || Object.keys(report.privateMax).length === 0) return ' (This run predates the "its own" columns.)';
+  return ` "Its own" is the most of the resident set that was the process's alone (\`RssAnon\`: V8's heap,
+malloc, stacks): what one more process of each costs. The rest is pages of the files it maps
+(\`RssFile\`), Node's binary first, which every Node process on the machine shares and the kernel can
+drop and read again, and shared memory (\`RssShmem\`).`;
+}
+
 export function renderRssSection(report: RssReport): string {
   return `
 ## Memory (h)
@@ -151,13 +161,10 @@ export function renderRssSection(report: RssReport): string {
 ${markdownTable(RSS_HEADER, rssRows(report))}
 
 **orderpay's most across the whole bench: ${report.max.orderpay === undefined ? 'not measured' : `${mb(report.max.orderpay)} MB`}** (target ≤ ${mb(RSS_TARGET_BYTES)} MB on
-PostgreSQL: ${mark(rssMet(report))}). The resident set size (\`VmRSS\` of \`/proc/<pid>/status\`) of each server
+PostgreSQL: ${mark(rssMet(report))}; why it stays: docs/decisions.md, "The 304 and memory targets stay as set"). The resident set size (\`VmRSS\` of \`/proc/<pid>/status\`) of each server
 process, sampled every second from its start to its stop: per scenario the most while its rounds
 ran and the last sample, taken when its last round ended; "whole bench" is the most over every
-sample, warm-ups, checks and idle moments included. "Its own" is the most of the resident set that
-was the process's alone (\`RssAnon\`: V8's heap, malloc, stacks), the rest being pages of the files
-it maps, Node's binary first, which every Node process on the machine shares and the kernel can
-drop and read again: what one more process of each costs. A server is sampled also during the scenarios
+sample, warm-ups, checks and idle moments included.${ownMemoryLine(report)} A server is sampled also during the scenarios
 that load only the other.${report.phases.some((p) => p.label === WEBHOOK_RSS_LABEL) ? ` The ${WEBHOOK_RSS_LABEL} row is the orderpay of [its measurement](#webhook-delivery-throughput),\na process of its own, counted in orderpay's whole-bench figure.` : ''} MB = 10⁶ bytes.
 
 orderpay runs as \`npm start\` runs it (docs/deploy.md, the Node flags and the variables); the
@@ -175,8 +182,9 @@ called from a debugger, gave back 25 MB (176 → 152 MB). Node cannot call it; j
 itself: two processes side by side, one on each, held 175 MB on glibc and 150 MB on jemalloc
 under the same load of lookups by id (the same requests per second), 158 and 156 MB under list
 pages. The bench's peak is higher than either, and varies by some 10 MB from run to run. What 150 MB leaves:
-the baseline (node:http and pg, nothing else) held 165 MB under (a)'s load with Node's defaults
-and 130 MB with \`--max-semi-space-size=4\`; the authorization server's modules are ~12 MB of
+the baseline (node:http and pg, nothing else, on Node's defaults) is in the table above; run by
+hand under (a)'s load on another machine it held 165 MB with Node's defaults and 130 MB with
+\`--max-semi-space-size=4\`; the authorization server's modules are ~12 MB of
 orderpay's (170 MB with \`ORDERPAY_SERVERS=resource\`, 182 MB with both, on glibc). Without
 \`--max-old-space-size\` the same load took orderpay to 340–370 MB (349 MB in the whole bench of
 2026-11-25, before the flag): V8 sizes its heap from the machine's memory and on 24 GiB let the

@@ -7,7 +7,7 @@
 // Environment (defaults below): BENCH_ORDERS, BENCH_DATABASE_URL (orderpay_bench for 1M orders,
 // orderpay_bench_<size> for another size, e.g. orderpay_bench_10m, so sizes never reseed each
 // other), BENCH_ROUNDS, BENCH_SECONDS, BENCH_WARMUP_SECONDS, BENCH_CONNECTIONS, BENCH_SCENARIOS
-// (keys among a, b, c, av, bv, f, g, d, e, dw, dx, e.g. "d,dw"; all by default; (h), the servers'
+// (keys among a, b, c, av, bv, f, fr, g, d, e, dw, dx, e.g. "d,dw"; all by default; (h), the servers'
 // memory, is sampled during whichever run, so "h" selects nothing).
 // The page: a full run at 1M orders writes bench/results/orders-1000000.json, the page's figures;
 // a run at another size, full or not (BENCH_ORDERS=10000000 BENCH_SCENARIOS=a,b,c,g is what the

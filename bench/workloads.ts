@@ -1,4 +1,4 @@
-// Every scenario as the bench runs it: chosen by key, prepared once the servers run ((f)'s tags,
+// Every scenario as the bench runs it: chosen by key, prepared once the servers run ((f)'s and (fr)'s tags,
 // (g)'s cursors), checked, and laid out as columns, each a server under a request mix, that the
 // rounds load in turn.
 import type { Db } from '../src/db/db.ts';
@@ -46,13 +46,17 @@ export async function chooseWorkloads(db: Db, scenarios: Set<string> | undefined
   return all.filter((w) => !scenarios || scenarios.has(keyOf(w)));
 }
 
-/** What needs the servers running: (f)'s ETags, (g)'s cursors. targets: orderpay, then the baseline. */
+/** What needs the servers running: (f)'s and (fr)'s ETags (read once), (g)'s cursors. targets: orderpay, then the baseline. */
 export async function prepareWorkloads(workloads: Workload[], targets: Target[], orders: number): Promise<Workload[]> {
   const orderpay = targets[0]!;
   const prepared: Workload[] = [];
+  let etags: string[] | undefined;
   for (const workload of workloads) {
-    if (isConditionalWorkload(workload)) prepared.push(await prepareConditional(workload, targets));
-    else if (isDeepPageWorkload(workload)) prepared.push(await prepareDeepPage(workload, orderpay, orders));
+    if (isConditionalWorkload(workload)) {
+      const ready = await prepareConditional({ ...workload, etags }, targets);
+      etags = ready.etags;
+      prepared.push(ready);
+    } else if (isDeepPageWorkload(workload)) prepared.push(await prepareDeepPage(workload, orderpay, orders));
     else prepared.push(workload);
   }
   return prepared;
