@@ -58,12 +58,16 @@ interface DeliveryRow {
   state: string;
   attempts: number;
   leased: boolean;
+  /**
+   * Whether its next attempt was set later than its last change (a retry scheduled): against the
+   * change, not now(), since on a loaded machine a poll can come after the retry's wait has passed.
+   */
   due_later: boolean;
 }
 
 async function deliveriesTo(endpoint: TestEndpoint): Promise<DeliveryRow[]> {
   const { rows } = await t.db.query<DeliveryRow>(
-    `SELECT id, event_id, state, attempts, leased_until > now() AS leased, next_attempt_at > now() AS due_later
+    `SELECT id, event_id, state, attempts, leased_until > now() AS leased, next_attempt_at > updated_at AS due_later
        FROM webhook_deliveries WHERE endpoint_id = $1 ORDER BY id`,
     [endpoint.id],
   );
