@@ -74,19 +74,24 @@ async function fetchEtag(key: string, orderpay: Target, path: string): Promise<s
   return etag;
 }
 
+/** Every path's ETag, read from orderpay a few requests at a time. */
+async function fetchEtags(key: string, orderpay: Target, paths: readonly string[]): Promise<string[]> {
+  const etags = new Array<string>(paths.length);
+  let next = 0;
+  const worker = async () => {
+    for (let i = next++; i < paths.length; i = next++) etags[i] = await fetchEtag(key, orderpay, paths[i]!);
+  };
+  await Promise.all(Array.from({ length: 8 }, worker));
+  return etags;
+}
+
 /**
- * Reads every path's ETag from orderpay (a few requests at a time) unless the workload holds them
- * already, then checks the first on the column's server: with its tag a 304 with no body, carrying
- * the same ETag.
+ * The workload with its paths' ETags (read from orderpay unless it holds them already), once the
+ * first checks on the column's server: with its tag a 304 with no body, carrying the same ETag.
  */
 export async function prepareConditional(workload: ConditionalWorkload, [orderpay, baseline]: Target[]): Promise<ConditionalWorkload> {
   const key = workload.scenario.key;
-  const etags = workload.etags ?? new Array<string>(workload.paths.length);
-  let next = workload.etags ? workload.paths.length : 0;
-  const worker = async () => {
-    for (let i = next++; i < workload.paths.length; i = next++) etags[i] = await fetchEtag(key, orderpay!, workload.paths[i]!);
-  };
-  await Promise.all(Array.from({ length: 8 }, worker));
+  const etags = workload.etags ?? (await fetchEtags(key, orderpay!, workload.paths));
   const target = workload.side.server === 'orderpay' ? orderpay! : baseline!;
   const [path, etag] = [workload.side.prefix + workload.paths[0]!, etags[0]!];
   const response = await fetch(target.server.url + path, { headers: { ...target.headers, 'if-none-match': etag } });

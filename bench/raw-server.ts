@@ -22,6 +22,7 @@ import pg from 'pg';
 import { OID, parseInt8, parseTimestamptz, type Queryable } from '../src/db/db.ts';
 import { openOutbox, outboxCte, takeOutbox } from '../src/db/outbox.ts';
 import { recordEvent } from '../src/events/events.store.ts';
+import { entityTag } from '../src/http/etag.ts';
 import { PREPARED_PREFIX, WITH_EVENT_PREFIX } from './payments.ts';
 
 const COLUMNS = `id, status, customer_id AS "customerId", total, currency, created_at AS "createdAt", updated_at AS "updatedAt"`;
@@ -52,14 +53,14 @@ async function findOrder(id: number, prepared = false): Promise<unknown> {
   return rows[0];
 }
 
-/** The order's entity tag as orderpay spells it in v1 (src/http/etag.ts), from its version alone. */
+/** The order's entity tag as orderpay spells it in v1, from its version alone. */
 async function findOrderTag(id: number): Promise<string | undefined> {
   const { rows } = await pool.query<{ version: number }>({
     name: 'find-order-version',
     text: 'SELECT version FROM orders WHERE id = $1 AND deleted_at IS NULL',
     values: [id],
   });
-  return rows[0] && `"o${id}.${rows[0].version}.v1"`;
+  return rows[0] && entityTag('order', id, rows[0].version, 1);
 }
 
 async function listOrders(query: URLSearchParams): Promise<unknown> {

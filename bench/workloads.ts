@@ -50,12 +50,13 @@ export async function chooseWorkloads(db: Db, scenarios: Set<string> | undefined
 export async function prepareWorkloads(workloads: Workload[], targets: Target[], orders: number): Promise<Workload[]> {
   const orderpay = targets[0]!;
   const prepared: Workload[] = [];
-  let etags: string[] | undefined;
+  // (f) and (fr) request the same paths: the tags read for one serve the other.
+  let tagged: ConditionalWorkload | undefined;
   for (const workload of workloads) {
     if (isConditionalWorkload(workload)) {
-      const ready = await prepareConditional({ ...workload, etags }, targets);
-      etags = ready.etags;
-      prepared.push(ready);
+      const etags = tagged?.paths === workload.paths ? tagged.etags : undefined;
+      tagged = await prepareConditional({ ...workload, etags }, targets);
+      prepared.push(tagged);
     } else if (isDeepPageWorkload(workload)) prepared.push(await prepareDeepPage(workload, orderpay, orders));
     else prepared.push(workload);
   }
