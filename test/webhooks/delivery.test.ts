@@ -107,6 +107,19 @@ async function settledDeliveries(endpoint: TestEndpoint, count: number, state = 
   return rows;
 }
 
+/**
+ * The endpoint's deliveries once its first attempt is recorded. They are read after the attempt is
+ * seen: the attempt and the delivery's outcome commit together, so a delivery read before it could
+ * still be the leased row of the attempt in flight.
+ */
+async function afterFirstAttempt(endpoint: TestEndpoint): Promise<DeliveryRow[]> {
+  await eventually(async () => {
+    const [first] = await deliveriesTo(endpoint);
+    return first !== undefined && (await attemptsOf(first.id)).length === 1;
+  }, 'the first attempt recorded');
+  return deliveriesTo(endpoint);
+}
+
 /** An event about a new product (product.updated), recorded as the products service records it. */
 async function recordProductEvent(): Promise<string> {
   const product = await createProduct(t.db);
@@ -265,11 +278,8 @@ describe('webhook delivery', () => {
     const endpoint = await insertWebhookEndpoint(t.db, t.config, { url: 'http://127.0.0.1:29444/hooks' });
     await withEndpoints([endpoint], async () => {
       await recordProductEvent();
-      let rows: DeliveryRow[] = [];
-      await eventually(async () => {
-        rows = await deliveriesTo(endpoint);
-        return rows[0]?.attempts === 1 && (await attemptsOf(rows[0].id)).length === 1;
-      }, 'the first attempt recorded');
+      const rows = await afterFirstAttempt(endpoint);
+      assert.equal(rows[0]!.attempts, 1);
       assert.equal(rows[0]!.state, 'pending');
       assert.equal(rows[0]!.due_later, true);
       assert.equal(rows[0]!.leased, null);
@@ -287,11 +297,7 @@ describe('webhook delivery', () => {
       await withEndpoints([endpoint], async () => {
         await recordProductEvent();
         await redirecting!.waitForRequests(1);
-        let rows: DeliveryRow[] = [];
-        await eventually(async () => {
-          rows = await deliveriesTo(endpoint);
-          return (await attemptsOf(rows[0]!.id)).length === 1;
-        }, 'the attempt recorded');
+        const rows = await afterFirstAttempt(endpoint);
         assert.equal(rows[0]!.state, 'pending');
         assert.equal(rows[0]!.due_later, true);
         assert.equal((await attemptsOf(rows[0]!.id))[0]!.status_code, 307);
