@@ -106,7 +106,7 @@ export const ERRORS = {
     status: 400,
     title: 'Cursor is invalid',
     description:
-      "`after` or `before` is not a cursor this collection gave for these filters and sort: it was altered, cut short, or given by another collection, with other filters or another sort (the caller's own scope counts: a cursor does not pass from one customer to another). `errors[].parameter` names it. Cursors do not expire; start again from the first page, with the filters and sort the cursor was given for.",
+      "`after` or `before` is not a cursor this collection gave for these filters and sort: it was altered, cut short, or given by another collection, with other filters or another sort (the caller's own scope counts: a cursor does not pass from one customer to another). `errors[].parameter` names it. Cursors do not expire; start again from the first page, with the filters and sort the cursor was given for. A value not of a cursor's shape at all (two base64url parts joined by a dot, at most 2048 characters) is `REQUEST_PARAMETER_INVALID` instead, as any malformed parameter.",
   },
   // Authentication and authorization (RFC 6750)
   AUTH_TOKEN_MISSING: {
