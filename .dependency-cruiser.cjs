@@ -102,9 +102,20 @@ module.exports = {
     {
       name: 'http-only-core-db-config',
       severity: 'error',
-      comment: 'http/ is the generic edge (problems, authentication, versioning, idempotency...): domains plug into it from their routes files, it never reaches into them.',
+      comment:
+        'http/ is the generic edge (problems, authentication, versioning, the idempotency header...): domains plug into it from their routes files, it never reaches into them. It runs keyed requests through idempotency/.',
       from: { path: '^src/http/' },
-      to: { path: '^src/', pathNot: ['^src/(http|core|db)/', '^src/config\\.ts$'] },
+      to: { path: '^src/', pathNot: ['^src/(http|core|db|idempotency)/', '^src/config\\.ts$'] },
+    },
+
+    // ── idempotency/ ───────────────────────────────────────────────────────────────────────────
+    {
+      name: 'idempotency-only-core-db',
+      severity: 'error',
+      comment:
+        'idempotency/ (keys, and the unit of work in phases) serves every entry: a route, a processor event, a job. It knows core/ and db/, never the edge, Fastify or a domain: each entry hands it the work.',
+      from: { path: '^src/idempotency/' },
+      to: { path: ['^src/', FASTIFY], pathNot: ['^src/(idempotency|core|db)/'] },
     },
 
     // ── domains: orders/ products/ payments/ users/ ────────────────────────────────────────────
@@ -215,14 +226,14 @@ module.exports = {
     {
       name: 'jobs-not-to-http',
       severity: 'error',
-      comment: 'Background tasks run without a request: they never use the HTTP edge (only the idempotency store, to purge it).',
+      comment: 'Background tasks run without a request: they never use the HTTP edge.',
       from: { path: '^src/jobs/' },
-      to: { path: '^src/http/', pathNot: ['^src/http/.*\\.store\\.ts$'] },
+      to: { path: '^src/http/' },
     },
     {
       name: 'jobs-only-stores-services-core-db',
       severity: 'error',
-      comment: "jobs/ may use core/, db/, config.ts, and the stores (domains', auth/'s, the idempotency store) and domain services whose rows they purge; the scheduler gets everything else from the composition root.",
+      comment: "jobs/ may use core/, db/, config.ts, and the stores (domains', auth/'s, the idempotency store) and domain services whose rows they purge or complete; the scheduler gets everything else from the composition root.",
       from: { path: '^src/jobs/' },
       to: {
         path: '^src/',
@@ -232,7 +243,7 @@ module.exports = {
           `^src/${DOMAINS}/[^/]+\\.(service|store)\\.ts$`,
           // auth/'s storage: its stores and the oidc-provider adapter over oidc_payloads.
           '^src/auth/[^/]+\\.(store|adapter)\\.ts$',
-          '^src/http/.*\\.store\\.ts$',
+          '^src/idempotency/idempotency\\.store\\.ts$',
           // reported by jobs-not-to-http
           '^src/http/',
         ],

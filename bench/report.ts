@@ -375,7 +375,7 @@ NOTHING\`, the columns orderpay fills), the payment row, the \`UPDATE\` storing 
 key, \`COMMIT\` — that is 5 round trips and one commit; for a used key one \`SELECT\` of the stored
 response. It knows which keys it completed (in memory), so each scenario costs it only its own SQL.
 
-orderpay, per request (\`src/http/idempotency/idempotency.ts\`, \`src/flows/pay.ts\`): for a new key, the
+orderpay, per request (\`src/http/idempotency.ts\`, \`src/flows/pay.ts\`): for a new key, the
 claim \`INSERT … ON CONFLICT DO NOTHING\` commits on its own (so a concurrent retry sees the key in
 flight and answers 409 at once, and the operation id the processor gets as its reference on every
 retry outlives a crash), then one transaction — \`BEGIN\`, \`SELECT … FOR UPDATE\` of the claim, a

@@ -20,8 +20,8 @@ import { connectionsPlugin, serverOptions } from './http/connections.ts';
 import { contentCodingPlugin } from './http/content-coding.ts';
 import { corsPlugin } from './http/cors.ts';
 import { createGrantRevocations } from './http/grant-revocations.ts';
-import type { Failpoint } from './http/idempotency/failpoints.ts';
-import { idempotencyPlugin } from './http/idempotency/idempotency.ts';
+import type { Failpoint } from './core/failpoints.ts';
+import { idempotencyPlugin } from './http/idempotency.ts';
 import { loadSheddingPlugin } from './http/load-shedding.ts';
 import { metricsPlugin } from './http/metrics.ts';
 import { openApiPlugin } from './http/openapi.ts';
@@ -72,7 +72,7 @@ export interface AppOptions {
   paymentProcessor?: PaymentProcessor;
   /** How long a processor call may take before it counts as unavailable (default 10 s). */
   processorTimeoutMs?: number;
-  /** Test-only fault injection at named points of a write or a webhook delivery (src/http/idempotency/failpoints.ts). */
+  /** Test-only fault injection at named points of a write or a webhook delivery (src/core/failpoints.ts). */
   failpoint?: Failpoint;
   /** How long a webhook attempt may take, connecting included, before it counts as timed out (default 10 s). */
   webhookAttemptTimeoutMs?: number;

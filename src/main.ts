@@ -9,7 +9,7 @@ import { createDatabase } from './db/create-database.ts';
 import type { Db } from './db/db.ts';
 import { serveEmbeddedDatabase, SocketPathTooLongError, type EmbeddedSocket } from './db/embedded-socket-server.ts';
 import { migrate } from './db/migrate.ts';
-import { failpointFromEnv } from './http/idempotency/failpoints.ts';
+import { failpointFromEnv } from './core/failpoints.ts';
 import { buildMetricsApp } from './http/metrics-listener.ts';
 import { seedDemoData } from './seed.ts';
 import { countUsers } from './users/users.store.ts';

@@ -16,7 +16,7 @@ export interface PayCommand {
   amount: number;
   currency: string;
   orderId?: number;
-  /** The processor's idempotency reference (src/http/idempotency/). */
+  /** The processor's idempotency reference (src/idempotency/). */
   reference: string;
 }
 

@@ -42,7 +42,7 @@ async function metrics(app: FastifyInstance): Promise<void> {
   app.addHook('onResponse', async function observeRequest(request, reply) {
     const route = request.routeOptions.url ?? 'unmatched';
     duration.observe({ method: request.method, route, status: String(reply.statusCode) }, reply.elapsedTime / 1000);
-    // The idempotency layer marks a stored response it sent again (src/http/idempotency/).
+    // The idempotency layer marks a stored response it sent again (src/idempotency/).
     if (reply.getHeader('idempotent-replayed') === 'true') business.countReplay({ method: request.method, route });
   });
 

@@ -7,7 +7,7 @@ import type { Config } from '../config.ts';
 import type { Db } from '../db/db.ts';
 import { purgeRateLimitWindows } from '../db/rate-limits.ts';
 import { purgeExpiredEvents } from '../events/events.service.ts';
-import { purgeExpiredKeys } from '../http/idempotency/idempotency.store.ts';
+import { purgeExpiredKeys } from '../idempotency/idempotency.store.ts';
 import type { Job } from './scheduler.ts';
 
 const EVERY_TEN_MINUTES = 10 * 60_000;

@@ -9,7 +9,7 @@ import { listUserOrders } from '../flows/list-user-orders.ts';
 import { placeOrder } from '../flows/place-order.ts';
 import { requireScope } from '../http/authenticate.ts';
 import { noneMatch } from '../http/etag.ts';
-import { respondIdempotently } from '../http/idempotency/idempotency.ts';
+import { respondIdempotently } from '../http/idempotency.ts';
 import { resourceUrl, sendNotModified, sendPage, sendRepresentation } from '../http/representation.ts';
 import { Envelope, IfMatchHeaders, IfNoneMatchHeaders, problems } from '../http/schemas.ts';
 import { representAtVersion, sentBody } from '../http/version-routes.ts';

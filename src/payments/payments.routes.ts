@@ -7,7 +7,7 @@ import { pageOf } from '../core/paging.ts';
 import { pay } from '../flows/pay.ts';
 import { requireScope } from '../http/authenticate.ts';
 import { noneMatch } from '../http/etag.ts';
-import { respondIdempotently } from '../http/idempotency/idempotency.ts';
+import { respondIdempotently } from '../http/idempotency.ts';
 import { CACHE_NONE, resourceUrl, sendNotModified, sendPage, sendRepresentation } from '../http/representation.ts';
 import { Envelope, IfNoneMatchHeaders, problems } from '../http/schemas.ts';
 import { paymentEtag, paymentRepresentation, refundEtag, refundRepresentation } from './payments.representation.ts';

@@ -13,7 +13,7 @@ import type { Db } from '../../src/db/db.ts';
 import { embeddedSocketPath } from '../../src/db/embedded-socket-frames.ts';
 import { migrate } from '../../src/db/migrate.ts';
 import { ERRORS } from '../../src/core/errors.ts';
-import type { FailpointName } from '../../src/http/idempotency/failpoints.ts';
+import type { FailpointName } from '../../src/core/failpoints.ts';
 import { UNREACHED_RATE_LIMITS } from '../helpers/app.ts';
 import { serverUrl } from '../helpers/db.ts';
 import { createOrder, createUser } from '../helpers/factories.ts';

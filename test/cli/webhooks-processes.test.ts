@@ -10,7 +10,7 @@ import { after, describe, test } from 'node:test';
 import { loadConfig } from '../../src/config.ts';
 import type { Db } from '../../src/db/db.ts';
 import { migrate } from '../../src/db/migrate.ts';
-import type { FailpointName } from '../../src/http/idempotency/failpoints.ts';
+import type { FailpointName } from '../../src/core/failpoints.ts';
 import { UNREACHED_RATE_LIMITS } from '../helpers/app.ts';
 import { serverUrl } from '../helpers/db.ts';
 import { createOrder, createProduct, createUser } from '../helpers/factories.ts';

@@ -47,6 +47,7 @@ describe('layering rules', { concurrency: true }, () => {
         'domain-logic-not-to-http: src/orders/orders.service.ts → src/http/problem.ts',
         'domain-not-to-other-domain: src/payments/payments.service.ts → src/orders/orders.store.ts',
         'flows-not-to-edge: src/flows/pay.ts → src/orders/orders.routes.ts',
+        'idempotency-only-core-db: src/idempotency/keyed-work.ts → src/http/problem.ts',
         'rules-are-pure: src/orders/orders.rules.ts → src/db/db.ts',
       ],
       output,

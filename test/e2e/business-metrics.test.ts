@@ -8,7 +8,7 @@ import { after, before, describe, test } from 'node:test';
 import * as client from 'openid-client';
 import { LOGIN_FAILURES_PER_ACCOUNT } from '../../src/auth/rate-limits.ts';
 import { createPublicClient } from '../../src/auth/clients.store.ts';
-import type { FailpointName } from '../../src/http/idempotency/failpoints.ts';
+import type { FailpointName } from '../../src/core/failpoints.ts';
 import { DB_OPTIONS } from '../helpers/db.ts';
 import { createProduct } from '../helpers/factories.ts';
 import { FormBrowser, readForm, signInWithForms, startAuthServer, type AuthServer } from '../helpers/oauth.ts';

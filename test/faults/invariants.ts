@@ -52,7 +52,7 @@ async function readRows(db: Db, customerId: number): Promise<Rows> {
   return { keys: keys.rows, payments: payments.rows, orders: orders.rows, orderItems: new Map(items.rows.map((r) => [r.orderId, r.n])) };
 }
 
-/** The reference the simulated processor gives the charge of an operation (src/http/idempotency/). */
+/** The reference the simulated processor gives the charge of an operation (src/idempotency/). */
 async function chargeReference(operationId: string): Promise<string> {
   const result = await createSimulatedProcessor().charge({ reference: `op_${operationId}`, amount: 100, currency: 'EUR' });
   return result.processorReference;

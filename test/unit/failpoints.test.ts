@@ -1,7 +1,7 @@
 // ORDERPAY_FAILPOINTS: the test-only fault injection read from the environment of a test process.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { FailpointError, failpointFromEnv } from '../../src/http/idempotency/failpoints.ts';
+import { FailpointError, failpointFromEnv } from '../../src/core/failpoints.ts';
 
 describe('failpointFromEnv', () => {
   test('unset or blank: no failpoint at all', () => {

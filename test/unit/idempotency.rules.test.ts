@@ -13,7 +13,7 @@ import {
   parseIdempotencyKey,
   type KeyRecord,
   type RequestBinding,
-} from '../../src/http/idempotency/idempotency.rules.ts';
+} from '../../src/idempotency/idempotency.rules.ts';
 
 /** Asserts the whole 400 IDEMPOTENCY_KEY_INVALID problem the header parser throws. */
 function assertInvalidKey(header: string, reason: string): void {

@@ -1,10 +1,10 @@
 // What an Idempotency-Key is worth when the server fails: a crash before the commit releases the
 // claim (the retry performs the operation, as the same operation), one after it leaves a result to replay; a key past its retention is free again, and purged.
-// Failures come from AppOptions.failpoint (src/http/idempotency/failpoints.ts).
+// Failures come from AppOptions.failpoint (src/core/failpoints.ts).
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { fingerprintRequest } from '../../../src/http/idempotency/idempotency.rules.ts';
-import { purgeExpiredKeys } from '../../../src/http/idempotency/idempotency.store.ts';
+import { fingerprintRequest } from '../../../src/idempotency/idempotency.rules.ts';
+import { purgeExpiredKeys } from '../../../src/idempotency/idempotency.store.ts';
 import { createSimulatedProcessor, type PaymentProcessor } from '../../../src/payments/processor.ts';
 import { createCustomer } from '../../helpers/actors.ts';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';

@@ -1,6 +1,6 @@
 // Stopping a request at a chosen point of its write, to make another arrive meanwhile or to make
 // it fail there: gates on AppOptions.failpoint and on the payment processor's charge.
-import type { Failpoint, FailpointName } from '../../../src/http/idempotency/failpoints.ts';
+import type { Failpoint, FailpointName } from '../../../src/core/failpoints.ts';
 import { createSimulatedProcessor, type PaymentProcessor } from '../../../src/payments/processor.ts';
 
 export interface Gate {

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import type { LightMyRequestResponse } from 'fastify';
 import type { Queryable } from '../../../src/db/db.ts';
-import { fingerprintRequest } from '../../../src/http/idempotency/idempotency.rules.ts';
+import { fingerprintRequest } from '../../../src/idempotency/idempotency.rules.ts';
 import { PUBLIC_URL, type TestApp } from '../../helpers/app.ts';
 
 export const JSON_TYPE = 'application/json; charset=utf-8';

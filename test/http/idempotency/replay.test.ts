@@ -7,7 +7,7 @@ import { createCustomer, createStaffToken } from '../../helpers/actors.ts';
 import { setUpTestApp, startTestApp, type TestApp } from '../../helpers/app.ts';
 import { createOrder, createUser } from '../../helpers/factories.ts';
 import { expectProblem } from '../../helpers/problems.ts';
-import { fingerprintRequest } from '../../../src/http/idempotency/idempotency.rules.ts';
+import { fingerprintRequest } from '../../../src/idempotency/idempotency.rules.ts';
 import {
   assertReleased,
   customerOwner,

@@ -3,39 +3,20 @@
 // transaction, replay that response to every retry. A route opts in with
 // `config: { idempotency: 'required' | 'optional' }`, the one place that decides: the plugin adds
 // the Idempotency-Key header to the route's schema (validated and documented) from it.
-import { randomUUID } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 import fp from 'fastify-plugin';
 import { Type, type TSchema } from 'typebox';
-import { DomainError } from '../../core/errors.ts';
-import type { Queryable } from '../../db/db.ts';
-import { PROBLEM_CONTENT_TYPE, problemBody, problemHeaders } from '../problem.ts';
-import { toProblem } from '../problems.ts';
-import { CACHE_NONE } from '../representation.ts';
-import { isMissingHeader, type AjvError } from '../validation-problems.ts';
-import { representAtVersion, sentBody } from '../version-routes.ts';
-import { jsonContentType } from '../versioning.ts';
-import type { Failpoint } from './failpoints.ts';
-import {
-  decideOnTakenKey,
-  fingerprintRequest,
-  keyInUse,
-  parseIdempotencyKey,
-  type RequestBinding,
-  type StoredResponse,
-} from './idempotency.rules.ts';
-import {
-  completeKeyClaim,
-  findKeyRecord,
-  holdKeyClaim,
-  insertKeyClaim,
-  reclaimExpiredKey,
-  releaseKeyClaim,
-  takeOverLapsedClaim,
-  type KeyClaim,
-  type KeyOwner,
-  type KeyTimes,
-} from './idempotency.store.ts';
+import { DomainError } from '../core/errors.ts';
+import type { Queryable } from '../db/db.ts';
+import { PROBLEM_CONTENT_TYPE, problemBody, problemHeaders } from './problem.ts';
+import { toProblem } from './problems.ts';
+import { CACHE_NONE } from './representation.ts';
+import { isMissingHeader, type AjvError } from './validation-problems.ts';
+import { representAtVersion, sentBody } from './version-routes.ts';
+import { jsonContentType } from './versioning.ts';
+import type { Failpoint } from '../core/failpoints.ts';
+import { fingerprintRequest, parseIdempotencyKey, type StoredResponse } from '../idempotency/idempotency.rules.ts';
+import { runKeyedWork, type Completion, type KeyedRequest, type KeyedWork, type RecoveryPoint } from '../idempotency/keyed-work.ts';
 
 export type IdempotencyMode = 'required' | 'optional';
 
@@ -58,9 +39,6 @@ export interface Outcome {
  */
 export type IdempotentWork = (tx: Queryable, reference: string) => Promise<Outcome>;
 
-// Refusals by the rules about the data a request names (404, 409, 422) are the operation's result
-// and are kept. Malformed requests (400) and permissions (401, 403) never began the operation, and
-// these conflicts depend on timing: a retry must be able to do better.
 const STORED_STATUSES = new Set([404, 409, 422]);
 const NOT_STORED: ReadonlySet<string> = new Set(['RESOURCE_CONFLICT', 'IDEMPOTENCY_KEY_IN_USE']);
 
@@ -123,118 +101,86 @@ export const idempotencyPlugin = fp(idempotency, {
   dependencies: ['orderpay-problems', 'orderpay-versioning', 'orderpay-authenticate'],
 });
 
+/** Phase work in the edge's terms (src/idempotency/keyed-work.ts): outcomes, rendered and stored here. */
+export interface PhasedWork {
+  begin(tx: Queryable, reference: string): Promise<Outcome | RecoveryPoint>;
+  resume(recoveryPoint: number, reference: string, complete: (tx: Queryable, outcome: Outcome) => Promise<void>): Promise<Outcome>;
+}
+
 /**
  * Answers the request through the idempotency layer: with a key, claimed, performed once and
  * replayed; without one (where the route makes it optional), performed in a transaction of its own.
  * Only for routes with `config.idempotency`, whose schema validation has checked the header.
  */
-export async function respondIdempotently(request: FastifyRequest, reply: FastifyReply, work: IdempotentWork): Promise<FastifyReply> {
+export async function respondIdempotently(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  work: IdempotentWork | PhasedWork,
+): Promise<FastifyReply> {
   const header = request.headers[KEY_HEADER];
-  // Schema validation has refused a missing key where the route requires one.
+  const phased = typeof work === 'function' ? { begin: work } : work;
+  // Schema validation has refused a missing key where the route requires one (every phased route).
   if (header === undefined) {
-    const outcome = await request.server.db.transaction((tx) => work(tx, `request-${request.id}`));
+    const outcome = await request.server.db.transaction(async (tx) => {
+      const begun = await phased.begin(tx, `request-${request.id}`);
+      if (!('status' in begun)) throw new Error('work in phases needs an Idempotency-Key');
+      return begun;
+    });
     outcome.afterCommit?.();
     return sendResponse(reply, serializeOutcome(request, reply, outcome), false);
   }
-  const key = parseIdempotencyKey(Array.isArray(header) ? header.join(', ') : header);
-  const owner = keyOwner(request);
-  const binding: RequestBinding = {
-    method: request.method,
-    path: request.url.split('?', 1)[0]!,
-    fingerprint: fingerprintRequest(request.apiVersion, sentBody(request)),
+  const render = (outcome: Outcome): Completion => ({
+    response: serializeOutcome(request, reply, outcome),
+    afterCommit: outcome.afterCommit,
+  });
+  const keyed: KeyedWork = {
+    begin: async (tx, reference) => {
+      const begun = await phased.begin(tx, reference);
+      return 'status' in begun ? render(begun) : begun;
+    },
+    resume:
+      'resume' in phased
+        ? async (recoveryPoint, reference, complete) =>
+            render(await phased.resume(recoveryPoint, reference, (tx, outcome) => complete(tx, render(outcome))))
+        : undefined,
   };
-  const claimed = await claimKey(request, owner, key, binding);
-  if (claimed.kind === 'replay') return sendResponse(reply, claimed.response, true);
-  return performClaimed(request, reply, claimed.claim, work);
+  const result = await runKeyedWork(request.server.db, keyedRequest(request, header), keyed, {
+    failpoint: request.server.failpoint,
+    storedRefusal: (error) => storedRefusal(request, error),
+    onTakeover: (keyId) => request.log.warn({ idempotencyKeyId: keyId }, 'took over an idempotency key whose lock lapsed'),
+    onReleaseFailure: (error) => request.log.error({ err: error }, 'could not release an idempotency key'),
+  });
+  if (result.replayed) return sendResponse(reply, result.response, true);
+  result.afterCommit?.();
+  await request.server.failpoint?.('idempotency.after-commit');
+  return sendResponse(reply, result.response, false);
 }
 
-function keyOwner(request: FastifyRequest): KeyOwner {
+/** The key, its owner (the OAuth client and the token's subject) and what it is bound to. */
+function keyedRequest(request: FastifyRequest, header: string | string[]): KeyedRequest {
   const principal = request.principal;
   if (!principal) throw new Error('idempotent routes require an authenticated caller');
-  return { clientId: principal.clientId, subject: principal.subject };
-}
-
-const keyTimes = (request: FastifyRequest): KeyTimes => request.server.config.idempotency;
-
-/**
- * Step 1: claim the key, or find what became of it. A key can be released or reclaimed between
- * our insert and our read, so the sequence is retried a few times before answering 409.
- */
-async function claimKey(
-  request: FastifyRequest,
-  owner: KeyOwner,
-  key: string,
-  binding: RequestBinding,
-): Promise<{ kind: 'claimed'; claim: KeyClaim } | { kind: 'replay'; response: StoredResponse }> {
-  const db = request.server.db;
-  const times = keyTimes(request);
-  for (let attempt = 0; attempt < 3; attempt++) {
-    const lockToken = randomUUID();
-    const inserted = await insertKeyClaim(db, owner, key, binding, lockToken, times);
-    if (inserted) return { kind: 'claimed', claim: inserted };
-    const record = await findKeyRecord(db, owner, key);
-    if (!record) continue;
-    if (record.expired) {
-      const reclaimed = await reclaimExpiredKey(db, record.id, binding, lockToken, times);
-      if (reclaimed) return { kind: 'claimed', claim: reclaimed };
-      continue;
-    }
-    const decision = decideOnTakenKey(record, binding);
-    if (decision.kind === 'replay') return decision;
-    if (decision.kind === 'refuse') throw decision.problem;
-    const taken = await takeOverLapsedClaim(db, record.id, lockToken, times);
-    if (taken) {
-      request.log.warn({ idempotencyKeyId: record.id }, 'took over an idempotency key whose lock lapsed');
-      return { kind: 'claimed', claim: taken };
-    }
-  }
-  throw keyInUse();
-}
-
-/** Step 2: the work and its stored response in one transaction; on failure, keep or free the key. */
-async function performClaimed(request: FastifyRequest, reply: FastifyReply, claim: KeyClaim, work: IdempotentWork): Promise<FastifyReply> {
-  const { db, failpoint } = request.server;
-  let response: StoredResponse;
-  let afterCommit: Outcome['afterCommit'];
-  try {
-    response = await db.transaction(async (tx) => {
-      // Ours until commit: a retry that finds our lock lapsed skips the locked row (409), never takes it.
-      if (!(await holdKeyClaim(tx, claim))) throw keyInUse();
-      const outcome = await work(tx, `op_${claim.operationId}`);
-      // The last attempt's: a transaction retried after a conflict runs the work again.
-      afterCommit = outcome.afterCommit;
-      const stored = serializeOutcome(request, reply, outcome);
-      if (!(await completeKeyClaim(tx, claim, stored))) throw keyInUse();
-      await failpoint?.('idempotency.before-commit');
-      return stored;
-    });
-  } catch (error) {
-    return settleFailure(request, reply, claim, error as Error);
-  }
-  afterCommit?.();
-  await failpoint?.('idempotency.after-commit');
-  return sendResponse(reply, response, false);
+  return {
+    owner: { clientId: principal.clientId, subject: principal.subject },
+    key: parseIdempotencyKey(Array.isArray(header) ? header.join(', ') : header),
+    binding: {
+      method: request.method,
+      path: request.url.split('?', 1)[0]!,
+      fingerprint: fingerprintRequest(request.apiVersion, sentBody(request)),
+    },
+    times: request.server.config.idempotency,
+  };
 }
 
 /**
- * A refusal by the rules (404, 409, 422) is the operation's result: stored and replayed like a
- * success. Any other failure rolled everything back: the claim is released (its lock lapses now),
- * so a retry of the request takes it over and performs the work. If even the release fails, the
- * lock lapses in its own time.
+ * Refusals by the rules about the data a request names (404, 409, 422) are the operation's result
+ * and are kept. Malformed requests (400) and permissions (401, 403) never began the operation, and
+ * these conflicts depend on timing: a retry must be able to do better.
  */
-async function settleFailure(request: FastifyRequest, reply: FastifyReply, claim: KeyClaim, error: Error): Promise<FastifyReply> {
+function storedRefusal(request: FastifyRequest, error: Error): StoredResponse | undefined {
   const problem = toProblem(error);
-  const db = request.server.db;
-  if (STORED_STATUSES.has(problem.status) && !NOT_STORED.has(problem.code)) {
-    const stored = serializeProblem(request, problem);
-    if (await completeKeyClaim(db, claim, stored)) return sendResponse(reply, stored, false);
-  } else {
-    // A no-op when the claim is no longer ours (IDEMPOTENCY_KEY_IN_USE from holdKeyClaim).
-    await releaseKeyClaim(db, claim).catch((releaseError: unknown) =>
-      request.log.error({ err: releaseError }, 'could not release an idempotency key'),
-    );
-  }
-  throw error;
+  if (!STORED_STATUSES.has(problem.status) || NOT_STORED.has(problem.code)) return undefined;
+  return serializeProblem(request, problem);
 }
 
 /** The exact bytes and headers of the response, as sent now and replayed later. */

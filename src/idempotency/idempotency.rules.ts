@@ -1,7 +1,7 @@
 // Idempotency keys, pure: reading the header, the request fingerprint, and what a request finds
 // when its key is already taken. draft-ietf-httpapi-idempotency-key-header; Stripe's semantics.
 import { createHash } from 'node:crypto';
-import { DomainError } from '../../core/errors.ts';
+import { DomainError } from '../core/errors.ts';
 
 export const MAX_KEY_LENGTH = 255;
 

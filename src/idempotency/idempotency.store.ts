@@ -1,6 +1,6 @@
 // Idempotency keys in SQL. Times come from the database's clock, the one every process shares.
-import type { Queryable } from '../../db/db.ts';
-import { outboxCte, takeOutbox } from '../../db/outbox.ts';
+import type { Queryable } from '../db/db.ts';
+import { outboxCte, takeOutbox } from '../db/outbox.ts';
 import type { KeyRecord, RequestBinding, StoredResponse } from './idempotency.rules.ts';
 
 /** Whose key it is: keys are scoped to the OAuth client and the token's subject. */
@@ -15,9 +15,11 @@ export interface KeyClaim {
   lockToken: string;
   /** Stable across every retry of the operation: the processor's idempotency reference. */
   operationId: string;
+  /** What the operation's phase 1 recorded (a payment's id), or null before it committed. */
+  recoveryPoint: number | null;
 }
 
-const CLAIM_COLUMNS = 'id, lock_token AS "lockToken", operation_id::text AS "operationId"';
+const CLAIM_COLUMNS = 'id, lock_token AS "lockToken", operation_id::text AS "operationId", recovery_point AS "recoveryPoint"';
 
 export interface KeyTimes {
   lockSeconds: number;
@@ -108,7 +110,7 @@ export async function reclaimExpiredKey(
 ): Promise<KeyClaim | undefined> {
   const { rows } = await db.query<KeyClaim>(
     `UPDATE idempotency_keys SET method = $2, path = $3, fingerprint = $4, state = 'in_flight', operation_id = gen_random_uuid(),
-            lock_token = $5, locked_until = now() + make_interval(secs => $6), response_status = NULL, response_headers = NULL,
+            lock_token = $5, locked_until = now() + make_interval(secs => $6), recovery_point = NULL, response_status = NULL, response_headers = NULL,
             response_body = NULL, created_at = now(), expires_at = now() + make_interval(secs => $7)
       WHERE id = (SELECT id FROM idempotency_keys WHERE id = $1 AND expires_at <= now() AND (state = 'completed' OR locked_until <= now())
                   FOR UPDATE SKIP LOCKED)
@@ -130,6 +132,15 @@ export async function holdKeyClaim(tx: Queryable, claim: KeyClaim): Promise<bool
   return rows.length === 1;
 }
 
+/** Inside phase 1's transaction: what it recorded, which a retry resumes from. False when the claim is no longer ours. */
+export async function recordRecoveryPoint(tx: Queryable, claim: KeyClaim, recoveryPoint: number): Promise<boolean> {
+  const { rowCount } = await tx.query(
+    "UPDATE idempotency_keys SET recovery_point = $3 WHERE id = $1 AND lock_token = $2 AND state = 'in_flight'",
+    [claim.id, claim.lockToken, recoveryPoint],
+  );
+  return rowCount === 1;
+}
+
 /**
  * Stores the response: inside the work's transaction, so both commit or neither does. The events
  * the work recorded are written by the same statement (src/db/outbox.ts): no round trip of their own.
@@ -145,8 +156,8 @@ export async function completeKeyClaim(db: Queryable, claim: KeyClaim, response:
 }
 
 /**
- * After a failure that rolled the work back: the claim's lock lapses at once, so the retry takes it
- * over and performs the work, as the same operation (the processor sees the same reference).
+ * After a failure that rolled a phase back: the claim's lock lapses at once, so the retry takes it
+ * over and goes on from its recovery point, as the same operation (the processor sees the same reference).
  */
 export async function releaseKeyClaim(db: Queryable, claim: KeyClaim): Promise<void> {
   await db.query(

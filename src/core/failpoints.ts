@@ -1,10 +1,11 @@
-// Test-only fault injection at named points of an idempotent write or of a webhook delivery, to
+// Test-only fault injection at named points of an idempotent write, a payment or a webhook delivery, to
 // prove what survives a crash there. Set in process by AppOptions.failpoint, or for a whole process by
 // ORDERPAY_FAILPOINTS, which is read only when NODE_ENV=test (src/main.ts) and is no part of the
 // configuration. Every other run passes each point without cost.
 
 /** Points where an idempotent write or a webhook delivery can be made to fail. */
 export const FAILPOINT_NAMES = [
+  'idempotency.after-recovery-point', // phase 1 committed (a payment recorded), the outside world not yet asked
   'idempotency.before-commit', // the work is done, its transaction not yet committed
   'idempotency.after-commit', // committed, the response not yet sent
   'webhooks.before-send', // a delivery claimed (leased), nothing sent (src/webhooks/dispatcher.ts)
