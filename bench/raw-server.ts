@@ -7,8 +7,11 @@
 //                                         matches (scenario fr)
 //   GET /orders?…&customerId=…            the filtered page and its count(*), as orderpay with minTotal
 //   GET /orders?status=…                  the page only, WITHOUT any count
-//   POST /payments + Idempotency-Key      in one transaction: claim the key (ON CONFLICT DO NOTHING),
-//                                         insert the payment, store the response on the key
+//   POST /payments + Idempotency-Key      in orderpay's phases: claim the key (ON CONFLICT DO
+//                                         NOTHING); one transaction that holds the claim, records the
+//                                         payment processing and the key's recovery point; the
+//                                         charge's id recorded; one transaction that moves the payment
+//                                         to succeeded and stores the response on the key
 //   … with a key already completed        the stored response, by one SELECT
 //   POST /prepared/payments               the same with its statements prepared, as orderpay's are
 //   POST /with-event/payments             that, with orderpay's payment.succeeded event in the
@@ -93,11 +96,14 @@ const PAYER_USER_ID = Number(process.env.PAYER_USER_ID);
 const KEY_OWNER = { clientId: 'bench-baseline', subject: String(PAYER_USER_ID) };
 const LOCK_SECONDS = 30;
 const RETENTION_SECONDS = 86_400;
-// The payment's record as orderpay's store returns it: its event carries all of it, the response
-// all but the last two (src/payments/payments.representation.ts).
+// The payment's record as orderpay's store returns it (src/payments/payments.store.ts): its event
+// carries all of it, the response what v1 shows of it (src/payments/payments.representation.ts).
 const PAYMENT_COLUMNS = `id, status, amount, currency, amount_refunded AS "amountRefunded", order_id AS "orderId",
-  customer_id AS "customerId", decline_code AS "declineCode", created_at AS "createdAt", updated_at AS "updatedAt",
-  version, processor_reference AS "processorReference"`;
+  customer_id AS "customerId", decline_code AS "declineCode", cancellation_reason AS "cancellationReason",
+  next_action AS "nextAction", action_expires_at AS "actionExpiresAt", payment_method AS "paymentMethod",
+  return_url AS "returnUrl", livemode, created_at AS "createdAt", updated_at AS "updatedAt", version, reference, processor,
+  processor_reference AS "processorReference", attempts, needs_attention_since AS "needsAttentionSince",
+  attention_reason AS "attentionReason"`;
 
 interface PaymentRow {
   id: number;
@@ -110,14 +116,12 @@ interface PaymentRow {
   declineCode: string | null;
   createdAt: string;
   updatedAt: string;
-  version: number;
-  processorReference: string;
 }
 
-/** The payment as the response shows it: the record less the row version and the processor's reference. */
-function representation(row: PaymentRow): Omit<PaymentRow, 'version' | 'processorReference'> {
-  const { version, processorReference, ...shown } = row;
-  return shown;
+/** The payment as v1's response shows it. */
+function representation(row: PaymentRow): PaymentRow {
+  const { id, status, amount, currency, amountRefunded, orderId, customerId, declineCode, createdAt, updatedAt } = row;
+  return { id, status, amount, currency, amountRefunded, orderId, customerId, declineCode, createdAt, updatedAt };
 }
 
 /** The transaction's client as orderpay's Queryable, for recordEvent and its outbox. */
@@ -160,35 +164,79 @@ async function findStoredResponse(key: string): Promise<StoredResponse | undefin
   return rows[0];
 }
 
+type Run = <R extends pg.QueryResultRow>(name: string, sql: string, values: unknown[]) => Promise<pg.QueryResult<R>>;
+
+/** Prepared (named, planned once per connection, as orderpay's statements are) or sent as text. */
+function runner(client: pg.Pool | pg.PoolClient, prepared: boolean): Run {
+  return <R extends pg.QueryResultRow>(name: string, sql: string, values: unknown[]) =>
+    client.query<R>(prepared ? { name, text: sql, values } : { text: sql, values });
+}
+
+/** fn in one transaction of a pooled connection. */
+async function inTransaction<T>(prepared: boolean, fn: (run: Run, client: pg.PoolClient) => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    const result = await fn(runner(client, prepared), client);
+    await client.query('COMMIT');
+    return result;
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw error;
+  } finally {
+    client.release();
+  }
+}
+
 /**
- * The key's claim, the payment (with its event when withEvent) and its stored response in one
- * transaction; undefined when the key was taken.
+ * The payment in orderpay's phases (docs/payments.md, "How a payment is made"), its processor
+ * answering at once: the key's claim; phase 1 (the claim held, the payment recorded processing,
+ * the recovery point); the charge's id recorded; phase 3 (the payment succeeded, with its event
+ * when withEvent, and the stored response). Undefined when the key was taken.
  */
 async function createPayment(key: string, text: string, variant: PaymentVariant): Promise<StoredResponse | undefined> {
   const { withEvent, prepared } = variant;
   const body = JSON.parse(text) as { amount: number; currency: string };
-  const client = await pool.connect();
-  // Prepared (named, planned once per connection, as orderpay's statements are) or sent as text.
-  const run = <R extends pg.QueryResultRow>(name: string, sql: string, values: unknown[]) =>
-    client.query<R>(prepared ? { name, text: sql, values } : { text: sql, values });
-  try {
-    await client.query('BEGIN');
-    const claim = await run<{ id: number }>(
-      'bench-claim',
-      `INSERT INTO idempotency_keys (client_id, subject, key, method, path, fingerprint, state, operation_id, lock_token, locked_until, expires_at)
-       VALUES ($1, $2, $3, 'POST', '/payments', $4, 'in_flight', gen_random_uuid(), $5, now() + make_interval(secs => $6), now() + make_interval(secs => $7))
-       ON CONFLICT ON CONSTRAINT idempotency_keys_caller_key DO NOTHING RETURNING id`,
-      [KEY_OWNER.clientId, KEY_OWNER.subject, key, sha256(text), randomUUID(), LOCK_SECONDS, RETENTION_SECONDS],
-    );
-    if (!claim.rows[0]) {
-      await client.query('ROLLBACK');
-      return undefined;
-    }
+  const lockToken = randomUUID();
+  const claim = await runner(pool, prepared)<{ id: number }>(
+    'bench-claim',
+    `INSERT INTO idempotency_keys (client_id, subject, key, method, path, fingerprint, state, operation_id, lock_token, locked_until, expires_at)
+     VALUES ($1, $2, $3, 'POST', '/payments', $4, 'in_flight', gen_random_uuid(), $5, now() + make_interval(secs => $6), now() + make_interval(secs => $7))
+     ON CONFLICT ON CONSTRAINT idempotency_keys_caller_key DO NOTHING RETURNING id`,
+    [KEY_OWNER.clientId, KEY_OWNER.subject, key, sha256(text), lockToken, LOCK_SECONDS, RETENTION_SECONDS],
+  );
+  const claimId = claim.rows[0]?.id;
+  if (claimId === undefined) return undefined;
+  const reference = `op_${randomUUID()}`;
+  const recorded = await inTransaction(prepared, async (run) => {
+    await run('bench-hold', "SELECT 1 FROM idempotency_keys WHERE id = $1 AND lock_token = $2 AND state = 'in_flight' FOR UPDATE", [
+      claimId,
+      lockToken,
+    ]);
     const { rows } = await run<PaymentRow>(
       'bench-payment',
-      `INSERT INTO payments (customer_id, client_id, order_id, amount, currency, status, decline_code, processor, processor_reference)
-       VALUES ($1, $2, NULL, $3, $4, 'succeeded', NULL, 'simulator', $5) RETURNING ${PAYMENT_COLUMNS}`,
-      [PAYER_USER_ID, KEY_OWNER.clientId, body.amount, body.currency, `sim_ch_${sha256(key).slice(0, 24)}`],
+      `INSERT INTO payments (customer_id, client_id, order_id, amount, currency, status, reference, processor, livemode, next_attempt_at, version)
+       VALUES ($1, $2, NULL, $3, $4, 'processing', $5, 'simulator', false, now() + make_interval(secs => $6), 0) RETURNING ${PAYMENT_COLUMNS}`,
+      [PAYER_USER_ID, KEY_OWNER.clientId, body.amount, body.currency, reference, LOCK_SECONDS],
+    );
+    await run(
+      'bench-recovery-point',
+      "UPDATE idempotency_keys SET recovery_point = $3 WHERE id = $1 AND lock_token = $2 AND state = 'in_flight'",
+      [claimId, lockToken, rows[0]!.id],
+    );
+    return rows[0]!;
+  });
+  await runner(pool, prepared)(
+    'bench-charge',
+    'UPDATE payments SET processor_reference = $2 WHERE id = $1 AND processor_reference IS NULL',
+    [recorded.id, `sim_ch_${sha256(reference).slice(0, 24)}`],
+  );
+  return inTransaction(prepared, async (run, client) => {
+    const { rows } = await run<PaymentRow>(
+      'bench-settle',
+      `UPDATE payments SET status = 'succeeded', next_attempt_at = NULL, attempts = 0, version = version + 1, updated_at = now()
+        WHERE id = $1 AND status = 'processing' RETURNING ${PAYMENT_COLUMNS}`,
+      [recorded.id],
     );
     const payment = rows[0]!;
     // As orderpay: recordEvent puts the event in the transaction's outbox, and the statement that
@@ -198,7 +246,7 @@ async function createPayment(key: string, text: string, variant: PaymentVariant)
       openOutbox(tx);
       await recordEvent(tx, 'payment.succeeded', payment);
     }
-    const outbox = outboxCte(takeOutbox(tx), 5);
+    const outbox = outboxCte(takeOutbox(tx), 6);
     const response: StoredResponse = {
       status: 201,
       headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store', location: `/payments/${payment.id}` },
@@ -206,18 +254,12 @@ async function createPayment(key: string, text: string, variant: PaymentVariant)
     };
     await run(
       outbox.sql ? 'bench-complete-with-event' : 'bench-complete',
-      `${outbox.sql}UPDATE idempotency_keys SET state = 'completed', response_status = $2, response_headers = $3::jsonb, response_body = $4, locked_until = now()
-        WHERE id = $1`,
-      [claim.rows[0].id, response.status, JSON.stringify(response.headers), response.body, ...outbox.params],
+      `${outbox.sql}UPDATE idempotency_keys SET state = 'completed', response_status = $3, response_headers = $4::jsonb, response_body = $5, locked_until = now()
+        WHERE id = $1 AND lock_token = $2 AND state = 'in_flight'`,
+      [claimId, lockToken, response.status, JSON.stringify(response.headers), response.body, ...outbox.params],
     );
-    await client.query('COMMIT');
     return response;
-  } catch (error) {
-    await client.query('ROLLBACK').catch(() => undefined);
-    throw error;
-  } finally {
-    client.release();
-  }
+  });
 }
 
 // Keys this process completed. They let each scenario cost the baseline only its minimal SQL: a

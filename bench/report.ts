@@ -20,6 +20,13 @@ import { ORDERPAY_NODE_FLAGS } from './processes.ts';
 import { renderScaleSection, scaleVerdicts } from './scale.ts';
 import { customersFor } from './seed.ts';
 import type { WebhookThroughput } from './webhooks.ts';
+import {
+  renderSlowProcessorSection,
+  SLOW_PROCESSOR_HEADER,
+  slowProcessorMet,
+  slowProcessorRows,
+  type SlowProcessorResult,
+} from './slow-processor.ts';
 
 /** Issue 2's p99 target for the orders scenarios at 32 connections (the payments have none). */
 export const P99_TARGET_MS = 50;
@@ -97,6 +104,8 @@ export interface BenchResults {
   rss: RssReport;
   /** The embedded database's memory, measured by full runs. */
   embeddedMemory?: EmbeddedMemory[];
+  /** (i): payments against a slow processor, with reads beside them. */
+  slowProcessor?: SlowProcessorResult;
 }
 
 /** Shares (0–1) of the machine's CPU time during the measurements taken by other processes and by the hypervisor. */
@@ -188,7 +197,12 @@ function costRows(results: ScenarioResult[]): string[][] {
   ]);
 }
 
-export function formatConsoleTable({ scenarios, deepPages, rss }: Pick<BenchResults, 'scenarios' | 'deepPages' | 'rss'>): string {
+export function formatConsoleTable({
+  scenarios,
+  deepPages,
+  rss,
+  slowProcessor,
+}: Pick<BenchResults, 'scenarios' | 'deepPages' | 'rss' | 'slowProcessor'>): string {
   const parts = [];
   if (scenarios.length) {
     parts.push(
@@ -197,6 +211,7 @@ export function formatConsoleTable({ scenarios, deepPages, rss }: Pick<BenchResu
     );
   }
   if (deepPages.length) parts.push(`(g) deep pages:\n${alignColumns([DEEP_PAGE_HEADER, ...deepPageRows(deepPages)])}`);
+  if (slowProcessor) parts.push(`(i) a slow processor:\n${alignColumns([SLOW_PROCESSOR_HEADER, ...slowProcessorRows(slowProcessor)])}`);
   parts.push(`(h) resident memory, MB (${allocatorsLine(rss)}):\n${alignColumns([RSS_HEADER, ...rssRows(rss)])}`);
   return parts.join('\n\n');
 }
@@ -256,6 +271,7 @@ function allTargetsMet(reference: BenchResults, others: BenchResults[]): boolean
     reference.scenarios.map(judge).every((v) => v.ratioMet && v.p99Met) &&
     reference.deepPages.every((r) => judgeDeepPage(r).met) &&
     rssMet(reference.rss) &&
+    (reference.slowProcessor?.runs.every(slowProcessorMet) ?? true) &&
     others.every((other) => scaleVerdicts(reference, other).every((met) => met))
   );
 }
@@ -344,7 +360,7 @@ node+pg ratio; a server whose single Node thread saturates first would follow th
 ### Per round
 
 ${roundsTable(results)}
-${renderDeepPagesSection(reference.deepPages)}${renderRssSection(reference.rss)}${renderEmbeddedMemorySection(reference.embeddedMemory)}${renderScaleSection(reference, others)}
+${renderDeepPagesSection(reference.deepPages)}${renderSlowProcessorSection(reference.slowProcessor)}${renderRssSection(reference.rss)}${renderEmbeddedMemorySection(reference.embeddedMemory)}${renderScaleSection(reference, others)}
 ## Set-up
 
 | | |
@@ -355,7 +371,7 @@ ${renderDeepPagesSection(reference.deepPages)}${renderRssSection(reference.rss)}
 | data | ${int(info.orders)} orders (one item each) of ${int(customersFor(info.orders))} customers, created over a year; pending 20%, paid 25%, shipped 20%, delivered 30%, cancelled 5%${info.seedSeconds === undefined ? ' (reused from an earlier run)' : `; seeded in ${info.seedSeconds.toFixed(0)} s`} |
 | load | ${info.connections} connections on 127.0.0.1 (the deep pages (g): ${reference.deepPages[0]?.connections ?? DEEP_PAGE_CONNECTIONS}), ${info.seconds} s per measurement after a ${info.warmupSeconds} s warm-up of each server and scenario; ${info.rounds} rounds, the columns of a scenario taking turns to go first |
 | orderpay | \`node ${ORDERPAY_NODE_FLAGS.join(' ')} src/cli.ts serve\` (as \`npm start\` runs it), NODE_ENV=production, LOG_LEVEL=warn, pool of 10, a staff bearer token (RS256; orders:read payments:write); rate limits on, counted in PostgreSQL, budgets of 10⁹ per minute so that the load is never refused; due webhook deliveries polled every 60 s (ORDERPAY_WEBHOOKS_POLL_INTERVAL_MS); a statement timeout of ${BENCH_STATEMENT_TIMEOUT_MS / 1000} s instead of 15 s (ORDERPAY_DB_STATEMENT_TIMEOUT_MS), for (g)'s page by number at 10M orders |
-| baseline | \`bench/raw-server.ts\`: node:http + pg Pool of 10, the same SQL and type parsing for (a)–(c), the minimal SQL of (d) and (e), and for (dw) and (dx) the same with orderpay's event written as orderpay writes it; for (fr) (a)'s lookup prepared, or the version alone under If-None-Match; no framework, no authentication |
+| baseline | \`bench/raw-server.ts\`: node:http + pg Pool of 10, the same SQL and type parsing for (a)–(c), the minimal SQL of (d) (in orderpay's phases) and (e), and for (dw) and (dx) the same with orderpay's event written as orderpay writes it; for (fr) (a)'s lookup prepared, or the version alone under If-None-Match; no framework, no authentication |
 
 ## Payments (d), (e), (dw) and (dx)
 
@@ -369,34 +385,34 @@ payment made where the event is written (orderpay, the first column of (dw) and 
 \`payment.succeeded\` event and no other payment has one; each such event has one webhook delivery
 in (dx) and none in (d) and (dw).
 
-The baseline (\`bench/raw-server.ts\`) does the same writes with no authentication and no
-validation: for a new key one transaction — \`BEGIN\`, the key row (\`INSERT … ON CONFLICT DO
-NOTHING\`, the columns orderpay fills), the payment row, the \`UPDATE\` storing the response on the
-key, \`COMMIT\` — that is 5 round trips and one commit; for a used key one \`SELECT\` of the stored
-response. It knows which keys it completed (in memory), so each scenario costs it only its own SQL.
+The baseline (\`bench/raw-server.ts\`) does the same writes in the same phases as orderpay
+(docs/payments.md, "How a payment is made"), with no authentication and no validation: for a new
+key the claim (\`INSERT … ON CONFLICT DO NOTHING\`, the columns orderpay fills), committed on its
+own; phase 1 — \`BEGIN\`, \`SELECT … FOR UPDATE\` of the claim, the payment \`INSERT\` (processing),
+the \`UPDATE\` of the key's recovery point, \`COMMIT\`; the charge's id \`UPDATE\`d onto the payment
+(the simulator names it without a call, as orderpay's does, and answers at once); phase 3 —
+\`BEGIN\`, the payment's \`UPDATE\` to succeeded, the \`UPDATE\` storing the response on the key,
+\`COMMIT\`: 11 round trips and four commits. For a used key one \`SELECT\` of the stored response.
+It knows which keys it completed (in memory), so each scenario costs it only its own SQL.
 
-orderpay, per request (\`src/http/idempotency.ts\`, \`src/flows/pay.ts\`): for a new key, the
-claim \`INSERT … ON CONFLICT DO NOTHING\` commits on its own (so a concurrent retry sees the key in
-flight and answers 409 at once, and the operation id the processor gets as its reference on every
-retry outlives a crash), then one transaction — \`BEGIN\`, \`SELECT … FOR UPDATE\` of the claim, a
-\`SELECT\` that the paying user exists (a payment without an order belongs to the caller), the
-payment \`INSERT\`, the \`UPDATE\` of the claim with the response, which also writes the
-\`payment.succeeded\` event the payment put in the transaction's outbox (\`src/db/outbox.ts\`: the
-event and a delivery for every enabled webhook endpoint subscribed to it), \`COMMIT\`: 7 round
-trips and two commits against the baseline's 5 and one. For a used key, the claim \`INSERT\` finds the
+orderpay, per request (\`src/http/idempotency.ts\`, \`src/idempotency/keyed-work.ts\`,
+\`src/flows/pay.ts\`, \`src/flows/settle-payment.ts\`): the same, and in phase 1 a \`SELECT\` that the
+paying user exists (a payment without an order belongs to the caller); the \`UPDATE\` storing the
+response also writes the \`payment.succeeded\` event the payment put in the transaction's outbox
+(\`src/db/outbox.ts\`: the event and a delivery for every enabled webhook endpoint subscribed to
+it): 12 round trips against the baseline's 11. For a used key, the claim \`INSERT\` finds the
 conflict and a \`SELECT\` reads the stored response: 2 round trips against the baseline's one.
 orderpay's statements are prepared once per connection and the baseline's are not (see
 [Where the time goes](#where-the-time-goes)), so orderpay's PostgreSQL CPU per request stays
-close to the baseline's in (d) despite its two extra statements; its Node CPU per request is
-higher.
+close to the baseline's in (d) despite its extra statement; its Node CPU per request is higher.
 
 (dw) isolates what writing the event costs a payment, on the baseline, where nothing else of
-orderpay's adds to it: the first columns are \`POST /with-event/payments\`, (d)'s transaction
-with \`recordEvent\` itself (imported from orderpay) after the payment \`INSERT\`, its object the
-payment's record as orderpay's store returns it (the response's fields, the row version and the
-processor's reference), written as orderpay writes it: by the \`UPDATE\` that stores the response
-(orderpay's outbox statement): 5 round trips, as without the event. The "baseline" columns are
-\`POST /prepared/payments\`, (d)'s transaction without the event. Both sides prepare their
+orderpay's adds to it: the first columns are \`POST /with-event/payments\`, (d)'s phases
+with \`recordEvent\` itself (imported from orderpay) after the payment's \`UPDATE\` to succeeded, its
+object the payment's record as orderpay's store returns it (every column it reads), written as
+orderpay writes it: by the \`UPDATE\` that stores the response (orderpay's outbox statement): 11
+round trips, as without the event. The "baseline" columns are \`POST /prepared/payments\`, (d)'s
+phases without the event. Both sides prepare their
 statements (named, planned once per connection), as orderpay does and (d)'s baseline does not: so
 what separates them is writing the event, not planning a larger statement on every request. No webhook endpoint is subscribed: the event alone. (dx) is the same
 comparison with one webhook endpoint subscribed to \`*\` enabled, so the event fans out to one

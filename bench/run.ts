@@ -7,8 +7,8 @@
 // Environment (defaults below): BENCH_ORDERS, BENCH_DATABASE_URL (orderpay_bench for 1M orders,
 // orderpay_bench_<size> for another size, e.g. orderpay_bench_10m, so sizes never reseed each
 // other), BENCH_ROUNDS, BENCH_SECONDS, BENCH_WARMUP_SECONDS, BENCH_CONNECTIONS, BENCH_SCENARIOS
-// (keys among a, b, c, av, bv, f, fr, g, d, e, dw, dx, e.g. "d,dw"; all by default; (h), the servers'
-// memory, is sampled during whichever run, so "h" selects nothing).
+// (keys among a, b, c, av, bv, f, fr, g, d, e, dw, dx, i, e.g. "d,dw"; all by default; (h), the servers'
+// memory, is sampled during whichever run, so "h" selects nothing; (i) runs servers of its own, after the rest).
 // The page: a full run at 1M orders writes bench/results/orders-1000000.json, the page's figures;
 // a run at another size, full or not (BENCH_ORDERS=10000000 BENCH_SCENARIOS=a,b,c,g is what the
 // page's Scale section compares), writes bench/results/orders-<N>.json. Either then renders
@@ -32,6 +32,7 @@ import { describeMachine, formatConsoleTable, type BenchResults } from './report
 import { REFERENCE_ORDERS, renderDocFromResults, writeResults } from './results.ts';
 import { mergeRssReports, startRssSampling, WEBHOOK_RSS_LABEL, type RssReport } from './rss.ts';
 import { sizeLabel } from './scale.ts';
+import { measureSlowProcessor, type SlowProcessorResult } from './slow-processor.ts';
 import { BENCH_STAFF_EMAIL, seedBenchData } from './seed.ts';
 import { measureWebhookThroughput, startDeliveringOrderpay, type WebhookThroughput } from './webhooks.ts';
 import { chooseWorkloads, isPaymentWorkload, prepareWorkloads, toResults, verifyResponses, type Workload } from './workloads.ts';
@@ -67,6 +68,15 @@ function readScenarios(value: string | undefined): Set<string> | undefined {
   if (!keys.size) throw new Error('BENCH_SCENARIOS names no scenario to run');
   return keys;
 }
+
+/** (i) runs its own servers: not a workload of the orderpay/baseline pair. */
+const runsSlowProcessor = (scenarios: Set<string> | undefined) => !scenarios || scenarios.has('i');
+const pairScenarios = (scenarios: Set<string> | undefined) => {
+  if (!scenarios) return undefined;
+  const pair = new Set(scenarios);
+  pair.delete('i');
+  return pair;
+};
 
 function readOptions(argv: string[], env: NodeJS.ProcessEnv): Options {
   const { values } = parseArgs({
@@ -149,6 +159,7 @@ async function startServers(options: Options, orderpayPort: number, payerUserId:
           HOST: '127.0.0.1',
           LOG_LEVEL: 'warn',
           NODE_ENV: 'production',
+          ORDERPAY_PAYMENT_PROCESSOR: 'simulator',
           // The limiter stays on and counts every request (in PostgreSQL, as by default), with
           // budgets the load cannot reach: a 429 would count as an error and void the run.
           ORDERPAY_RATE_LIMIT_READS: String(BENCH_RATE_LIMIT),
@@ -256,10 +267,16 @@ async function main(): Promise<number> {
     await migrate(db);
     const seedSeconds = await seedDatabase(db, options);
     const orderpayPort = await findFreePort();
-    const config = loadConfig({ DATABASE_URL: options.databaseUrl, PORT: String(orderpayPort), NODE_ENV: 'production' });
+    const config = loadConfig({
+      DATABASE_URL: options.databaseUrl,
+      PORT: String(orderpayPort),
+      NODE_ENV: 'production',
+      ORDERPAY_PAYMENT_PROCESSOR: 'simulator',
+    });
     // Four hours: every scenario at 10M orders takes over half an hour ((g)'s pages by number).
     const token = await issueTokenFor(db, config, { email: BENCH_STAFF_EMAIL }, ['orders:read', 'payments:write'], 14_400);
-    let workloads: Workload[] = await chooseWorkloads(db, options.scenarios);
+    const pair = pairScenarios(options.scenarios);
+    let workloads: Workload[] = pair?.size === 0 ? [] : await chooseWorkloads(db, pair);
     // Migrated above, before either server starts: the baseline writes the tables of 0004_payments
     // and 0008_events_webhooks. A run without payments leaves them alone.
     if (workloads.some(isPaymentWorkload)) await resetPaymentTables(db);
@@ -285,6 +302,11 @@ async function main(): Promise<number> {
       memory = mergeRssReports(memory, webhooks.rss);
       embeddedMemory = await measureEmbeddedMemory(log);
     }
+    let slowProcessor: SlowProcessorResult | undefined;
+    if (runsSlowProcessor(options.scenarios)) {
+      await resetPaymentTables(db);
+      slowProcessor = await measureSlowProcessor(db, { ...options, load: generator, log });
+    }
     const postgresVersion = (await db.query<{ v: string }>("SELECT 'PostgreSQL ' || current_setting('server_version') AS v")).rows[0]!.v;
     const results: BenchResults = {
       info: {
@@ -305,6 +327,7 @@ async function main(): Promise<number> {
       ...toResults(workloads, measured.columns),
       rss: memory,
       embeddedMemory,
+      slowProcessor,
     };
     console.log(`\n${formatConsoleTable(results)}\n`);
     publish(options, results);

@@ -106,10 +106,21 @@ function samplePaymentRecord(): PaymentRecord {
     orderId: null,
     customerId: null,
     declineCode: null,
+    cancellationReason: null,
+    nextAction: null,
+    actionExpiresAt: null,
+    paymentMethod: null,
+    returnUrl: null,
+    livemode: false,
     createdAt: now,
     updatedAt: now,
     version: 1,
+    reference: 'op_bench',
+    processor: 'simulator',
     processorReference: 'sim_ch_bench',
+    attempts: 0,
+    needsAttentionSince: null,
+    attentionReason: null,
   };
 }
 

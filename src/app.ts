@@ -48,7 +48,11 @@ import { ordersRoutes } from './orders/orders.routes.ts';
 import { Order, OrderItem } from './orders/orders.schemas.ts';
 import { paymentsRoutes } from './payments/payments.routes.ts';
 import { Payment, Refund } from './payments/payments.schemas.ts';
-import { createSimulatedProcessor, withProcessorTimeout, type PaymentProcessor } from './payments/processor.ts';
+import { withProcessorTimeout, type PaymentProcessor } from './payments/processor.ts';
+import { createConfiguredProcessor } from './payments/processors.ts';
+import { refundCause } from './payments/payments.rules.ts';
+import { createPaymentCompleter } from './flows/complete-payments.ts';
+import type { PaymentDriver } from './flows/settle-payment.ts';
 import { productsRoutes } from './products/products.routes.ts';
 import { Product } from './products/products.schemas.ts';
 import { createWebhookDispatcher } from './webhooks/dispatcher.ts';
@@ -68,7 +72,7 @@ export interface AppOptions {
   rateLimitNow?: Clock;
   /** Pino logger options; false silences logging (tests). */
   logger?: boolean | object;
-  /** The payment processor; the deterministic simulator by default (docs/payments.md). */
+  /** The payment processor; the one the configuration names by default (docs/payments.md, "Plugging in a real processor"). */
   paymentProcessor?: PaymentProcessor;
   /** How long a processor call may take before it counts as unavailable (default 10 s). */
   processorTimeoutMs?: number;
@@ -113,10 +117,21 @@ export async function buildApp(config: Config, db: Db, options: AppOptions = {})
   });
   app.decorate('config', config);
   app.decorate('db', db);
-  app.decorate(
-    'paymentProcessor',
-    withProcessorTimeout(options.paymentProcessor ?? createSimulatedProcessor(), options.processorTimeoutMs),
-  );
+  // The resource server's payments: a processor only where the API runs.
+  const paymentDriver = config.servers.resource
+    ? createPaymentDriver(config, db, options, {
+        // Counted by the process that commits a decision, whichever driver it is (src/http/business-metrics.ts).
+        payment: (payment) => app.businessMetrics.countPayment(payment),
+        refund: (refund) => {
+          if (refund.status === 'succeeded') app.businessMetrics.countRefund(refundCause(refund.reference));
+        },
+      })
+    : undefined;
+  if (paymentDriver) {
+    app.decorate('paymentDriver', paymentDriver);
+    // A request has as long as its key's claim to finish a payment before the completer may take it on.
+    app.decorate('paymentContext', { processor: paymentDriver.processor, leaseSeconds: config.idempotency.lockSeconds });
+  }
   app.setValidatorCompiler(createValidatorCompiler());
   // Only JSON bodies: Fastify's built-in text/plain parser would let other media types through.
   app.removeContentTypeParser('text/plain');
@@ -196,7 +211,14 @@ export async function buildApp(config: Config, db: Db, options: AppOptions = {})
         onAttempt: (outcome) => app.businessMetrics.countWebhookAttempt(outcome),
       })
     : undefined;
-  const scheduler = createScheduler(backgroundJobs(db, config, webhookDispatcher), app.log);
+  // Payments and refunds no request finished are driven on by the processes that run the API.
+  const paymentCompleter = paymentDriver
+    ? createPaymentCompleter(paymentDriver, {
+        leaseSeconds: config.idempotency.lockSeconds,
+        onFailure: (kind, id, error) => app.log.warn({ err: error, [`${kind}Id`]: id }, `the completer could not drive a ${kind} on`),
+      })
+    : undefined;
+  const scheduler = createScheduler(backgroundJobs(db, config, { webhooks: webhookDispatcher, payments: paymentCompleter }), app.log);
   app.addHook('onReady', async function startBackgroundJobs() {
     scheduler.start();
   });
@@ -204,6 +226,18 @@ export async function buildApp(config: Config, db: Db, options: AppOptions = {})
     return scheduler.stop();
   });
   return app;
+}
+
+/** The processor (the configured one unless options name another), each call bounded, and how payments are driven. */
+function createPaymentDriver(config: Config, db: Db, options: AppOptions, onDecided: PaymentDriver['onDecided']): PaymentDriver {
+  return {
+    onDecided,
+    db,
+    processor: withProcessorTimeout(options.paymentProcessor ?? createConfiguredProcessor(config.payments), options.processorTimeoutMs),
+    retryScheduleSeconds: config.payments.retryScheduleSeconds,
+    actionExpirySeconds: config.payments.actionExpirySeconds,
+    failpoint: options.failpoint,
+  };
 }
 
 /**

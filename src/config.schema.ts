@@ -170,7 +170,40 @@ export const EnvironmentSchema = Type.Object({
     maximum: 3600,
     default: 30,
     description:
-      "How long a request's claim on a key is held before a retry may take over a key whose process died. Keep it above the longest request. At most half of `ORDERPAY_IDEMPOTENCY_RETENTION_SECONDS`.",
+      "How long a request's claim on a key is held before a retry may take over a key whose process died, and how long a payment's request has before the completer may drive the payment on instead. Keep it above the longest request. At most half of `ORDERPAY_IDEMPOTENCY_RETENTION_SECONDS`.",
+  }),
+  ORDERPAY_PAYMENT_PROCESSOR: Type.Optional(
+    Type.Enum(['simulator'], {
+      defaultText: '`simulator`, except under `NODE_ENV=production`',
+      description:
+        'The payment processor: `simulator`, the built-in deterministic one with test amounts ([docs/payments.md](docs/payments.md#test-amounts)). Under `NODE_ENV=production` it must be named: `serve` with the API refuses to start without it, and the simulator runs only when named (its payments say `livemode: false`).',
+    }),
+  ),
+  ORDERPAY_PAYMENTS_RETRY_SCHEDULE: Type.String({
+    pattern: '^[0-9]+(,[0-9]+)*$',
+    default: '1,5,30,120,600,1800,3600,7200,14400,28800',
+    description:
+      'Seconds to wait before asking the payment processor again about a payment or refund it did not answer for, comma-separated; after the last, the payment needs a person and is asked about at that interval ([docs/payments.md](docs/payments.md#when-the-processor-does-not-answer)). The default spans about 16 hours, inside the 24 hours Stripe keeps an idempotency key.',
+  }),
+  ORDERPAY_PAYMENTS_WAIT_MS: Type.Integer({
+    minimum: 0,
+    maximum: 60_000,
+    default: 5000,
+    description:
+      'How long `POST /payments` and refunds in API v1 and v2, which show only final outcomes, wait for a payment in progress before answering `503` with `Retry-After` (the key kept for the retry).',
+  }),
+  ORDERPAY_PAYMENTS_ACTION_EXPIRY_SECONDS: Type.Integer({
+    minimum: 10,
+    maximum: 7 * 24 * 3600,
+    default: 3600,
+    description:
+      'How long a customer has to complete the action a payment requires (3-D Secure) before it is canceled, nothing charged ([docs/payments.md](docs/payments.md#payments-that-wait-for-the-customer)).',
+  }),
+  ORDERPAY_SIMULATOR_LATENCY_MS: Type.Integer({
+    minimum: 0,
+    maximum: 60_000,
+    default: 0,
+    description: "How long each call to the built-in simulated processor takes, as a real processor's would (benchmarks, fault tests).",
   }),
   REDIS_URL: Type.Optional(
     Type.String({

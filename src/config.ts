@@ -73,6 +73,21 @@ export interface Config {
     readonly retentionDays: number;
   };
   readonly webhooks: WebhooksConfig;
+  readonly payments: PaymentsConfig;
+}
+
+/** Payments in phases around the processor (docs/payments.md). */
+export interface PaymentsConfig {
+  /** The processor named; undefined under NODE_ENV=production until one is (serve then refuses to start). */
+  readonly processor: 'simulator' | undefined;
+  /** Seconds before each new question to a processor that did not answer; the last repeats. */
+  readonly retryScheduleSeconds: readonly number[];
+  /** How long a request in a version that shows only final outcomes waits for one. */
+  readonly waitMs: number;
+  /** How long a customer has to act before a payment that requires it is canceled. */
+  readonly actionExpirySeconds: number;
+  /** How long each call to the simulated processor takes. */
+  readonly simulatorLatencyMs: number;
 }
 
 /** Webhook delivery (docs/webhooks.md). */
@@ -219,7 +234,9 @@ function describeRefusal(name: string, rawText: string | undefined, value: unkno
     case 'pattern':
       if (name === 'REDIS_URL') return `${name} must be a redis:// or rediss:// URL, got "${raw}"`;
       if (name === 'DATABASE_URL') return `${name} must be a postgres:// or postgresql:// URL (orderpay runs on PostgreSQL), got "${raw}"`;
-      // The token itself is a secret: not echoed.
+      if (name.endsWith('_RETRY_SCHEDULE')) return `${name} must be whole seconds separated by commas (e.g. 5,300,1800), got "${raw}"`;
+      // Keys and tokens are secrets: not echoed.
+      if (name === 'ORDERPAY_WEBHOOKS_SECRET_KEY') return `${name} must be 32 bytes in base64 (openssl rand -base64 32)`;
       if (name === 'ORDERPAY_METRICS_TOKEN')
         return `${name} must be at least 32 characters of A-Z a-z 0-9 - . _ ~ + / (e.g. openssl rand -hex 32)`;
       // ORDERPAY_TRUST_PROXY, the other variable with a pattern.
@@ -345,7 +362,7 @@ function readMetrics(vars: Environment): MetricsConfig {
   return { listener, port, host: vars.ORDERPAY_METRICS_HOST ?? vars.HOST, token };
 }
 
-/** Frozen with its parts (db, http, cors, servers, idempotency, rateLimits, metrics, events, webhooks), so that no one can change the configuration under another. */
+/** Frozen with its parts (db, http, cors, servers, idempotency, rateLimits, metrics, events, webhooks, payments), so that no one can change the configuration under another. */
 function freezeConfig(config: Config): Config {
   for (const part of Object.values(config)) if (part && typeof part === 'object') Object.freeze(part);
   return Object.freeze(config);
@@ -407,6 +424,13 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       retryScheduleSeconds: Object.freeze(vars.ORDERPAY_WEBHOOKS_RETRY_SCHEDULE.split(',').map(Number)),
       secretKey: vars.ORDERPAY_WEBHOOKS_SECRET_KEY,
       pollIntervalMs: vars.ORDERPAY_WEBHOOKS_POLL_INTERVAL_MS,
+    },
+    payments: {
+      processor: vars.ORDERPAY_PAYMENT_PROCESSOR ?? (vars.NODE_ENV === 'production' ? undefined : 'simulator'),
+      retryScheduleSeconds: Object.freeze(vars.ORDERPAY_PAYMENTS_RETRY_SCHEDULE.split(',').map(Number)),
+      waitMs: vars.ORDERPAY_PAYMENTS_WAIT_MS,
+      actionExpirySeconds: vars.ORDERPAY_PAYMENTS_ACTION_EXPIRY_SECONDS,
+      simulatorLatencyMs: vars.ORDERPAY_SIMULATOR_LATENCY_MS,
     },
     ...overrides,
   };

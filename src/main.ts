@@ -11,6 +11,7 @@ import { serveEmbeddedDatabase, SocketPathTooLongError, type EmbeddedSocket } fr
 import { migrate } from './db/migrate.ts';
 import { failpointFromEnv } from './core/failpoints.ts';
 import { buildMetricsApp } from './http/metrics-listener.ts';
+import { PROCESSOR_REQUIRED } from './payments/processors.ts';
 import { seedDemoData } from './seed.ts';
 import { countUsers } from './users/users.store.ts';
 
@@ -68,6 +69,8 @@ async function serveToCommands(config: Config, db: Db, app: FastifyInstance): Pr
 }
 
 export async function startServer(config: Config): Promise<RunningServer> {
+  // Refused before anything is opened: production never pays through a processor it was not told of.
+  if (config.servers.resource && config.payments.processor === undefined) throw new ConfigError(PROCESSOR_REQUIRED);
   const db = await createDatabase(config);
   let metricsApp: FastifyInstance | undefined;
   let commandSocket: EmbeddedSocket | undefined;

@@ -9,11 +9,12 @@ import { LATEST_API_VERSION } from './core/api-versions.ts';
 import type { Principal } from './core/principal.ts';
 import { SCOPES } from './core/scopes.ts';
 import type { Db, Queryable } from './db/db.ts';
-import { pay } from './flows/pay.ts';
+import { beginPayment } from './flows/pay.ts';
+import { advancePayment, type PaymentDriver } from './flows/settle-payment.ts';
 import { changeStatus, decideStatusChange } from './orders/orders.service.ts';
 import { insertOrder, insertOrderItems, lockOrder, type OrderRecord } from './orders/orders.store.ts';
 import { ORDER_STATUSES, type OrderStatus } from './orders/orders.rules.ts';
-import { createSimulatedProcessor, type PaymentProcessor } from './payments/processor.ts';
+import { createSimulatedProcessor } from './payments/simulator.ts';
 import { insertProduct } from './products/products.store.ts';
 import { findUserByEmail, insertUser, type User } from './users/users.store.ts';
 
@@ -64,10 +65,19 @@ const actingUser = (user: User): Principal => ({
   apiVersion: LATEST_API_VERSION,
 });
 
-/** Moves the order to the status as its customer and staff would; paying charges the simulator. */
+/**
+ * The seed's one transaction as the Db the payment flow drives payments through: its phases run
+ * inside it, one after the other (the simulator answers at once; nothing else sees the data yet).
+ */
+function seedDriver(tx: Queryable, db: Db): PaymentDriver {
+  const within: Db = { ...db, query: (sql, params) => tx.query(sql, params), exec: (sql) => tx.exec(sql), transaction: (fn) => fn(tx) };
+  return { db: within, processor: createSimulatedProcessor(), retryScheduleSeconds: [1], actionExpirySeconds: 3600 };
+}
+
+/** Moves the order to the status as its customer and staff would; paying goes through the payment flow and the simulator. */
 async function bringOrderTo(
   tx: Queryable,
-  processor: PaymentProcessor,
+  driver: PaymentDriver,
   actors: { customer: Principal; staff: Principal },
   order: OrderRecord,
   status: OrderStatus,
@@ -76,7 +86,8 @@ async function bringOrderTo(
   for (const move of MOVES_TO[status]) {
     if (move === 'paid') {
       const command = { amount: current.total, currency: current.currency, orderId: current.id, reference: `seed-order-${current.id}` };
-      const payment = await pay(tx, processor, actors.customer, command);
+      const begun = await beginPayment(tx, actors.customer, { processor: driver.processor, leaseSeconds: 30 }, command);
+      const payment = await advancePayment(driver, begun.id);
       if (payment.status !== 'succeeded') throw new Error(`seeding: the payment of order ${current.id} was ${payment.status}`);
       current = (await lockOrder(tx, current.id, undefined))!;
     } else {
@@ -106,7 +117,7 @@ export async function seedDemoData(db: Db): Promise<SeedResult> {
     products.push(await insertProduct(tx, { name: 'Discontinued grinder', price: 9900, currency: 'EUR', active: false }));
 
     let orders = 0;
-    const processor = createSimulatedProcessor();
+    const driver = seedDriver(tx, db);
     // Every customer gets an order in every status, with varied products and quantities.
     for (const [c, customer] of customers.entries()) {
       const actors = { customer: actingUser(customer), staff: actingUser(staff) };
@@ -115,7 +126,7 @@ export async function seedDemoData(db: Db): Promise<SeedResult> {
         const qty = 1 + ((c * 5 + s) % 4);
         const order = await insertOrder(tx, { customerId: customer.id, total: product.price * qty, currency: product.currency });
         await insertOrderItems(tx, order, [{ productId: product.id, qty, unitPrice: product.price, lineTotal: product.price * qty }]);
-        await bringOrderTo(tx, processor, actors, order, status);
+        await bringOrderTo(tx, driver, actors, order, status);
         orders++;
       }
     }

@@ -62,7 +62,7 @@ export interface paths {
         get: operations["getOrder"];
         /**
          * Replace an order (change its status)
-         * @description Complete replacement of the writable representation. Status changes follow the state machine; the same PUT repeated changes nothing. Cancelling a paid order (staff) refunds what is left of its payment in the same transaction. If-Match is honoured (strong comparison).
+         * @description Complete replacement of the writable representation. Status changes follow the state machine; the same PUT repeated changes nothing. Cancelling a paid order (staff) refunds what is left of its payment (the refund is recorded with the cancellation and made with the processor right after). While a payment of a pending order is in progress, it is neither cancelled nor deleted (409). If-Match is honoured (strong comparison).
          */
         put: operations["replaceOrder"];
         post?: never;
@@ -159,7 +159,7 @@ export interface paths {
         put?: never;
         /**
          * Make a payment
-         * @description Charges amount in currency through the payment processor. With orderId, pays that pending order (amount and currency must equal its total) and moves it to paid in the same transaction. A declined charge is stored too: check status. Idempotency-Key is required; a retry with the same key replays the stored response with Idempotent-Replayed: true.
+         * @description Charges amount in currency through the payment processor. With orderId, pays that pending order (amount and currency must equal its total) and moves it to paid once the processor took the money. A declined charge is stored too: check status. Idempotency-Key is required; a retry with the same key replays the stored response with Idempotent-Replayed: true, or goes on with a payment whose outcome was not known yet. See docs/payments.md.
          */
         post: operations["createPayment"];
         delete?: never;

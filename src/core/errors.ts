@@ -164,6 +164,12 @@ export const ERRORS = {
     title: 'Order cannot be deleted',
     description: 'Only `pending` or `cancelled` orders can be deleted; a paid, shipped or delivered order is kept.',
   },
+  ORDER_PAYMENT_IN_PROGRESS: {
+    status: 409,
+    title: 'Order has a payment in progress',
+    description:
+      'A payment of the order is in progress (`paymentStatus`): until the processor decides, the order is neither cancelled nor deleted, since the payment could still pay it. Retry once it is decided, usually within seconds.',
+  },
   ORDER_READ_ONLY_FIELD: {
     status: 422,
     title: 'Read-only field changed',
@@ -262,6 +268,12 @@ export const ERRORS = {
     title: 'Order cannot be paid',
     description: 'Only a `pending` order can be paid; `currentStatus` says where it is (a `paid` order already took its payment).',
   },
+  PAYMENT_ORDER_PAYMENT_IN_PROGRESS: {
+    status: 409,
+    title: 'Order has a payment in progress',
+    description:
+      'Another payment of the order (under another Idempotency-Key: a double click, a second device) is in progress; `paymentStatus` says where it is. Only if it does not succeed can the order be paid again. Not stored for the key: a retry after the other payment ended gets a fresh answer.',
+  },
   PAYMENT_AMOUNT_MISMATCH: {
     status: 422,
     title: 'Amount does not match the order',
@@ -284,11 +296,24 @@ export const ERRORS = {
     description: "A refund's `amount.currency` must be the payment's currency.",
   },
   PAYMENT_REFUND_NOT_FOUND: { status: 404, title: 'Refund not found', description: 'The payment has no refund with this id.' },
+  PAYMENT_REFUND_FAILED: {
+    status: 422,
+    title: 'Refund failed',
+    description:
+      'The processor could not make the refund (`failureReason` says why, in its words; for example the card was closed); the amount counts as not refunded again. Answered in API versions whose refunds have no status (v1, v2); later ones show the refund with `status: failed`.',
+  },
   PAYMENT_PROCESSOR_UNAVAILABLE: {
     status: 503,
     title: 'Payment processor unavailable',
     description:
-      'The payment processor failed or did not answer within 10 seconds. Nothing was recorded and the idempotency key was released: retry the same request with the same key after `Retry-After`; the processor receives the same reference, so a charge it took before failing is not taken twice.',
+      'The payment processor failed or did not answer within 10 seconds. The payment or refund is kept in progress and the processor is asked about it again on a schedule; retry the same request with the same key after `Retry-After` to receive its outcome. The processor receives the same reference on every try, so a charge it took before failing is not taken twice.',
+    retryAfterSeconds: 1,
+  },
+  PAYMENT_IN_PROGRESS: {
+    status: 503,
+    title: 'Payment in progress',
+    description:
+      'The processor has not decided yet (the charge is processing, or waits for the customer) and this API version shows only final outcomes. The key is kept: retry the same request with the same key after `Retry-After` to receive the outcome. Later versions answer at once with the payment in progress (docs/payments.md, "Versions").',
     retryAfterSeconds: 1,
   },
   // Rate limits (docs/api.md, "Rate limits")

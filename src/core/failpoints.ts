@@ -6,6 +6,8 @@
 /** Points where an idempotent write or a webhook delivery can be made to fail. */
 export const FAILPOINT_NAMES = [
   'idempotency.after-recovery-point', // phase 1 committed (a payment recorded), the outside world not yet asked
+  'payments.before-confirm', // the processor named the charge and its id is committed; not yet confirmed (src/flows/settle-payment.ts)
+  'payments.before-outcome', // the processor answered; its answer not yet committed
   'idempotency.before-commit', // the work is done, its transaction not yet committed
   'idempotency.after-commit', // committed, the response not yet sent
   'webhooks.before-send', // a delivery claimed (leased), nothing sent (src/webhooks/dispatcher.ts)

@@ -1,13 +1,17 @@
 // PUT of an order's status: the state machine (orders), and when a paid order is cancelled its
-// payment refunded (payments), all in one transaction.
+// payment refunded (payments). The cancellation and the refund's phase 1 commit together; the
+// processor is asked after the commit (src/flows/settle-refund.ts), and the completer goes on if it
+// does not answer. An order whose payment is in progress keeps its status until the outcome is known.
 import type { Precondition } from '../core/precondition.ts';
 import type { Principal } from '../core/principal.ts';
-import type { Db } from '../db/db.ts';
 import type { OrderStatus } from '../orders/orders.rules.ts';
 import { changeStatus, decideStatusChange, lockOrderForChange } from '../orders/orders.service.ts';
 import type { OrderRecord } from '../orders/orders.store.ts';
-import { refundOrderPayment } from '../payments/payments.service.ts';
-import type { PaymentProcessor } from '../payments/processor.ts';
+import { beginOrderRefund } from '../payments/payments.service.ts';
+import type { RefundRecord } from '../payments/payments.store.ts';
+import { assertNoPaymentInProgress } from './order-payments.ts';
+import type { PaymentDriver } from './settle-payment.ts';
+import { advanceRefund } from './settle-refund.ts';
 
 export interface ChangeOrderStatusCommand {
   orderId: number;
@@ -16,24 +20,34 @@ export interface ChangeOrderStatusCommand {
   precondition?: Precondition<OrderRecord>;
 }
 
-/** The order as changed, and whether the change refunded its payment (committed, both). */
+/** The order as changed (committed), and the refund its cancellation made, as far as it got. */
 export interface StatusChange {
   order: OrderRecord;
-  refunded: boolean;
+  refund?: RefundRecord;
+  /** Why the refund could not be taken further now: it stays pending, and the completer goes on. */
+  refundError?: unknown;
 }
 
-export function changeOrderStatus(
-  db: Db,
-  processor: PaymentProcessor,
+export async function changeOrderStatus(
+  driver: PaymentDriver,
   principal: Principal,
   command: ChangeOrderStatusCommand,
+  leaseSeconds: number,
 ): Promise<StatusChange> {
-  return db.transaction(async (tx) => {
+  const { order, refund } = await driver.db.transaction(async (tx) => {
     const order = await lockOrderForChange(tx, principal, command.orderId, command.precondition);
     const to = decideStatusChange(principal, order, command.status);
-    if (to === undefined) return { order, refunded: false };
-    // A paid order that is cancelled gives its money back, in the same transaction.
-    const refunded = order.status === 'paid' && to === 'cancelled' && (await refundOrderPayment(tx, processor, order.id));
-    return { order: await changeStatus(tx, order, to), refunded };
+    if (to === undefined) return { order, refund: undefined };
+    if (order.status === 'pending') await assertNoPaymentInProgress(tx, order.id, to);
+    // A paid order that is cancelled gives its money back.
+    const refund = order.status === 'paid' && to === 'cancelled' ? await beginOrderRefund(tx, order.id, leaseSeconds) : undefined;
+    return { order: await changeStatus(tx, order, to), refund };
   });
+  if (!refund) return { order };
+  // The cancellation has committed: whatever the processor does now, the answer is the cancelled order.
+  try {
+    return { order, refund: await advanceRefund(driver, refund.id) };
+  } catch (error) {
+    return { order, refund, refundError: error };
+  }
 }

@@ -1,15 +1,14 @@
-// POST /payments: a charge (payments), optionally of a pending order that it moves to paid
-// (orders), in the transaction the idempotency layer opens. Every refusal comes before the
-// charge: nothing after it may refuse a payment the processor took.
+// POST /payments, phase 1: a payment (payments), optionally of a pending order that it reserves
+// (orders), recorded as processing in the transaction the idempotency layer opens. Every refusal
+// comes here, before the processor is asked: nothing after it may refuse a payment the processor
+// took. Phases 2 and 3 are src/flows/settle-payment.ts.
 import { DomainError } from '../core/errors.ts';
 import { ownerScope, type Principal } from '../core/principal.ts';
 import type { Queryable } from '../db/db.ts';
-import { markOrderPaid } from '../orders/orders.service.ts';
 import { lockOrder, type OrderRecord } from '../orders/orders.store.ts';
-import { checkOrderAmount } from '../payments/payments.rules.ts';
-import { chargePayment } from '../payments/payments.service.ts';
-import type { PaymentRecord } from '../payments/payments.store.ts';
-import type { PaymentProcessor } from '../payments/processor.ts';
+import { checkOrderAmount, isInProgress } from '../payments/payments.rules.ts';
+import { type PaymentContext, recordNewPayment } from '../payments/payments.service.ts';
+import { lockReservingPaymentOfOrder, type PaymentRecord } from '../payments/payments.store.ts';
 import { assertSubjectExists } from '../users/users.service.ts';
 
 export interface PayCommand {
@@ -18,10 +17,25 @@ export interface PayCommand {
   orderId?: number;
   /** The processor's idempotency reference (src/idempotency/). */
   reference: string;
+  paymentMethod?: string;
+  returnUrl?: string;
 }
 
-/** Step: the order to pay, locked, owned by the caller, pending, and for exactly this amount. */
-async function lockPayableOrder(
+/** 409 while another payment of the order is in progress: its outcome decides whether the order is paid. */
+function orderPaymentInProgress(orderId: number, payment: PaymentRecord): DomainError {
+  return new DomainError(
+    'PAYMENT_ORDER_PAYMENT_IN_PROGRESS',
+    `A payment of order ${orderId} is in progress; only if it does not succeed can the order be paid again.`,
+    { extensions: { paymentStatus: payment.status } },
+  );
+}
+
+/**
+ * Step: the order to pay, locked, owned by the caller, pending, for exactly this amount, and with
+ * no other payment in progress (payments_order_reserved_key backs the check: payments of one order
+ * queue on its row lock, so the check sees every one of them).
+ */
+async function reservePayableOrder(
   tx: Queryable,
   principal: Principal,
   orderId: number,
@@ -39,20 +53,28 @@ async function lockPayableOrder(
     });
   }
   checkOrderAmount(order, payment);
+  const reserving = await lockReservingPaymentOfOrder(tx, order.id);
+  if (reserving && isInProgress(reserving.status)) throw orderPaymentInProgress(order.id, reserving);
   return order;
 }
 
-export async function pay(tx: Queryable, processor: PaymentProcessor, principal: Principal, command: PayCommand): Promise<PaymentRecord> {
-  const order = command.orderId === undefined ? undefined : await lockPayableOrder(tx, principal, command.orderId, command);
+/** Phase 1: the order reserved, the payment recorded as processing. */
+export async function beginPayment(
+  tx: Queryable,
+  principal: Principal,
+  context: PaymentContext,
+  command: PayCommand,
+): Promise<PaymentRecord> {
+  const order = command.orderId === undefined ? undefined : await reservePayableOrder(tx, principal, command.orderId, command);
   // A payment without an order belongs to the paying user, who must (still) exist.
   if (!order) await assertSubjectExists(tx, principal);
-  const payment = await chargePayment(tx, processor, principal, {
+  return recordNewPayment(tx, principal, context, {
     amount: command.amount,
     currency: command.currency,
     customerId: order?.customerId ?? (principal.kind === 'user' ? principal.userId : null),
     orderId: order?.id ?? null,
     reference: command.reference,
+    paymentMethod: command.paymentMethod ?? null,
+    returnUrl: command.returnUrl ?? null,
   });
-  if (order && payment.status === 'succeeded') await markOrderPaid(tx, order);
-  return payment;
 }

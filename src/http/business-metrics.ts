@@ -1,6 +1,7 @@
 // What the business did, for Prometheus: payments by status and declines, refunds, idempotent
 // replays, failed sign-ins, webhook attempts by outcome, and the database connections in use. Each is counted once its
-// transaction has committed (a rolled-back payment never happened; a replay is not a payment).
+// transaction has committed (a rolled-back payment never happened; a replay is not a payment); a
+// payment or refund by the process that committed the processor's decision (src/flows/settle-payment.ts).
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type { Db } from '../db/db.ts';
 
@@ -14,9 +15,9 @@ type SignInFailure = 'refused' | 'blocked' | 'unavailable';
 type WebhookAttemptOutcome = 'succeeded' | 'retrying' | 'failed';
 
 export interface BusinessMetrics {
-  /** A payment made, once its transaction has committed. */
+  /** A payment the processor decided, once the decision has committed. */
   countPayment(payment: { status: string; declineCode: string | null }): void;
-  /** A refund made, once its transaction has committed. */
+  /** A refund made, once its decision has committed. */
   countRefund(cause: RefundCause): void;
   countSignInFailure(reason: SignInFailure): void;
   /** A request answered with a stored response (Idempotent-Replayed) instead of being performed again. */
@@ -28,7 +29,7 @@ export interface BusinessMetrics {
 export function createBusinessMetrics(registry: Registry): BusinessMetrics {
   const payments = new Counter({
     name: 'orderpay_payments_total',
-    help: 'Payments made (committed), by their status when made: succeeded or declined. Idempotent replays are not counted.',
+    help: 'Payments decided (committed), by their status when decided: succeeded, declined or canceled (nothing charged: the customer did not act, or the processor never answered). Counted by the process that committed the decision; idempotent replays are not counted.',
     labelNames: ['status'],
     registers: [registry],
   });
@@ -63,7 +64,7 @@ export function createBusinessMetrics(registry: Registry): BusinessMetrics {
     registers: [registry],
   });
   // Known label values start at 0, so that rate() and alerts see a series before the first event.
-  for (const status of ['succeeded', 'declined']) payments.inc({ status }, 0);
+  for (const status of ['succeeded', 'declined', 'canceled']) payments.inc({ status }, 0);
   for (const cause of ['refund', 'cancellation']) refunds.inc({ cause }, 0);
   for (const reason of ['refused', 'blocked', 'unavailable']) signInFailures.inc({ reason }, 0);
   for (const outcome of ['succeeded', 'retrying', 'failed']) webhookAttempts.inc({ outcome }, 0);

@@ -7,6 +7,7 @@ import type { FastifyHttpOptions, FastifyInstance, FastifyReply, FastifyRequest 
 import fp from 'fastify-plugin';
 import type { Config } from '../config.ts';
 import { DomainError } from '../core/errors.ts';
+import { runAsRead } from '../db/read-priority.ts';
 import { sendProblem } from './problem.ts';
 
 /**
@@ -77,11 +78,13 @@ async function connections(app: FastifyInstance, { config }: { config: Config['h
     sockets.add(socket);
     socket.once('close', () => sockets.delete(socket));
   });
-  // First of every hook: nothing else runs for a request that arrives once the server drains.
+  // First of every hook: nothing else runs for a request that arrives once the server drains. A
+  // read's work (its hooks and handler, run from done) is queued first on the embedded database.
   app.addHook('onRequest', function trackExchange(request: FastifyRequest, reply: FastifyReply, done: () => void) {
     const socket = request.raw.socket as TrackedSocket;
     socket[kExchange] = { req: request.raw, res: reply.raw, id: request.id };
     if (draining) refuseWhileDraining(request, reply);
+    else if (request.method === 'GET' || request.method === 'HEAD') runAsRead(done);
     else done();
   });
 

@@ -21,7 +21,9 @@ import { runKeyedWork, type Completion, type KeyedRequest, type KeyedWork, type 
 export type IdempotencyMode = 'required' | 'optional';
 
 /** What an operation answers; serialized once, by the route's response schema, and stored. */
-export interface Outcome {
+export type Outcome = ResourceOutcome | { problem: DomainError; afterCommit?: () => void };
+
+interface ResourceOutcome {
   status: number;
   body: unknown;
   headers?: { location?: string; etag?: string };
@@ -40,7 +42,7 @@ export interface Outcome {
 export type IdempotentWork = (tx: Queryable, reference: string) => Promise<Outcome>;
 
 const STORED_STATUSES = new Set([404, 409, 422]);
-const NOT_STORED: ReadonlySet<string> = new Set(['RESOURCE_CONFLICT', 'IDEMPOTENCY_KEY_IN_USE']);
+const NOT_STORED: ReadonlySet<string> = new Set(['RESOURCE_CONFLICT', 'IDEMPOTENCY_KEY_IN_USE', 'PAYMENT_ORDER_PAYMENT_IN_PROGRESS']);
 
 const KEY_HEADER = 'idempotency-key';
 const REPLAYED_HEADER = 'idempotent-replayed';
@@ -123,7 +125,7 @@ export async function respondIdempotently(
   if (header === undefined) {
     const outcome = await request.server.db.transaction(async (tx) => {
       const begun = await phased.begin(tx, `request-${request.id}`);
-      if (!('status' in begun)) throw new Error('work in phases needs an Idempotency-Key');
+      if ('recoveryPoint' in begun) throw new Error('work in phases needs an Idempotency-Key');
       return begun;
     });
     outcome.afterCommit?.();
@@ -136,7 +138,7 @@ export async function respondIdempotently(
   const keyed: KeyedWork = {
     begin: async (tx, reference) => {
       const begun = await phased.begin(tx, reference);
-      return 'status' in begun ? render(begun) : begun;
+      return 'recoveryPoint' in begun ? begun : render(begun);
     },
     resume:
       'resume' in phased
@@ -185,6 +187,7 @@ function storedRefusal(request: FastifyRequest, error: Error): StoredResponse | 
 
 /** The exact bytes and headers of the response, as sent now and replayed later. */
 function serializeOutcome(request: FastifyRequest, reply: FastifyReply, outcome: Outcome): StoredResponse {
+  if ('problem' in outcome) return serializeProblem(request, outcome.problem);
   const contentType = jsonContentType(request);
   const headers: Record<string, string> = {
     'content-type': contentType.includes('charset') ? contentType : `${contentType}; charset=utf-8`,

@@ -155,12 +155,12 @@ async function storeCompletion(tx: Queryable, claim: KeyClaim, completion: Compl
   await options.failpoint?.('idempotency.before-commit');
 }
 
-/** For the phases after a recovery point, whose transaction takes the claim only to store the response. */
+/**
+ * For the phases after a recovery point: storing the response is the claim's last statement, which
+ * finds the claim still ours (or throws) and locks it until the outcome commits.
+ */
 function completeUnderClaim(claim: KeyClaim, options: KeyedWorkOptions): CompleteInTransaction {
-  return async (tx, completion) => {
-    if (!(await holdKeyClaim(tx, claim))) throw keyInUse();
-    await storeCompletion(tx, claim, completion, options);
-  };
+  return (tx, completion) => storeCompletion(tx, claim, completion, options);
 }
 
 /**

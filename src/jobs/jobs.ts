@@ -18,12 +18,21 @@ interface WebhookDelivery {
   stop(): Promise<void>;
 }
 
+/** The completer of payments and refunds (src/flows/complete-payments.ts), built by the composition root. */
+interface PaymentCompletion {
+  completeDue(): Promise<unknown>;
+}
+
+/** How often each process looks for payments and refunds that are due: a dead request's, or the processor's next question. */
+const EVERY_SECOND = 1000;
+
 /** The jobs of the servers this process runs. */
 export function backgroundJobs(
   db: Db,
   config: Pick<Config, 'servers' | 'events' | 'webhooks'>,
-  webhooks: WebhookDelivery | undefined,
+  workers: { webhooks?: WebhookDelivery; payments?: PaymentCompletion },
 ): Job[] {
+  const { webhooks, payments } = workers;
   const { servers } = config;
   // Old rate-limit windows: both servers count in them (when no Redis is configured).
   const jobs: Job[] = [{ name: 'purge-rate-limit-windows', everyMs: EVERY_TEN_MINUTES, run: () => purgeRateLimitWindows(db) }];
@@ -33,6 +42,7 @@ export function backgroundJobs(
       // Events past ORDERPAY_EVENTS_RETENTION_DAYS, with their webhook deliveries.
       { name: 'purge-events', everyMs: EVERY_TEN_MINUTES, run: () => purgeExpiredEvents(db, config.events.retentionDays) },
     );
+    if (payments) jobs.push({ name: 'complete-payments', everyMs: EVERY_SECOND, run: () => payments.completeDue() });
     // The resource server's events are delivered by the processes that run it.
     if (webhooks) {
       jobs.push({

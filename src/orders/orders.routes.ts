@@ -5,6 +5,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { pageOf } from '../core/paging.ts';
 import { changeOrderStatus } from '../flows/change-order-status.ts';
+import { deleteOrder } from '../flows/delete-order.ts';
 import { listUserOrders } from '../flows/list-user-orders.ts';
 import { placeOrder } from '../flows/place-order.ts';
 import { requireScope } from '../http/authenticate.ts';
@@ -31,7 +32,7 @@ import {
   ReplaceOrderBody,
   UserIdParams,
 } from './orders.schemas.ts';
-import { deleteOrder, getOrder, getOrderVersion, listOrderItems, listOrders, withItems } from './orders.service.ts';
+import { getOrder, getOrderVersion, listOrderItems, listOrders, withItems } from './orders.service.ts';
 import type { OrderRecord, OrderWithItems } from './orders.store.ts';
 
 const OrderRef = Type.Ref('Order');
@@ -162,7 +163,7 @@ export async function ordersRoutes(parent: FastifyInstance): Promise<void> {
         summary: 'Replace an order (change its status)',
         security: writeSecurity,
         description:
-          'Complete replacement of the writable representation. Status changes follow the state machine; the same PUT repeated changes nothing. Cancelling a paid order (staff) refunds what is left of its payment in the same transaction. If-Match is honoured (strong comparison).',
+          'Complete replacement of the writable representation. Status changes follow the state machine; the same PUT repeated changes nothing. Cancelling a paid order (staff) refunds what is left of its payment (the refund is recorded with the cancellation and made with the processor right after). While a payment of a pending order is in progress, it is neither cancelled nor deleted (409). If-Match is honoured (strong comparison).',
         params: OrderIdParams,
         headers: IfMatchHeaders,
         body: ReplaceOrderBody,
@@ -171,14 +172,20 @@ export async function ordersRoutes(parent: FastifyInstance): Promise<void> {
     },
     async function replaceOrderRoute(request, reply) {
       const principal = requireScope(request, 'orders:write');
-      const { order, refunded } = await changeOrderStatus(app.db, app.paymentProcessor, principal, {
-        orderId: request.params.orderId,
-        status: request.body.status,
-        precondition: orderReplacementPrecondition(sentBody(request), request.headers['if-match'], request.apiVersion, (record) =>
-          representAtVersion(request, 200, orderRepresentation(record)),
-        ),
-      });
-      if (refunded) app.businessMetrics.countRefund('cancellation');
+      const { order, refund, refundError } = await changeOrderStatus(
+        app.paymentDriver,
+        principal,
+        {
+          orderId: request.params.orderId,
+          status: request.body.status,
+          precondition: orderReplacementPrecondition(sentBody(request), request.headers['if-match'], request.apiVersion, (record) =>
+            representAtVersion(request, 200, orderRepresentation(record)),
+          ),
+        },
+        app.paymentContext.leaseSeconds,
+      );
+      if (refundError)
+        request.log.warn({ err: refundError, refundId: refund?.id }, 'the refund of a cancelled order is left to the completer');
       const [shown] = await withItemsShown(request, app.db, [order]);
       return sendRepresentation(request, reply, 200, orderRepresentation(shown!), { etag: orderEtag(order, request.apiVersion) });
     },

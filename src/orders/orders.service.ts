@@ -5,7 +5,7 @@ import { parseSortParam, planPage, toCollection, type Collection, type PageReque
 import type { Precondition } from '../core/precondition.ts';
 import { ownerScope, type OwnerScope, type Principal } from '../core/principal.ts';
 import { coalesceReads, perDatabase } from '../db/coalesce.ts';
-import type { Db, Queryable } from '../db/db.ts';
+import type { Queryable } from '../db/db.ts';
 import type { EventType } from '../events/events.rules.ts';
 import { recordEvent } from '../events/events.store.ts';
 import {
@@ -188,24 +188,30 @@ export async function markOrderPaid(tx: Queryable, order: OrderRecord): Promise<
   await recordStatusEvent(tx, await updateOrderStatus(tx, order.id, 'paid'));
 }
 
-/** Soft delete; repeating it on a deleted order answers the same (204) and changes nothing. */
-export async function deleteOrder(
-  db: Db,
+/**
+ * Step of a delete: the order locked, within the caller's scope, meeting the precondition, and
+ * deletable; undefined when it is deleted already (repeating a delete answers the same and changes nothing).
+ */
+export async function lockOrderForDelete(
+  tx: Queryable,
   principal: Principal,
   command: { orderId: number; precondition?: Precondition<OrderRecord> },
-): Promise<void> {
-  await db.transaction(async (tx) => {
-    const order = await lockOrder(tx, command.orderId, ownerScope(principal));
-    if (!order) throw notFound(command.orderId);
-    // A deleted order has no current representation: any If-Match fails (RFC 9110 §13.1.1).
-    command.precondition?.(order.deleted ? undefined : order);
-    if (order.deleted) return;
-    if (!isDeletable(order.status)) {
-      throw new DomainError('ORDER_NOT_DELETABLE', `The order is ${order.status}; only pending or cancelled orders can be deleted.`, {
-        extensions: { currentStatus: order.status },
-      });
-    }
-    const [deleted] = await withItems(tx, [await softDeleteOrder(tx, order.id)]);
-    await recordEvent(tx, 'order.deleted', deleted!);
-  });
+): Promise<OrderRecord | undefined> {
+  const order = await lockOrder(tx, command.orderId, ownerScope(principal));
+  if (!order) throw notFound(command.orderId);
+  // A deleted order has no current representation: any If-Match fails (RFC 9110 §13.1.1).
+  command.precondition?.(order.deleted ? undefined : order);
+  if (order.deleted) return undefined;
+  if (!isDeletable(order.status)) {
+    throw new DomainError('ORDER_NOT_DELETABLE', `The order is ${order.status}; only pending or cancelled orders can be deleted.`, {
+      extensions: { currentStatus: order.status },
+    });
+  }
+  return order;
+}
+
+/** Step: the soft delete (reads skip the row from now on), with its event. */
+export async function removeOrder(tx: Queryable, order: OrderRecord): Promise<void> {
+  const [deleted] = await withItems(tx, [await softDeleteOrder(tx, order.id)]);
+  await recordEvent(tx, 'order.deleted', deleted!);
 }

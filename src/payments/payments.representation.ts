@@ -3,16 +3,29 @@
 import { entityTag } from '../http/etag.ts';
 import type { Payment, Refund } from './payments.schemas.ts';
 import type { PaymentRecord, RefundRecord } from './payments.store.ts';
+import { DECLINE_CODES, type DeclineCode } from './processor.ts';
+
+/**
+ * What a declined payment says of why, in the closed list of codes: a processor's own codes, and a
+ * payment canceled before any money moved (its customer never completed an action; the processor
+ * never answered), are card_declined.
+ */
+function declineCodeOf(record: PaymentRecord): DeclineCode | null {
+  if (record.status === 'canceled') return 'card_declined';
+  if (record.declineCode === null) return null;
+  return (DECLINE_CODES as readonly string[]).includes(record.declineCode) ? (record.declineCode as DeclineCode) : 'card_declined';
+}
 
 export function paymentRepresentation(record: PaymentRecord): Payment {
   return {
     id: record.id,
-    status: record.status,
+    // No money moved: the payment is over, as a declined one is.
+    status: record.status === 'canceled' ? 'declined' : (record.status as Payment['status']),
     amount: { value: record.amount, currency: record.currency },
     amountRefunded: { value: record.amountRefunded, currency: record.currency },
     orderId: record.orderId,
     customerId: record.customerId,
-    declineCode: record.declineCode,
+    declineCode: declineCodeOf(record),
     createdAt: record.createdAt,
     updatedAt: record.updatedAt,
   };

@@ -1,13 +1,19 @@
-// Routes of payments and refunds: validate, check scope, respond through the idempotency layer.
+// Routes of payments and refunds: validate, check scope, respond through the idempotency layer, in
+// phases: the payment or refund recorded (phase 1), then driven to an outcome the request's API
+// version shows (src/flows/await-outcome.ts).
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
+import { DomainError } from '../core/errors.ts';
 import { assertCurrency } from '../core/money.ts';
 import { pageOf } from '../core/paging.ts';
-import { pay } from '../flows/pay.ts';
+import { awaitShownOutcome } from '../flows/await-outcome.ts';
+import { beginPayment } from '../flows/pay.ts';
+import { advancePayment, type PaymentDriver } from '../flows/settle-payment.ts';
+import { advanceRefund } from '../flows/settle-refund.ts';
 import { requireScope } from '../http/authenticate.ts';
 import { noneMatch } from '../http/etag.ts';
-import { respondIdempotently } from '../http/idempotency.ts';
+import { type Outcome, respondIdempotently } from '../http/idempotency.ts';
 import { CACHE_NONE, resourceUrl, sendNotModified, sendPage, sendRepresentation } from '../http/representation.ts';
 import { Envelope, IfNoneMatchHeaders, problems } from '../http/schemas.ts';
 import { paymentEtag, paymentRepresentation, refundEtag, refundRepresentation } from './payments.representation.ts';
@@ -19,8 +25,19 @@ import {
   PaymentIdParams,
   RefundIdParams,
 } from './payments.schemas.ts';
-import { getPayment, getRefund, listPayments, listRefunds, refundPayment, requireRefunder } from './payments.service.ts';
-import type { PaymentProcessor } from './processor.ts';
+import type { PaymentStatus, RefundStatus } from './payments.rules.ts';
+import {
+  beginRefund,
+  getPayment,
+  getRefund,
+  getRefundById,
+  listPayments,
+  listRefunds,
+  type PaymentContext,
+  requireRefunder,
+  type ShownStatuses,
+} from './payments.service.ts';
+import type { PaymentRecord, RefundRecord } from './payments.store.ts';
 
 const PaymentRef = Type.Ref('Payment');
 const RefundRef = Type.Ref('Refund');
@@ -28,6 +45,32 @@ const readSecurity = [{ bearer: ['payments:read'] }];
 const writeSecurity = [{ bearer: ['payments:write'] }];
 // Payment data is sensitive: no cache may keep it (the spec's caching rule 1).
 const noStore = { cacheControl: CACHE_NONE };
+
+/**
+ * What every version shows: payments and refunds once the processor has decided. One in progress is
+ * not there for a reader, and a request that made one waits for its outcome (docs/payments.md).
+ */
+const SHOWN = {
+  payments: ['succeeded', 'declined', 'partially_refunded', 'refunded'],
+  refunds: ['succeeded'],
+} as const satisfies { payments: readonly PaymentStatus[]; refunds: readonly RefundStatus[] };
+const shown: ShownStatuses = SHOWN;
+const isShown = <S extends string>(statuses: readonly S[], status: string): boolean => (statuses as readonly string[]).includes(status);
+
+/** 503 while the processor has not decided and the request's version shows only decisions. */
+function paymentInProgress(): DomainError {
+  return new DomainError(
+    'PAYMENT_IN_PROGRESS',
+    'The payment processor has not decided yet. Retry the request with the same Idempotency-Key to receive the outcome.',
+  );
+}
+
+/** A refund the processor could not make, in a version whose refunds have no status. */
+function refundFailed(refund: RefundRecord): DomainError {
+  return new DomainError('PAYMENT_REFUND_FAILED', `The processor could not make the refund: ${refund.failureReason}.`, {
+    extensions: { failureReason: refund.failureReason },
+  });
+}
 
 export async function paymentsRoutes(parent: FastifyInstance): Promise<void> {
   const app = parent.withTypeProvider<TypeBoxTypeProvider>();
@@ -42,7 +85,7 @@ export async function paymentsRoutes(parent: FastifyInstance): Promise<void> {
         summary: 'Make a payment',
         security: writeSecurity,
         description:
-          'Charges amount in currency through the payment processor. With orderId, pays that pending order (amount and currency must equal its total) and moves it to paid in the same transaction. A declined charge is stored too: check status. Idempotency-Key is required; a retry with the same key replays the stored response with Idempotent-Replayed: true.',
+          'Charges amount in currency through the payment processor. With orderId, pays that pending order (amount and currency must equal its total) and moves it to paid once the processor took the money. A declined charge is stored too: check status. Idempotency-Key is required; a retry with the same key replays the stored response with Idempotent-Replayed: true, or goes on with a payment whose outcome was not known yet. See docs/payments.md.',
         body: CreatePaymentBody,
         response: { 201: PaymentRef, ...problems(400, 401, 403, 404, 406, 409, 413, 415, 422, 503) },
       },
@@ -51,19 +94,36 @@ export async function paymentsRoutes(parent: FastifyInstance): Promise<void> {
       const principal = requireScope(request, 'payments:write');
       const { amount, orderId } = request.body;
       assertCurrency(amount.currency, '/amount/currency');
-      return respondIdempotently(request, reply, async (tx, reference) => {
-        const payment = await pay(tx, app.paymentProcessor, principal, {
-          amount: amount.value,
-          currency: amount.currency,
-          orderId,
-          reference,
-        });
-        return {
-          status: 201,
-          body: paymentRepresentation(payment),
-          headers: { etag: paymentEtag(payment, request.apiVersion), location: resourceUrl(request, `/payments/${payment.id}`) },
-          afterCommit: () => app.businessMetrics.countPayment(payment),
-        };
+      const outcomeOf = (payment: PaymentRecord): Outcome => ({
+        status: 201,
+        body: paymentRepresentation(payment),
+        headers: { etag: paymentEtag(payment, request.apiVersion), location: resourceUrl(request, `/payments/${payment.id}`) },
+      });
+      return respondIdempotently(request, reply, {
+        begin: async (tx, reference) => {
+          const payment = await beginPayment(tx, principal, app.paymentContext, {
+            amount: amount.value,
+            currency: amount.currency,
+            orderId,
+            reference,
+          });
+          return { recoveryPoint: payment.id };
+        },
+        resume: async (paymentId, _reference, complete) => {
+          const driver = app.paymentDriver;
+          const payment = await awaitShownOutcome(
+            (within) => advancePayment(driver, paymentId, within),
+            () => getPayment(driver.db, principal, paymentId),
+            {
+              db: driver.db,
+              shows: (p) => isShown(SHOWN.payments, p.status),
+              waitMs: app.config.payments.waitMs,
+              complete: (tx, p) => complete(tx, outcomeOf(p)),
+            },
+          );
+          if (!payment) throw paymentInProgress();
+          return outcomeOf(payment);
+        },
       });
     },
   );
@@ -84,7 +144,7 @@ export async function paymentsRoutes(parent: FastifyInstance): Promise<void> {
     },
     async function listPaymentsRoute(request, reply) {
       const principal = requireScope(request, 'payments:read');
-      const payments = await listPayments(app.db, principal, { ...request.query, page: pageOf(request.query, app.cursors) });
+      const payments = await listPayments(app.db, principal, { ...request.query, page: pageOf(request.query, app.cursors), shown });
       return sendPage(request, reply, payments, paymentRepresentation, noStore);
     },
   );
@@ -105,7 +165,7 @@ export async function paymentsRoutes(parent: FastifyInstance): Promise<void> {
     },
     async function getPaymentRoute(request, reply) {
       const principal = requireScope(request, 'payments:read');
-      const payment = await getPayment(app.db, principal, request.params.paymentId);
+      const payment = await getPayment(app.db, principal, request.params.paymentId, shown);
       const etag = paymentEtag(payment, request.apiVersion);
       if (noneMatch(request.headers['if-none-match'], etag)) return sendNotModified(reply, etag, CACHE_NONE);
       return sendRepresentation(request, reply, 200, paymentRepresentation(payment), { etag, ...noStore });
@@ -132,23 +192,43 @@ export async function paymentsRoutes(parent: FastifyInstance): Promise<void> {
       // Scope and role before the key: a replay is never shown to a caller who may not refund now.
       requireRefunder(requireScope(request, 'payments:write'));
       const { paymentId } = request.params;
-      return respondIdempotently(request, reply, async (tx, reference) => {
-        const { amount } = request.body;
-        const refund = await refundPayment(tx, app.paymentProcessor, {
-          paymentId,
-          amount: amount?.value,
-          currency: amount?.currency,
-          reference,
-        });
-        return {
-          status: 201,
-          body: refundRepresentation(refund),
-          headers: {
-            etag: refundEtag(refund, request.apiVersion),
-            location: resourceUrl(request, `/payments/${paymentId}/refunds/${refund.id}`),
-          },
-          afterCommit: () => app.businessMetrics.countRefund('refund'),
-        };
+      const { amount } = request.body;
+      const outcomeOf = (refund: RefundRecord): Outcome =>
+        refund.status === 'failed' && !isShown(SHOWN.refunds, refund.status)
+          ? { problem: refundFailed(refund) }
+          : {
+              status: 201,
+              body: refundRepresentation(refund),
+              headers: {
+                etag: refundEtag(refund, request.apiVersion),
+                location: resourceUrl(request, `/payments/${paymentId}/refunds/${refund.id}`),
+              },
+            };
+      return respondIdempotently(request, reply, {
+        begin: async (tx, reference) => {
+          const refund = await beginRefund(
+            tx,
+            { paymentId, amount: amount?.value, currency: amount?.currency, reference },
+            app.paymentContext.leaseSeconds,
+          );
+          return { recoveryPoint: refund.id };
+        },
+        resume: async (refundId, _reference, complete) => {
+          const driver = app.paymentDriver;
+          const refund = await awaitShownOutcome(
+            (within) => advanceRefund(driver, refundId, within),
+            () => getRefundById(driver.db, refundId),
+            {
+              db: driver.db,
+              // A failed refund is final: answered as a problem where it is not shown.
+              shows: (r) => isShown(SHOWN.refunds, r.status) || r.status === 'failed',
+              waitMs: app.config.payments.waitMs,
+              complete: (tx, r) => complete(tx, outcomeOf(r)),
+            },
+          );
+          if (!refund) throw paymentInProgress();
+          return outcomeOf(refund);
+        },
       });
     },
   );
@@ -172,6 +252,7 @@ export async function paymentsRoutes(parent: FastifyInstance): Promise<void> {
       const refunds = await listRefunds(app.db, principal, {
         paymentId: request.params.paymentId,
         page: pageOf(request.query, app.cursors),
+        shown,
       });
       return sendPage(request, reply, refunds, refundRepresentation, noStore);
     },
@@ -193,7 +274,7 @@ export async function paymentsRoutes(parent: FastifyInstance): Promise<void> {
     },
     async function getRefundRoute(request, reply) {
       const principal = requireScope(request, 'payments:read');
-      const refund = await getRefund(app.db, principal, request.params.paymentId, request.params.refundId);
+      const refund = await getRefund(app.db, principal, request.params.paymentId, request.params.refundId, shown);
       const etag = refundEtag(refund, request.apiVersion);
       if (noneMatch(request.headers['if-none-match'], etag)) return sendNotModified(reply, etag, CACHE_NONE);
       return sendRepresentation(request, reply, 200, refundRepresentation(refund), { etag, ...noStore });
@@ -203,6 +284,9 @@ export async function paymentsRoutes(parent: FastifyInstance): Promise<void> {
 
 declare module 'fastify' {
   interface FastifyInstance {
-    paymentProcessor: PaymentProcessor;
+    /** The processor and its schedule, for phases 2 and 3 (src/flows/settle-payment.ts). */
+    paymentDriver: PaymentDriver;
+    /** Which processor phase 1 records, and how long a request has before the completer may take over. */
+    paymentContext: PaymentContext;
   }
 }

@@ -1,8 +1,70 @@
-// Payment rules, pure: statuses, currencies and limits, what may be paid and refunded.
+// Payment rules, pure: statuses, currencies and limits, what may be paid and refunded, and what a
+// processor's answer does to a payment or refund in progress.
 import { DomainError } from '../core/errors.ts';
+import type { ChargeState, NextAction } from './processor.ts';
 
-export const PAYMENT_STATUSES = ['succeeded', 'declined', 'partially_refunded', 'refunded'] as const;
+export const PAYMENT_STATUSES = [
+  'processing',
+  'requires_action',
+  'succeeded',
+  'declined',
+  'canceled',
+  'partially_refunded',
+  'refunded',
+] as const;
 export type PaymentStatus = (typeof PAYMENT_STATUSES)[number];
+
+/** The statuses of a payment the processor has decided on, as versions that show only outcomes show them (no canceled: shown as declined). */
+export const DECIDED_STATUSES = ['succeeded', 'declined', 'partially_refunded', 'refunded'] as const satisfies readonly PaymentStatus[];
+
+/** Statuses whose outcome is not known yet: the payment reserves its order, the completer drives it. */
+export const IN_PROGRESS_STATUSES = ['processing', 'requires_action'] as const satisfies readonly PaymentStatus[];
+export type InProgressStatus = (typeof IN_PROGRESS_STATUSES)[number];
+
+export function isInProgress(status: PaymentStatus): status is InProgressStatus {
+  return (IN_PROGRESS_STATUSES as readonly PaymentStatus[]).includes(status);
+}
+
+export const REFUND_STATUSES = ['pending', 'succeeded', 'failed'] as const;
+export type RefundStatus = (typeof REFUND_STATUSES)[number];
+
+/** What a processor's answer makes of a payment in progress. */
+export type ChargeOutcome =
+  | { status: 'processing' }
+  | { status: 'requires_action'; nextAction: NextAction }
+  | { status: 'succeeded' }
+  | { status: 'declined'; declineCode: string }
+  | { status: 'canceled'; cancellationReason: CancellationReason };
+
+/** Why a payment was canceled before any money moved. */
+export type CancellationReason = 'action_expired' | 'processor_unavailable';
+
+/**
+ * The processor's state of a charge as the payment's next status. A charge the processor knows but
+ * was never confirmed is still processing (the caller confirms it); a cancel it reports was ours,
+ * made when the customer's action expired.
+ */
+export function chargeOutcome(state: ChargeState): ChargeOutcome {
+  switch (state.status) {
+    case 'created':
+    case 'processing':
+      return { status: 'processing' };
+    case 'canceled':
+      return { status: 'canceled', cancellationReason: 'action_expired' };
+    default:
+      return state;
+  }
+}
+
+/**
+ * When to ask the processor again after `failures` calls in a row found it unavailable: the
+ * schedule's step (ORDERPAY_PAYMENTS_RETRY_SCHEDULE, seconds), the last step again once it has run
+ * out, which is when the payment needs a person to look at it.
+ */
+export function nextAttempt(schedule: readonly number[], failures: number): { delaySeconds: number; exhausted: boolean } {
+  const step = Math.max(failures - 1, 0);
+  return { delaySeconds: schedule[Math.min(step, schedule.length - 1)] ?? 60, exhausted: step >= schedule.length };
+}
 
 /** Largest amount of one payment, in minor units (999,999.99 in a two-decimal currency). */
 export const MAX_PAYMENT_AMOUNT = 99_999_999;
@@ -14,6 +76,8 @@ export interface PaymentFilters {
   status?: PaymentStatus;
   orderId?: number;
   customerId?: number;
+  /** The statuses the reader's API version shows; undefined: every status. */
+  shownStatuses?: readonly PaymentStatus[];
 }
 
 /** A payment of an order is for exactly its total, in its currency. */
@@ -38,6 +102,16 @@ export interface RefundDecision {
   amount: number;
   status: PaymentStatus;
   amountRefunded: number;
+}
+
+/** The reference of the refund that cancelling a paid order makes: stable across retries of the cancellation. */
+export function cancellationRefundReference(paymentId: number): string {
+  return `cancel_payment_${paymentId}`;
+}
+
+/** How a refund came about, by its reference: a refund asked for, or the refund of a cancelled order. */
+export function refundCause(reference: string): 'refund' | 'cancellation' {
+  return reference.startsWith('cancel_payment_') ? 'cancellation' : 'refund';
 }
 
 /** A refund names the payment's currency, when it names one (v1 bodies do not). */

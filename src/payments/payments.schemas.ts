@@ -2,11 +2,11 @@
 import { Type, type Static } from 'typebox';
 import { Id, Money, MoneyOf, PageParams, Timestamp, SortParam } from '../http/schemas.ts';
 import { DECLINE_CODES } from './processor.ts';
-import { MAX_PAYMENT_AMOUNT, PAYMENT_STATUSES, type PaymentStatus } from './payments.rules.ts';
+import { DECIDED_STATUSES, MAX_PAYMENT_AMOUNT, type PaymentStatus } from './payments.rules.ts';
 
 export const PaymentStatusSchema = Type.Unsafe<PaymentStatus>({
   type: 'string',
-  enum: [...PAYMENT_STATUSES],
+  enum: [...DECIDED_STATUSES],
   description: 'succeeded → partially_refunded → refunded; declined is final. See docs/payments.md.',
 });
 

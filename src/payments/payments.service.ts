@@ -1,74 +1,111 @@
-// Payment use cases and the payment steps of flows (src/flows/pay.ts). Writes run inside the
-// transaction their caller opens (the idempotency layer's), so the payment, what it changes and
-// the stored response commit together (docs/payments.md). Callers get records, never wire shapes.
+// Payment use cases and the payment steps of flows (src/flows/pay.ts, settle-payment.ts,
+// settle-refund.ts). Writes run inside the transaction their caller opens: phase 1 of a payment or
+// refund in the idempotency layer's, phase 3 in the settlement's (docs/payments.md). Callers get
+// records, never wire shapes.
 import { DomainError } from '../core/errors.ts';
 import { parseSortParam, planPage, toCollection, type Collection, type PageRequest } from '../core/paging.ts';
 import { isStaffOrService, ownerScope, type Principal } from '../core/principal.ts';
 import type { Queryable } from '../db/db.ts';
+import type { EventType } from '../events/events.rules.ts';
 import { recordEvent } from '../events/events.store.ts';
-import { assertRefundCurrency, decideRefund, PAYMENT_SORT_KEYS, type PaymentStatus } from './payments.rules.ts';
 import {
+  assertRefundCurrency,
+  cancellationRefundReference,
+  type ChargeOutcome,
+  decideRefund,
+  isInProgress,
+  PAYMENT_SORT_KEYS,
+  type PaymentStatus,
+  type RefundStatus,
+} from './payments.rules.ts';
+import {
+  changePaymentStatus,
+  changeRefundStatus,
   findPayment,
   findRefund,
+  findRefundById,
   insertPayment,
   insertRefund,
   lockPayment,
-  lockSettledPaymentOfOrder,
+  lockReservingPaymentOfOrder,
+  restoreRefundedAmount,
   selectPaymentPage,
   selectRefunds,
   type PaymentRecord,
   type RefundRecord,
 } from './payments.store.ts';
-import { ProcessorUnavailableError, type PaymentProcessor } from './processor.ts';
+import type { RefundState } from './processor.ts';
 
 const notFound = (id: number) => new DomainError('PAYMENT_NOT_FOUND', `Payment ${id} does not exist.`);
 
-/** Runs a processor call; its failure is a 503 that rolls the payment back and releases the key. */
-async function callProcessor<T>(call: () => Promise<T>): Promise<T> {
-  try {
-    return await call();
-  } catch (error) {
-    if (!(error instanceof ProcessorUnavailableError)) throw error;
-    throw new DomainError(
-      'PAYMENT_PROCESSOR_UNAVAILABLE',
-      'The payment processor did not complete the operation; nothing was recorded. Retry the request (with the same Idempotency-Key, if it had one).',
-    );
-  }
-}
-
-export interface ChargeCommand {
+export interface NewPaymentCommand {
   amount: number;
   currency: string;
   /** Whose payment it is: the order's customer, or the paying user; null for a service client. */
   customerId: number | null;
   orderId: number | null;
-  /** The processor's idempotency reference, the same on every retry of the operation. */
+  /** Our name for the charge, the processor's idempotency key: the same on every retry of the operation. */
   reference: string;
+  paymentMethod: string | null;
+  returnUrl: string | null;
 }
 
-/** Step: charges through the processor and records the payment, succeeded or declined. */
-export async function chargePayment(
+/** Which processor a payment is made with, and how long its request has before the completer may drive it. */
+export interface PaymentContext {
+  processor: { name: string; livemode: boolean };
+  leaseSeconds: number;
+}
+
+/** Step of phase 1: the payment recorded as processing; the processor is asked after the commit. */
+export function recordNewPayment(
   tx: Queryable,
-  processor: PaymentProcessor,
   principal: Principal,
-  command: ChargeCommand,
+  context: PaymentContext,
+  command: NewPaymentCommand,
 ): Promise<PaymentRecord> {
-  const charge = await callProcessor(() =>
-    processor.charge({ reference: command.reference, amount: command.amount, currency: command.currency }),
-  );
-  const payment = await insertPayment(tx, {
-    customerId: command.customerId,
+  return insertPayment(tx, {
+    ...command,
     clientId: principal.clientId,
-    orderId: command.orderId,
-    amount: command.amount,
-    currency: command.currency,
-    status: charge.outcome,
-    declineCode: charge.outcome === 'declined' ? charge.declineCode : null,
-    processor: processor.name,
-    processorReference: charge.processorReference,
+    processor: context.processor.name,
+    livemode: context.processor.livemode,
+    leaseSeconds: context.leaseSeconds,
   });
-  await recordEvent(tx, payment.status === 'declined' ? 'payment.declined' : 'payment.succeeded', payment);
-  return payment;
+}
+
+/** The event of each status a payment reaches by its processor's answer. */
+const OUTCOME_EVENTS: Partial<Record<PaymentStatus, EventType>> = {
+  succeeded: 'payment.succeeded',
+  declined: 'payment.declined',
+};
+
+/** How long the customer has to act on a payment that requires it, and how often the processor is asked meanwhile. */
+export interface ActionTimes {
+  actionExpirySeconds: number;
+  actionCheckSeconds: number;
+}
+
+/**
+ * Step of phase 3: the payment moves from the status it was read in to the processor's outcome,
+ * with its event; undefined when another driver moved it first.
+ */
+export async function recordPaymentOutcome(
+  tx: Queryable,
+  payment: PaymentRecord,
+  outcome: ChargeOutcome,
+  times: ActionTimes,
+): Promise<PaymentRecord | undefined> {
+  const changed = await changePaymentStatus(tx, payment.id, payment.status, {
+    ...outcome,
+    ...(outcome.status === 'requires_action'
+      ? {
+          actionExpiresInSeconds: times.actionExpirySeconds,
+          nextAttemptInSeconds: Math.min(times.actionCheckSeconds, times.actionExpirySeconds),
+        }
+      : {}),
+  });
+  const event = changed && OUTCOME_EVENTS[changed.status];
+  if (event) await recordEvent(tx, event, changed);
+  return changed;
 }
 
 /** Refunds are the merchant's decision: staff users and service clients make them. */
@@ -85,46 +122,70 @@ export interface RefundCommand {
   reference: string;
 }
 
-/** A refund by a staff user or service client (the route checks that first: requireRefunder). */
-export async function refundPayment(tx: Queryable, processor: PaymentProcessor, command: RefundCommand): Promise<RefundRecord> {
+/**
+ * Phase 1 of a refund by a staff user or service client (the route checks that first:
+ * requireRefunder): the payment locked, the refund recorded as pending, its amount taken from
+ * what is left to refund. The processor is asked after the commit.
+ */
+export async function beginRefund(tx: Queryable, command: RefundCommand, leaseSeconds: number): Promise<RefundRecord> {
   const payment = await lockPayment(tx, command.paymentId, undefined);
   if (!payment) throw notFound(command.paymentId);
   assertRefundCurrency(payment, command.currency);
-  return (await refundLockedPayment(tx, processor, payment, command.amount, command.reference)).refund;
+  return (await recordNewRefund(tx, payment, command.amount, command.reference, leaseSeconds)).refund;
 }
 
-async function refundLockedPayment(
-  tx: Queryable,
-  processor: PaymentProcessor,
-  payment: PaymentRecord,
-  amount: number | undefined,
-  reference: string,
-) {
+async function recordNewRefund(tx: Queryable, payment: PaymentRecord, amount: number | undefined, reference: string, leaseSeconds: number) {
   const decision = decideRefund(payment, amount);
-  const { processorReference } = await callProcessor(() =>
-    processor.refund({ reference, chargeReference: payment.processorReference, amount: decision.amount, currency: payment.currency }),
-  );
-  const refunded = await insertRefund(tx, { paymentId: payment.id, amount: decision.amount, status: decision.status, processorReference });
-  await recordEvent(tx, 'refund.succeeded', refunded.refund);
-  return refunded;
+  return insertRefund(tx, { paymentId: payment.id, amount: decision.amount, paymentStatus: decision.status, reference, leaseSeconds });
 }
 
 /**
  * Step: cancelling a paid order gives its money back: whatever is left of its payment is refunded
- * in the cancellation's transaction (the order row is already locked by the caller). True when
- * something was refunded.
+ * (the order row is already locked by the caller). The refund is recorded as pending in the
+ * cancellation's transaction and asked of the processor after it; undefined when nothing is left.
  */
-export async function refundOrderPayment(tx: Queryable, processor: PaymentProcessor, orderId: number): Promise<boolean> {
-  const payment = await lockSettledPaymentOfOrder(tx, orderId);
-  if (!payment || payment.status === 'refunded') return false;
+export async function beginOrderRefund(tx: Queryable, orderId: number, leaseSeconds: number): Promise<RefundRecord | undefined> {
+  const payment = await lockReservingPaymentOfOrder(tx, orderId);
+  if (!payment || payment.status === 'refunded' || isInProgress(payment.status)) return undefined;
   // One settled payment per order, refunded in full at most once: the reference is stable across
   // retries of the cancellation and names nothing else.
-  await refundLockedPayment(tx, processor, payment, undefined, `cancel_payment_${payment.id}`);
-  return true;
+  return (await recordNewRefund(tx, payment, undefined, cancellationRefundReference(payment.id), leaseSeconds)).refund;
 }
 
-export async function getPayment(db: Queryable, principal: Principal, paymentId: number): Promise<PaymentRecord> {
-  const payment = await findPayment(db, paymentId, ownerScope(principal));
+/** Step of a refund's phase 3: pending → succeeded or failed (its amount given back), with its event; undefined when another driver did it first. */
+export async function recordRefundOutcome(tx: Queryable, refund: RefundRecord, state: RefundState): Promise<RefundRecord | undefined> {
+  if (state.status === 'pending') return undefined;
+  const changed = await changeRefundStatus(tx, refund.id, {
+    status: state.status,
+    processorReference: state.processorReference,
+    failureReason: state.status === 'failed' ? state.reason : undefined,
+  });
+  if (!changed) return undefined;
+  if (changed.status === 'failed') await restoreRefundedAmount(tx, changed.paymentId, changed.amount);
+  else await recordEvent(tx, 'refund.succeeded', changed);
+  return changed;
+}
+
+/** A refund by its id alone, for its own request's phases: scoped by the payment already checked. */
+export async function getRefundById(db: Queryable, refundId: number): Promise<RefundRecord> {
+  const refund = await findRefundById(db, refundId);
+  if (!refund) throw new Error(`refund ${refundId} does not exist`);
+  return refund;
+}
+
+/** What the reader's API version shows: payments and refunds in other statuses are not there for it. */
+export interface ShownStatuses {
+  payments?: readonly PaymentStatus[];
+  refunds?: readonly RefundStatus[];
+}
+
+export async function getPayment(
+  db: Queryable,
+  principal: Principal,
+  paymentId: number,
+  shown: ShownStatuses = {},
+): Promise<PaymentRecord> {
+  const payment = await findPayment(db, paymentId, ownerScope(principal), shown.payments);
   if (!payment) throw notFound(paymentId);
   return payment;
 }
@@ -134,11 +195,17 @@ export interface ListPaymentsCommand {
   status?: PaymentStatus;
   orderId?: number;
   sort?: string;
+  shown?: ShownStatuses;
 }
 
 export async function listPayments(db: Queryable, principal: Principal, command: ListPaymentsCommand): Promise<Collection<PaymentRecord>> {
   const sort = parseSortParam(command.sort, PAYMENT_SORT_KEYS, [{ field: 'createdAt', descending: false }]);
-  const filters = { status: command.status, orderId: command.orderId, customerId: ownerScope(principal)?.customerId };
+  const filters = {
+    status: command.status,
+    orderId: command.orderId,
+    customerId: ownerScope(principal)?.customerId,
+    shownStatuses: command.shown?.payments,
+  };
   const plan = planPage(command.page, 'payments', filters, sort);
   return toCollection(await selectPaymentPage(db, filters, plan), plan);
 }
@@ -146,16 +213,25 @@ export async function listPayments(db: Queryable, principal: Principal, command:
 export async function listRefunds(
   db: Queryable,
   principal: Principal,
-  command: { paymentId: number; page: PageRequest },
+  command: { paymentId: number; page: PageRequest; shown?: ShownStatuses },
 ): Promise<Collection<RefundRecord>> {
-  const plan = planPage(command.page, 'refunds', { paymentId: command.paymentId }, [{ field: 'id', descending: false }]);
-  if (!(await findPayment(db, command.paymentId, ownerScope(principal)))) throw notFound(command.paymentId);
-  return toCollection(await selectRefunds(db, command.paymentId, plan), plan);
+  const shown = command.shown ?? {};
+  const plan = planPage(command.page, 'refunds', { paymentId: command.paymentId, shown: shown.refunds }, [
+    { field: 'id', descending: false },
+  ]);
+  await getPayment(db, principal, command.paymentId, shown);
+  return toCollection(await selectRefunds(db, command.paymentId, shown.refunds, plan), plan);
 }
 
-export async function getRefund(db: Queryable, principal: Principal, paymentId: number, refundId: number): Promise<RefundRecord> {
-  if (!(await findPayment(db, paymentId, ownerScope(principal)))) throw notFound(paymentId);
-  const refund = await findRefund(db, paymentId, refundId);
+export async function getRefund(
+  db: Queryable,
+  principal: Principal,
+  paymentId: number,
+  refundId: number,
+  shown: ShownStatuses = {},
+): Promise<RefundRecord> {
+  await getPayment(db, principal, paymentId, shown);
+  const refund = await findRefund(db, paymentId, refundId, shown.refunds);
   if (!refund) throw new DomainError('PAYMENT_REFUND_NOT_FOUND', `Payment ${paymentId} has no refund ${refundId}.`);
   return refund;
 }

@@ -1,25 +1,54 @@
-// The payment processor behind orderpay: an interface a real card processor's client implements,
-// and the built-in deterministic simulator with documented test amounts (docs/payments.md).
-import { createHash } from 'node:crypto';
+// The payment processor behind orderpay: the interface a card processor's adapter implements
+// (docs/payments.md, "Processors"), modelled on Medusa's payment providers: small, idempotent by our
+// reference, able to say what became of a charge it was asked for before. orderpay never calls it
+// inside a transaction: each call sits between two commits (src/flows/settle-payment.ts).
 
+/** Decline codes v1 and v2 know; other codes a processor gives are shown there as card_declined (docs/payments.md). */
 export const DECLINE_CODES = ['card_declined', 'insufficient_funds', 'expired_card'] as const;
 export type DeclineCode = (typeof DECLINE_CODES)[number];
 
+/** What the customer must do before the processor can decide (3-D Secure). */
+export type NextAction =
+  /** Send the customer's browser to url; the processor brings it back to the payment's returnUrl. */
+  | { type: 'redirect_to_url'; url: string }
+  /** Hand clientSecret to the processor's own library in the browser (Stripe.js handleNextAction). */
+  | { type: 'use_processor_sdk'; clientSecret: string };
+
+/** What the processor says of a charge. */
+export type ChargeState =
+  /** Known to the processor, not confirmed: no money has moved. */
+  | { status: 'created' }
+  /** Confirmed; the outcome comes later. */
+  | { status: 'processing' }
+  | { status: 'requires_action'; nextAction: NextAction }
+  | { status: 'succeeded' }
+  /** Refused by the card network or the processor; declineCode is the processor's own. */
+  | { status: 'declined'; declineCode: string }
+  /** Given up before any money moved. */
+  | { status: 'canceled' };
+
+/** A charge as orderpay asks for it: the same on every call about it. */
 export interface ChargeRequest {
   /**
-   * Stable across retries of one logical payment (it survives a crash of this process): pass it
-   * on as the processor's own idempotency key, so a retried charge is never taken twice.
+   * Stable across retries of one logical payment (it survives a crash of this process): the
+   * processor's own idempotency key for creating the charge, so a retried creation is never two.
    */
   reference: string;
   amount: number;
   currency: string;
+  /** The processor's payment method (Stripe: pm_…), when the request named one. */
+  paymentMethod: string | null;
+  /** Where the customer's browser comes back after an action, when the request named one. */
+  returnUrl: string | null;
 }
 
-export type ChargeResult =
-  | { outcome: 'succeeded'; processorReference: string }
-  | { outcome: 'declined'; declineCode: DeclineCode; processorReference: string };
+/** A charge the processor has named. */
+export interface KnownCharge extends ChargeRequest {
+  processorReference: string;
+}
 
 export interface RefundRequest {
+  /** Stable across retries of one refund: the processor's idempotency key for it. */
   reference: string;
   /** The processorReference of the charge being refunded. */
   chargeReference: string;
@@ -27,13 +56,35 @@ export interface RefundRequest {
   currency: string;
 }
 
+export type RefundState =
+  | { status: 'pending'; processorReference: string }
+  | { status: 'succeeded'; processorReference: string }
+  | { status: 'failed'; processorReference: string; reason: string };
+
 export interface PaymentProcessor {
   readonly name: string;
-  charge(request: ChargeRequest): Promise<ChargeResult>;
-  refund(request: RefundRequest): Promise<{ processorReference: string }>;
+  /** False in a test mode where no real money moves (the simulator; Stripe's test keys). */
+  readonly livemode: boolean;
+  /**
+   * How long the processor replays a request sent again under the same idempotency key (Stripe: 24
+   * hours). A creation never recorded is not sent again after this: it could make a second charge.
+   */
+  readonly idempotencyWindowSeconds: number;
+  /** Creates the charge unconfirmed (no money moves), idempotent by reference; returns its id. */
+  createCharge(charge: ChargeRequest): Promise<{ processorReference: string }>;
+  /** Confirms a created charge (idempotent: confirming it again answers its state). */
+  confirmCharge(charge: KnownCharge): Promise<ChargeState>;
+  /** The charge's state as the processor knows it now. */
+  retrieveCharge(charge: KnownCharge): Promise<ChargeState>;
+  /** Gives up on a charge that is waiting for the customer; its state after (succeeded if it was too late). */
+  cancelCharge(charge: KnownCharge): Promise<ChargeState>;
+  /** Refunds part or all of a succeeded charge, idempotent by reference. */
+  refund(request: RefundRequest): Promise<RefundState>;
+  /** A refund's state as the processor knows it now. */
+  retrieveRefund(request: RefundRequest & { processorReference: string }): Promise<RefundState>;
 }
 
-/** Thrown when the processor cannot be reached or fails: nothing was charged, a retry may be. */
+/** Thrown when the processor cannot be reached or fails: the call may or may not have been done; a retry under the same reference is safe. */
 export class ProcessorUnavailableError extends Error {
   constructor(message = 'payment processor unavailable') {
     super(message);
@@ -41,11 +92,7 @@ export class ProcessorUnavailableError extends Error {
   }
 }
 
-/**
- * How long a processor call may take by default. The call runs inside the payment's transaction,
- * so this stays below the database's idle-in-transaction timeout and the idempotency lock; a call
- * cut off here is retried under the same reference, which the processor deduplicates.
- */
+/** How long one processor call may take before it counts as unavailable (a retry reuses the reference). */
 const PROCESSOR_TIMEOUT_MS = 10_000;
 
 /** The processor, with every call that outlasts timeoutMs failing as unavailable. */
@@ -63,34 +110,13 @@ export function withProcessorTimeout(processor: PaymentProcessor, timeoutMs = PR
   }
   return {
     name: processor.name,
-    charge: (request) => bounded(() => processor.charge(request)),
+    livemode: processor.livemode,
+    idempotencyWindowSeconds: processor.idempotencyWindowSeconds,
+    createCharge: (charge) => bounded(() => processor.createCharge(charge)),
+    confirmCharge: (charge) => bounded(() => processor.confirmCharge(charge)),
+    retrieveCharge: (charge) => bounded(() => processor.retrieveCharge(charge)),
+    cancelCharge: (charge) => bounded(() => processor.cancelCharge(charge)),
     refund: (request) => bounded(() => processor.refund(request)),
-  };
-}
-
-/** Amounts (minor units) with a fixed outcome in the simulator, like a card network's test cards. */
-export const TEST_AMOUNTS = {
-  40002: 'card_declined',
-  40051: 'insufficient_funds',
-  40054: 'expired_card',
-  40091: 'processor_unavailable',
-} as const satisfies Record<number, DeclineCode | 'processor_unavailable'>;
-
-const simulatedReference = (kind: string, reference: string) =>
-  `sim_${kind}_${createHash('sha256').update(reference).digest('base64url').slice(0, 24)}`;
-
-/** The same request always gets the same answer: outcomes depend on the amount only. */
-export function createSimulatedProcessor(): PaymentProcessor {
-  return {
-    name: 'simulator',
-    async charge({ reference, amount }) {
-      const outcome = TEST_AMOUNTS[amount as keyof typeof TEST_AMOUNTS];
-      if (outcome === 'processor_unavailable') throw new ProcessorUnavailableError();
-      const processorReference = simulatedReference('ch', reference);
-      return outcome ? { outcome: 'declined', declineCode: outcome, processorReference } : { outcome: 'succeeded', processorReference };
-    },
-    async refund({ reference }) {
-      return { processorReference: simulatedReference('re', reference) };
-    },
+    retrieveRefund: (request) => bounded(() => processor.retrieveRefund(request)),
   };
 }

@@ -34,7 +34,8 @@ import {
 } from './orderpay-process.ts';
 
 // This file's share of the ports, so suites running beside it never collide.
-const PORTS = { burst: [29621, 29622], burstOfOrder: [29623, 29624], killBefore: [29625, 29626], killAfter: [29627, 29628] };
+// killBefore: one pair per recovery point, 10 apart.
+const PORTS = { burst: [29621, 29622], burstOfOrder: [29623, 29624], killBefore: [29631, 29632], killAfter: [29627, 29628] };
 const BURST = 50;
 const PRICE = 4200;
 const CLEAN_EXIT: Exit = { code: 0, signal: null };
@@ -146,6 +147,7 @@ async function retryWhileInUse(
 interface PaymentBody {
   id: number;
   createdAt: string;
+  updatedAt: string;
 }
 
 /** A 201 of the payment: the whole representation and its headers; replayed or not as said. */
@@ -162,8 +164,10 @@ function assertPaymentCreated(answer: Answer, expected: { orderId: number | null
     customerId: expected.customerId,
     declineCode: null,
     createdAt: payment.createdAt,
-    updatedAt: payment.createdAt,
+    // When the processor decided: the payment was recorded just before it asked.
+    updatedAt: payment.updatedAt,
   });
+  assert.ok(payment.updatedAt >= payment.createdAt);
   assert.ok(Number.isInteger(payment.id) && payment.id > 0);
   // RFC 3339 in UTC with milliseconds (docs/api.md "Conventions").
   assert.match(payment.createdAt, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
@@ -185,7 +189,8 @@ function assertReplayOf(answer: Answer, original: Answer): void {
 }
 
 interface PaymentState {
-  payments: { id: number; orderId: number | null; amount: number; status: string; createdAt: string }[];
+  /** named: the processor has named the charge (its reference is recorded: the recovery point before confirming). */
+  payments: { id: number; orderId: number | null; amount: number; status: string; createdAt: string; named: boolean }[];
   order: { status: string; version: number };
   keys: { state: string; method: string; path: string; responseStatus: number | null; responseBody: string | null }[];
 }
@@ -193,7 +198,8 @@ interface PaymentState {
 /** What the database holds for this payer and key. */
 async function readPaymentState(db: Db, payer: Payer, key: string): Promise<PaymentState> {
   const payments = await db.query<PaymentState['payments'][number]>(
-    'SELECT id, order_id AS "orderId", amount, status, created_at AS "createdAt" FROM payments WHERE customer_id = $1 ORDER BY id',
+    `SELECT id, order_id AS "orderId", amount, status, created_at AS "createdAt", processor_reference IS NOT NULL AS named
+       FROM payments WHERE customer_id = $1 ORDER BY id`,
     [payer.userId],
   );
   const orders = await db.query<PaymentState['order']>('SELECT status, version FROM orders WHERE id = $1', [payer.orderId]);
@@ -208,7 +214,7 @@ async function readPaymentState(db: Db, payer: Payer, key: string): Promise<Paym
 /** The state a performed payment leaves: one payment, the order paid once, the 201 stored. */
 function expectPaid(created: Answer, payment: PaymentBody, orderId: number | null): Omit<PaymentState, 'order'> {
   return {
-    payments: [{ id: payment.id, orderId, amount: PRICE, status: 'succeeded', createdAt: payment.createdAt }],
+    payments: [{ id: payment.id, orderId, amount: PRICE, status: 'succeeded', createdAt: payment.createdAt, named: true }],
     keys: [{ state: 'completed', method: 'POST', path: '/v1/payments', responseStatus: 201, responseBody: created.body }],
   };
 }
@@ -331,26 +337,41 @@ describe(`one Idempotency-Key, ${BURST} concurrent requests, ${burstServers}`, (
 });
 
 describe(`orderpay serve SIGKILLed in the middle of a payment, then restarted on the same ${DATABASE_LABEL} database`, () => {
-  test('killed before the commit: nothing is paid; after the restart the retry performs the payment once', async () => {
-    const target = await createTargetDatabase();
-    const payer = await createPayer(target);
-    const key = `crash-${randomUUID()}`;
-    const body = { amount: PRICE, currency: 'EUR', orderId: payer.orderId };
-    const [crashPort, restartPort] = PORTS.killBefore as [number, number];
+  // Each recovery point of a payment, and whether the processor had named the charge when the process died there.
+  const beforeTheOutcome: { point: FailpointName; named: boolean }[] = [
+    { point: 'idempotency.after-recovery-point', named: false },
+    { point: 'payments.before-confirm', named: true },
+    { point: 'payments.before-outcome', named: true },
+    { point: 'idempotency.before-commit', named: true },
+  ];
+  for (const [i, { point, named }] of beforeTheOutcome.entries()) {
+    test(`killed at ${point}: the payment kept processing, nothing paid; after the restart the retry gets it paid once`, async () => {
+      const target = await createTargetDatabase();
+      const payer = await createPayer(target);
+      const key = `crash-${randomUUID()}`;
+      const body = { amount: PRICE, currency: 'EUR', orderId: payer.orderId };
+      const crashPort = PORTS.killBefore[0]! + 10 * i;
+      const restartPort = PORTS.killBefore[1]! + 10 * i;
 
-    const crashed = await crashDuringPayment(target, crashPort, 'idempotency.before-commit', payer, key, body);
-    assert.deepEqual(crashed, {
-      payments: [],
-      order: { status: 'pending', version: 1 },
-      keys: [{ state: 'in_flight', method: 'POST', path: '/v1/payments', responseStatus: null, responseBody: null }],
+      const crashed = await crashDuringPayment(target, crashPort, point, payer, key, body);
+      assert.deepEqual(
+        crashed.payments.map((p) => [p.orderId, p.status, p.named]),
+        [[payer.orderId, 'processing', named]],
+      );
+      assert.deepEqual(crashed.order, { status: 'pending', version: 1 });
+      assert.deepEqual(crashed.keys, [
+        { state: 'in_flight', method: 'POST', path: '/v1/payments', responseStatus: null, responseBody: null },
+      ]);
+
+      // The restarted process's completer may pay it before the retry arrives: either way, one payment, the one recorded.
+      const { first, again } = await retryAfterRestart(target, restartPort, payer, key, body);
+      const payment = assertPaymentCreated(first, { orderId: payer.orderId, customerId: payer.userId, replayed: false });
+      assert.equal(payment.id, crashed.payments[0]!.id);
+      assertReplayOf(again, first);
+      const state = await withTargetDatabase(target, (db) => readPaymentState(db, payer, key));
+      assert.deepEqual(state, { ...expectPaid(first, payment, payer.orderId), order: { status: 'paid', version: 2 } });
     });
-
-    const { first, again } = await retryAfterRestart(target, restartPort, payer, key, body);
-    const payment = assertPaymentCreated(first, { orderId: payer.orderId, customerId: payer.userId, replayed: false });
-    assertReplayOf(again, first);
-    const state = await withTargetDatabase(target, (db) => readPaymentState(db, payer, key));
-    assert.deepEqual(state, { ...expectPaid(first, payment, payer.orderId), order: { status: 'paid', version: 2 } });
-  });
+  }
 
   test('killed after the commit: the payment stands though no answer was sent; after the restart the retry replays its 201', async () => {
     const target = await createTargetDatabase();

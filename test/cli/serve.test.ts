@@ -241,7 +241,7 @@ describe(`orderpay serve with NODE_ENV=production (${DATABASE_LABEL})`, () => {
   test('an empty database is migrated but not seeded, and no demo tokens are printed', async () => {
     const target = await createTargetDatabase();
     const env = commandEnv(target.env);
-    const server = await startServe({ ...env, NODE_ENV: 'production' });
+    const server = await startServe({ ...env, NODE_ENV: 'production', ORDERPAY_PAYMENT_PROCESSOR: 'simulator' });
     try {
       assert.deepEqual(server.listening.demoTokens, {});
       assert.doesNotMatch(server.stdout(), /eyJ/, 'no token anywhere in the output');

@@ -106,7 +106,7 @@ describe(`a database without demo data says how to load it (${DATABASE_LABEL})`,
 
   test('production: no word of demo data; a first user to create', async () => {
     const target = await createTargetDatabase();
-    const banner = await serveBanner(commandEnv({ ...target.env, NODE_ENV: 'production' }));
+    const banner = await serveBanner(commandEnv({ ...target.env, NODE_ENV: 'production', ORDERPAY_PAYMENT_PROCESSOR: 'simulator' }));
     assert.doesNotMatch(banner, /eyJ|demo|seed/i);
     assert.match(banner, /^No users yet: add one with `orderpay users create --email … --password …` \(README: "The command"\)\.$/m);
   });

@@ -1,5 +1,5 @@
 // A configuration that cannot work stops `orderpay serve` with one line on stderr and exit 2
-// (docs/deploy.md, "Signals: which command to run"): a typo in NODE_ENV, an empty variable, a
+// (docs/deploy.md, "Signals: which command to run"): a typo in NODE_ENV, production without a payment processor, an empty variable, a
 // DATABASE_URL that is not PostgreSQL's, a port in use, a HOST that is not this machine's, a
 // database that does not exist. A PostgreSQL that does not answer is one line too, with exit 1 (a
 // restart may succeed). Never a stack trace, never a password.
@@ -48,6 +48,14 @@ describe(`orderpay serve refuses a configuration that cannot work (${DATABASE_LA
 
   test('NODE_ENV=prod is not production, nor silently development', async () => {
     assertOneLine(await serve({ NODE_ENV: 'prod' }), 2, /^orderpay: NODE_ENV must be one of development, test, production, got "prod"$/);
+  });
+
+  test('production serves the API only through a payment processor it is told to use', async () => {
+    assertOneLine(
+      await serve({ NODE_ENV: 'production' }),
+      2,
+      /^orderpay: ORDERPAY_PAYMENT_PROCESSOR must name the payment processor when NODE_ENV=production \(simulator for a deployment that moves no money; its payments say livemode: false\)$/,
+    );
   });
 
   test('an empty variable (HOST=) is refused, not replaced by its default', async () => {

@@ -28,6 +28,8 @@ async function start(env: Record<string, string>): Promise<Started> {
     HOST: '127.0.0.1',
     LOG_LEVEL: 'silent',
     ORDERPAY_SEED_ON_EMPTY: 'false',
+    // Production takes payments only through a processor it is told to use.
+    ORDERPAY_PAYMENT_PROCESSOR: 'simulator',
     ...(database ? { DATABASE_URL: database.url } : { DATA_DIR: 'memory://' }),
     ...env,
   });
@@ -215,7 +217,7 @@ describe('orderpay serve says where /metrics is', () => {
 
   test('production without a token or a port: a warning at start', async () => {
     const target = await createTargetDatabase();
-    const server = await startServe({ ...commandEnv(target.env), NODE_ENV: 'production' });
+    const server = await startServe({ ...commandEnv(target.env), NODE_ENV: 'production', ORDERPAY_PAYMENT_PROCESSOR: 'simulator' });
     try {
       const warning = await loggedLine(server, (line) => line.msg?.startsWith('/metrics') ?? false);
       assert.deepEqual(
@@ -232,6 +234,7 @@ describe('orderpay serve says where /metrics is', () => {
     const server = await startServe({
       ...commandEnv(target.env),
       NODE_ENV: 'production',
+      ORDERPAY_PAYMENT_PROCESSOR: 'simulator',
       LOG_LEVEL: 'info',
       ORDERPAY_METRICS_PORT: '29318',
     });

@@ -4,7 +4,7 @@
 // request again (with the same key), waiting the Retry-After it was told, until it gets an answer.
 // The ledger records every key sent and every answer seen, which the invariants are checked against.
 import { setTimeout as sleep } from 'node:timers/promises';
-import { TEST_AMOUNTS } from '../../src/payments/processor.ts';
+import { TEST_AMOUNTS } from '../../src/payments/simulator.ts';
 import type { createRandom } from '../helpers/random.ts';
 
 export type Random = ReturnType<typeof createRandom>;

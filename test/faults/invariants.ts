@@ -2,7 +2,7 @@
 // exactly once; nothing is there that no request of the clients accounts for; collection totals
 // equal count(*); every answer during the fault was a 503 with Retry-After, never a 500.
 import type { Db } from '../../src/db/db.ts';
-import { createSimulatedProcessor } from '../../src/payments/processor.ts';
+import { createSimulatedProcessor } from '../../src/payments/simulator.ts';
 import { withTargetDatabase } from '../cli/orderpay-process.ts';
 import type { Ledger } from './clients.ts';
 import type { World } from './orderpay-fleet.ts';
@@ -54,8 +54,8 @@ async function readRows(db: Db, customerId: number): Promise<Rows> {
 
 /** The reference the simulated processor gives the charge of an operation (src/idempotency/). */
 async function chargeReference(operationId: string): Promise<string> {
-  const result = await createSimulatedProcessor().charge({ reference: `op_${operationId}`, amount: 100, currency: 'EUR' });
-  return result.processorReference;
+  const charge = { reference: `op_${operationId}`, amount: 100, currency: 'EUR', paymentMethod: null, returnUrl: null };
+  return (await createSimulatedProcessor().createCharge(charge)).processorReference;
 }
 
 /** Every 201 seen is in the database, once, as the response stored under its key. */

@@ -58,7 +58,7 @@ export async function prepareWorld(cluster: PostgresCluster, options: { pendingO
   ]);
   const target: TargetDatabase = {
     kind: 'postgres',
-    env: { DATABASE_URL: cluster.url(APP_ROLE, database), NODE_ENV: 'production' },
+    env: { DATABASE_URL: cluster.url(APP_ROLE, database), NODE_ENV: 'production', ORDERPAY_PAYMENT_PROCESSOR: 'simulator' },
     dataDir: undefined,
     drop: async () => {},
   };

@@ -45,6 +45,11 @@ export const UNREACHED_RATE_LIMITS = {
   ORDERPAY_RATE_LIMIT_PAYMENTS: '1000000000',
 };
 
+/** The payments part of the test configuration with some settings changed (startTestApp's overrides replace parts whole). */
+export function paymentsConfig(changes: Partial<Config['payments']>): Config['payments'] {
+  return { ...loadConfig({ NODE_ENV: 'test' }).payments, ...changes };
+}
+
 export const ALL_SCOPES: Scope[] = ['orders:read', 'orders:write', 'products:write', 'payments:read', 'payments:write'];
 
 /** appOptions reach buildApp as given (a payment processor, a failpoint); logging stays off unless they set a logger. */

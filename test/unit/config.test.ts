@@ -120,6 +120,55 @@ describe('loadConfig', () => {
     assert.throws(() => loadConfig({ ORDERPAY_IDEMPOTENCY_RETENTION_SECONDS: '59' }), ConfigError);
   });
 
+  test('payments: the simulator outside production, a retry schedule of about 16 hours, 5 s of waiting in v1 and v2, an hour for a customer to act, the simulator at once', () => {
+    const config = loadConfig({});
+    assert.deepEqual(config.payments, {
+      processor: 'simulator',
+      retryScheduleSeconds: [1, 5, 30, 120, 600, 1800, 3600, 7200, 14400, 28800],
+      waitMs: 5000,
+      actionExpirySeconds: 3600,
+      simulatorLatencyMs: 0,
+    });
+    // Inside the 24 hours Stripe replays a request under its idempotency key.
+    const hours = config.payments.retryScheduleSeconds.reduce((sum, s) => sum + s, 0) / 3600;
+    assert.ok(hours > 15 && hours < 24, `${hours} hours`);
+    assert.deepEqual(
+      loadConfig({
+        ORDERPAY_PAYMENTS_RETRY_SCHEDULE: '2,4',
+        ORDERPAY_PAYMENTS_WAIT_MS: '0',
+        ORDERPAY_PAYMENTS_ACTION_EXPIRY_SECONDS: '10',
+        ORDERPAY_SIMULATOR_LATENCY_MS: '300',
+      }).payments,
+      { processor: 'simulator', retryScheduleSeconds: [2, 4], waitMs: 0, actionExpirySeconds: 10, simulatorLatencyMs: 300 },
+    );
+    // Production names its processor: none by default (serve then refuses to start with the API).
+    assert.equal(loadConfig({ NODE_ENV: 'production' }).payments.processor, undefined);
+    assert.equal(loadConfig({ NODE_ENV: 'production', ORDERPAY_PAYMENT_PROCESSOR: 'simulator' }).payments.processor, 'simulator');
+    assert.throws(() => loadConfig({ ORDERPAY_PAYMENT_PROCESSOR: 'paypal' }), ConfigError);
+    for (const [name, bad] of [
+      ['ORDERPAY_PAYMENTS_WAIT_MS', '60001'],
+      ['ORDERPAY_PAYMENTS_ACTION_EXPIRY_SECONDS', '9'],
+      ['ORDERPAY_SIMULATOR_LATENCY_MS', '-1'],
+    ] as const) {
+      assert.throws(() => loadConfig({ [name]: bad }), ConfigError, `${name}=${bad}`);
+    }
+  });
+
+  test('a retry schedule or a secret key of the wrong form is named with the form it must have (the key not echoed)', () => {
+    for (const name of ['ORDERPAY_PAYMENTS_RETRY_SCHEDULE', 'ORDERPAY_WEBHOOKS_RETRY_SCHEDULE']) {
+      assert.throws(
+        () => loadConfig({ [name]: '1,,2' }),
+        (e: unknown) =>
+          e instanceof ConfigError && e.message === `${name} must be whole seconds separated by commas (e.g. 5,300,1800), got "1,,2"`,
+      );
+    }
+    assert.throws(
+      () => loadConfig({ ORDERPAY_WEBHOOKS_SECRET_KEY: 'not-a-key' }),
+      (e: unknown) =>
+        e instanceof ConfigError && e.message === 'ORDERPAY_WEBHOOKS_SECRET_KEY must be 32 bytes in base64 (openssl rand -base64 32)',
+    );
+  });
+
   test('events and webhooks: 30 days of events, no private addresses, the 3-day retry schedule; private addresses are refused in production', () => {
     const config = loadConfig({});
     assert.deepEqual(config.events, { retentionDays: 30 });
@@ -330,7 +379,8 @@ describe('loadConfig: the one schema of the environment', () => {
         Object.isFrozen(config.idempotency) &&
         Object.isFrozen(config.servers) &&
         Object.isFrozen(config.cors) &&
-        Object.isFrozen(config.rateLimits),
+        Object.isFrozen(config.rateLimits) &&
+        Object.isFrozen(config.payments),
     );
   });
 

@@ -15,7 +15,7 @@ const t = setUpTestApp();
 
 const link = (query: string, rel: string) => `<${PUBLIC_URL}/v2/events?${query}>; rel="${rel}"`;
 
-/** Makes, in this order: product.created, product.updated, payment.succeeded + order.paid, refund.succeeded + order.cancelled. */
+/** Makes, in this order: product.created, product.updated, payment.succeeded + order.paid, order.cancelled, then refund.succeeded (the processor asked after the cancellation committed). */
 async function makeSixEvents(reader: string) {
   const created = await send(t, reader, 'POST', '/v2/products', { name: 'Lamp', price: { value: 2000, currency: 'EUR' } });
   assert.equal(created.statusCode, 201, created.body);
@@ -56,7 +56,7 @@ describe('GET /events: newest first, in the collection envelope', () => {
     assert.deepEqual(Object.keys(body), ['data', 'meta']);
     assert.deepEqual(
       body.data.map((e: { type: string }) => e.type),
-      ['order.cancelled', 'refund.succeeded', 'order.paid', 'payment.succeeded', 'product.updated', 'product.created'],
+      ['refund.succeeded', 'order.cancelled', 'order.paid', 'payment.succeeded', 'product.updated', 'product.created'],
     );
     assert.deepEqual(body.meta, { total: 6, page: 1, pageSize: 20, totalPages: 1, nextCursor: null, prevCursor: null });
     const createdAts = body.data.map((e: { createdAt: string }) => e.createdAt);

@@ -51,7 +51,7 @@ async function existing(table: 'events' | 'webhook_deliveries' | 'webhook_attemp
 }
 
 function purgeJob(config: Omit<Parameters<typeof backgroundJobs>[1], 'webhooks'>) {
-  const job = backgroundJobs(t.db, { ...config, webhooks: t.config.webhooks }, undefined).find((j) => j.name === 'purge-events');
+  const job = backgroundJobs(t.db, { ...config, webhooks: t.config.webhooks }, {}).find((j) => j.name === 'purge-events');
   assert.ok(job, 'purge-events is scheduled');
   return job;
 }
@@ -61,11 +61,9 @@ describe('purge-events', () => {
     const events = { retentionDays: 30 };
     const job = purgeJob({ servers: { resource: true, authorization: true }, events });
     assert.equal(job.everyMs, 10 * 60_000);
-    const names = backgroundJobs(
-      t.db,
-      { servers: { resource: false, authorization: true }, events, webhooks: t.config.webhooks },
-      undefined,
-    ).map((j) => j.name);
+    const names = backgroundJobs(t.db, { servers: { resource: false, authorization: true }, events, webhooks: t.config.webhooks }, {}).map(
+      (j) => j.name,
+    );
     assert.ok(!names.includes('purge-events'), names.join(', '));
   });
 

@@ -5,7 +5,8 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { fingerprintRequest } from '../../../src/idempotency/idempotency.rules.ts';
 import { purgeExpiredKeys } from '../../../src/idempotency/idempotency.store.ts';
-import { createSimulatedProcessor, type PaymentProcessor } from '../../../src/payments/processor.ts';
+import type { PaymentProcessor } from '../../../src/payments/processor.ts';
+import { createSimulatedProcessor } from '../../../src/payments/simulator.ts';
 import { createCustomer } from '../../helpers/actors.ts';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
 import { createOrder, createProduct, createUser } from '../../helpers/factories.ts';
@@ -31,16 +32,19 @@ describe('Idempotency-Key under failures (draft-ietf-httpapi-idempotency-key-hea
   let t: TestApp;
   const failpoints = createFailpoints();
   const { reached } = failpoints;
-  // The simulator, remembering the reference of every charge it is asked for.
+  // The simulator, remembering the reference of every charge it is asked to confirm or about.
   const simulator = createSimulatedProcessor();
   const chargeReferences: string[] = [];
   const recordingProcessor: PaymentProcessor = {
-    name: simulator.name,
-    charge(request) {
-      chargeReferences.push(request.reference);
-      return simulator.charge(request);
+    ...simulator,
+    confirmCharge(charge) {
+      chargeReferences.push(charge.reference);
+      return simulator.confirmCharge(charge);
     },
-    refund: (request) => simulator.refund(request),
+    retrieveCharge(charge) {
+      chargeReferences.push(charge.reference);
+      return simulator.retrieveCharge(charge);
+    },
   };
 
   before(async () => {
@@ -48,39 +52,58 @@ describe('Idempotency-Key under failures (draft-ietf-httpapi-idempotency-key-hea
   });
   after(() => t.close());
 
-  describe('a crash before the commit', () => {
-    test('→ 500 problem, nothing stored, the claim released; the retry performs the payment (201, not replayed) as the same operation, once', async () => {
-      const { user, token } = await createCustomer(t);
-      const order = await createOrder(t.db, user.id, { price: 3100, currency: 'EUR' });
-      const key = newKey();
-      const body = { amount: 3100, currency: 'EUR', orderId: order.id };
-      failpoints.throwOnceAt('idempotency.before-commit');
-      reached.length = 0;
-      chargeReferences.length = 0;
+  describe('a crash between the phases of a payment', () => {
+    // Each point of the payment's way, and what the first request had committed when it failed there.
+    const points = [
+      { point: 'idempotency.after-recovery-point', named: false, asked: 0 },
+      { point: 'payments.before-confirm', named: true, asked: 0 },
+      { point: 'payments.before-outcome', named: true, asked: 1 },
+      { point: 'idempotency.before-commit', named: true, asked: 1 },
+    ] as const;
+    for (const { point, named, asked } of points) {
+      test(`at ${point} → 500; the payment kept processing, the key released at its recovery point; the retry goes on with that payment (201, not replayed), one charge under one reference`, async () => {
+        const { user, token } = await createCustomer(t);
+        const order = await createOrder(t.db, user.id, { price: 3100, currency: 'EUR' });
+        const key = newKey();
+        const body = { amount: 3100, currency: 'EUR', orderId: order.id };
+        failpoints.throwOnceAt(point);
+        reached.length = 0;
+        chargeReferences.length = 0;
 
-      const crashed = await postWithKey(t, token, '/payments', body, key);
-      expectProblem(crashed, 500, 'INTERNAL_ERROR', '/payments', INTERNAL);
-      expectNotReplayed(crashed);
-      assert.deepEqual(reached, ['idempotency.before-commit']);
-      assert.deepEqual(await paymentsOfCustomer(t.db, user.id), []);
-      assert.deepEqual(await orderState(t.db, order.id), { status: 'pending', version: 1 });
-      const released = await findKeyRow(t.db, customerOwner(user.id), key);
-      assertReleased(released);
+        const crashed = await postWithKey(t, token, '/payments', body, key);
+        expectProblem(crashed, 500, 'INTERNAL_ERROR', '/payments', INTERNAL);
+        expectNotReplayed(crashed);
+        assert.equal(reached.at(-1), point);
+        const [kept, ...others] = await paymentsOfCustomer(t.db, user.id);
+        assert.deepEqual(others, []);
+        assert.deepEqual([kept?.order_id, kept?.status], [order.id, 'processing']);
+        const { rows } = await t.db.query<{ processorReference: string | null }>(
+          'SELECT processor_reference AS "processorReference" FROM payments WHERE id = $1',
+          [kept!.id],
+        );
+        assert.equal(rows[0]!.processorReference !== null, named);
+        assert.deepEqual(await orderState(t.db, order.id), { status: 'pending', version: 1 });
+        const released = await findKeyRow(t.db, customerOwner(user.id), key);
+        assertReleased(released);
+        assert.equal(released?.recovery_point, kept!.id);
+        assert.equal(chargeReferences.length, asked);
 
-      const retry = await postWithKey(t, token, '/payments', body, key);
-      const payment = expectPaymentCreated(retry, { amount: 3100, currency: 'EUR', orderId: order.id, customerId: user.id });
-      expectNotReplayed(retry);
-      assert.deepEqual(
-        (await paymentsOfCustomer(t.db, user.id)).map((p) => p.id),
-        [payment.id],
-      );
-      assert.deepEqual(await orderState(t.db, order.id), { status: 'paid', version: 2 });
-      const row = await findKeyRow(t.db, customerOwner(user.id), key);
-      assert.deepEqual([row?.state, row?.response_status, row?.response_body], ['completed', 201, retry.body]);
-      // The processor was asked twice for one operation, under one reference: it would charge once.
-      assert.equal(row?.operation_id, released?.operation_id);
-      assert.deepEqual(chargeReferences, [`op_${released?.operation_id}`, `op_${released?.operation_id}`]);
-    });
+        const retry = await postWithKey(t, token, '/payments', body, key);
+        const payment = expectPaymentCreated(retry, { amount: 3100, currency: 'EUR', orderId: order.id, customerId: user.id });
+        expectNotReplayed(retry);
+        assert.equal(payment.id, kept!.id);
+        assert.deepEqual(
+          (await paymentsOfCustomer(t.db, user.id)).map((p) => [p.id, p.status]),
+          [[payment.id, 'succeeded']],
+        );
+        assert.deepEqual(await orderState(t.db, order.id), { status: 'paid', version: 2 });
+        const row = await findKeyRow(t.db, customerOwner(user.id), key);
+        assert.deepEqual([row?.state, row?.response_status, row?.response_body], ['completed', 201, retry.body]);
+        // Every question to the processor, before and after the crash, named one operation: it would charge once.
+        assert.equal(row?.operation_id, released?.operation_id);
+        assert.deepEqual(new Set(chargeReferences), new Set([`op_${released?.operation_id}`]));
+      });
+    }
 
     test('the released key is still bound to its request: another body with it → 422, nothing done', async () => {
       const { user, token } = await createCustomer(t);
@@ -102,7 +125,11 @@ describe('Idempotency-Key under failures (draft-ietf-httpapi-idempotency-key-hea
         'This Idempotency-Key was used with a different request body; a retry must repeat the original request exactly. Use a new key for a new request.',
       );
       assertReleased(await findKeyRow(t.db, customerOwner(user.id), key));
-      assert.deepEqual(await paymentsOfCustomer(t.db, user.id), []);
+      // The first body's payment, kept for that body's retry; nothing of the second.
+      assert.deepEqual(
+        (await paymentsOfCustomer(t.db, user.id)).map((p) => [p.amount, p.status]),
+        [[3150, 'processing']],
+      );
     });
 
     test('POST /orders with a key → 500, no order, the claim released; the retry places one order', async () => {
@@ -127,7 +154,7 @@ describe('Idempotency-Key under failures (draft-ietf-httpapi-idempotency-key-hea
       assert.deepEqual(await orders(), [{ id: retry.json().id }]);
     });
 
-    test('a refund → 500, the payment untouched and no refund; the retry refunds once', async () => {
+    test('a refund → 500: the refund kept pending, its amount counted against the balance; the retry refunds once', async () => {
       const staff = await createUser(t.db, 'staff');
       const token = await t.token({ userId: staff.id, staff: true });
       const payment = expectPaymentCreated(await postWithKey(t, token, '/payments', { amount: 1000, currency: 'EUR' }, newKey()), {
@@ -141,20 +168,21 @@ describe('Idempotency-Key under failures (draft-ietf-httpapi-idempotency-key-hea
       const state = async () =>
         (
           await t.db.query(
-            'SELECT status, amount_refunded, (SELECT count(*) FROM refunds WHERE payment_id = $1)::int AS refunds FROM payments WHERE id = $1',
+            `SELECT status, amount_refunded, (SELECT count(*) FROM refunds WHERE payment_id = $1)::int AS refunds,
+                    (SELECT count(*) FROM refunds WHERE payment_id = $1 AND status = 'pending')::int AS pending FROM payments WHERE id = $1`,
             [payment.id],
           )
         ).rows[0];
 
       failpoints.throwOnceAt('idempotency.before-commit');
       expectProblem(await postWithKey(t, token, url, { amount: 400 }, key), 500, 'INTERNAL_ERROR', url, INTERNAL);
-      assert.deepEqual(await state(), { status: 'succeeded', amount_refunded: 0, refunds: 0 });
+      assert.deepEqual(await state(), { status: 'partially_refunded', amount_refunded: 400, refunds: 1, pending: 1 });
 
       const retry = await postWithKey(t, token, url, { amount: 400 }, key);
       assert.equal(retry.statusCode, 201, retry.body);
       expectNotReplayed(retry);
       expectReplayOf(retry, await postWithKey(t, token, url, { amount: 400 }, key));
-      assert.deepEqual(await state(), { status: 'partially_refunded', amount_refunded: 400, refunds: 1 });
+      assert.deepEqual(await state(), { status: 'partially_refunded', amount_refunded: 400, refunds: 1, pending: 0 });
     });
   });
 
@@ -168,7 +196,13 @@ describe('Idempotency-Key under failures (draft-ietf-httpapi-idempotency-key-hea
       reached.length = 0;
 
       expectProblem(await postWithKey(t, token, '/payments', body, key), 500, 'INTERNAL_ERROR', '/payments', INTERNAL);
-      assert.deepEqual(reached, ['idempotency.before-commit', 'idempotency.after-commit']);
+      assert.deepEqual(reached, [
+        'idempotency.after-recovery-point',
+        'payments.before-confirm',
+        'payments.before-outcome',
+        'idempotency.before-commit',
+        'idempotency.after-commit',
+      ]);
       const [stored] = await paymentsOfCustomer(t.db, user.id);
       assert.deepEqual(await paymentsOfCustomer(t.db, user.id), [
         {

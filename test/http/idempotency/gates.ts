@@ -1,7 +1,8 @@
 // Stopping a request at a chosen point of its write, to make another arrive meanwhile or to make
 // it fail there: gates on AppOptions.failpoint and on the payment processor's charge.
 import type { Failpoint, FailpointName } from '../../../src/core/failpoints.ts';
-import { createSimulatedProcessor, type PaymentProcessor } from '../../../src/payments/processor.ts';
+import type { PaymentProcessor } from '../../../src/payments/processor.ts';
+import { createSimulatedProcessor } from '../../../src/payments/simulator.ts';
 
 export interface Gate {
   /** Resolves when a request arrives at the gate. */
@@ -27,20 +28,19 @@ export function createGate(): Gate {
   };
 }
 
-/** The simulator, except that the next charge can be held (inside the payment's transaction). */
+/** The simulator, except that the next charge's confirmation can be held (between phase 1 and phase 3). */
 export function createHoldableProcessor(): { processor: PaymentProcessor; holdNextCharge(): Gate } {
   const simulator = createSimulatedProcessor();
   let next: Gate | undefined;
   return {
     processor: {
-      name: simulator.name,
-      async charge(request) {
+      ...simulator,
+      async confirmCharge(charge) {
         const gate = next;
         next = undefined;
         await gate?.pass();
-        return simulator.charge(request);
+        return simulator.confirmCharge(charge);
       },
-      refund: (request) => simulator.refund(request),
     },
     holdNextCharge: () => (next = createGate()),
   };

@@ -90,6 +90,7 @@ export function expectPaymentCreated(
   assert.equal(res.headers.location, `${PUBLIC_URL}${prefix}/payments/${body.id}`);
   assert.equal(res.headers.etag, `"pa${body.id}.1.v1"`);
   assert.match(body.createdAt, TIMESTAMP);
+  assert.ok(body.updatedAt >= body.createdAt);
   assert.deepEqual(body, {
     id: body.id,
     status: expected.status ?? 'succeeded',
@@ -100,7 +101,7 @@ export function expectPaymentCreated(
     customerId: expected.customerId,
     declineCode: expected.declineCode ?? null,
     createdAt: body.createdAt,
-    updatedAt: body.createdAt,
+    updatedAt: body.updatedAt,
   });
   return body;
 }
@@ -118,6 +119,8 @@ export interface KeyRow {
   response_headers: Record<string, string> | null;
   response_body: string | null;
   expired: boolean;
+  /** What phase 1 recorded (a payment's id): where a retry resumes. */
+  recovery_point: number | null;
 }
 
 /** A released claim: still bound to its request, no response, its lock lapsed for the retry to take. */
@@ -129,7 +132,7 @@ export function assertReleased(row: KeyRow | undefined): void {
 export async function findKeyRow(db: Queryable, owner: { clientId: string; subject: string }, key: string): Promise<KeyRow | undefined> {
   const { rows } = await db.query<KeyRow>(
     `SELECT id, method, path, fingerprint, state, lock_token, operation_id::text, locked_until <= now() AS lock_lapsed,
-            response_status, response_headers, response_body, expires_at <= now() AS expired
+            response_status, response_headers, response_body, expires_at <= now() AS expired, recovery_point
        FROM idempotency_keys WHERE client_id = $1 AND subject = $2 AND key = $3`,
     [owner.clientId, owner.subject, key],
   );

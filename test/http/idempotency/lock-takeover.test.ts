@@ -1,6 +1,7 @@
 // A claim in flight (draft-ietf-httpapi-idempotency-key-header §2.7): a duplicate gets 409
 // IDEMPOTENCY_KEY_IN_USE or waits for the outcome; a claim whose holder died is taken over once its
-// lock lapses, but never from a holder that is still working.
+// lock lapses, never from a holder inside its transaction; a holder that outlives its lock while
+// the processor answers loses the claim, and the taker goes on with the same payment.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Queryable } from '../../../src/db/db.ts';
@@ -178,9 +179,11 @@ describe('a claim in flight', () => {
 describe('a lock that lapses while its holder is still working (ORDERPAY_IDEMPOTENCY_LOCK_SECONDS=1)', () => {
   let t: TestApp;
   const charges = createHoldableProcessor();
+  const failpoints = createFailpoints();
   before(async () => {
     t = await startTestApp({ idempotency: { lockSeconds: 1, retentionSeconds: 86400 } }, undefined, {
       paymentProcessor: charges.processor,
+      failpoint: failpoints.failpoint,
     });
   });
   after(() => t.close());
@@ -197,7 +200,7 @@ describe('a lock that lapses while its holder is still working (ORDERPAY_IDEMPOT
     }
   }
 
-  test('the retry does not take the claim from a live holder: 409 while it works (PostgreSQL; PGlite queues the retry behind it), its outcome replayed after; one payment', async () => {
+  test('while its holder waits for the processor (no transaction open), a retry takes the lapsed claim and goes on with the same payment; the holder, its claim taken, answers 409; one payment, under one reference', async () => {
     const { user, token } = await createCustomer(t);
     const order = await createOrder(t.db, user.id, { price: 4200, currency: 'EUR' });
     const key = newKey();
@@ -205,25 +208,37 @@ describe('a lock that lapses while its holder is still working (ORDERPAY_IDEMPOT
     const hold = charges.holdNextCharge();
     const firstPending = postWithKey(t, token, '/payments', body, key);
     await hold.reached;
-    if (t.db.kind === 'postgres') {
-      // The lock has lapsed by the database's clock, but the holder keeps the claim row locked in
-      // its transaction: the takeover skips it and answers at once instead of waiting.
-      await waitForLapse(user.id, key);
-      const retry = await postWithKey(t, token, '/payments', body, key);
-      expectProblem(retry, 409, 'IDEMPOTENCY_KEY_IN_USE', '/payments', IN_USE);
-      expectNotReplayed(retry);
-      hold.release();
-      const first = await firstPending;
-      expectPaymentCreated(first, { amount: 4200, currency: 'EUR', orderId: order.id, customerId: user.id });
-      expectReplayOf(first, await postWithKey(t, token, '/payments', body, key));
-    } else {
-      const retryPending = postWithKey(t, token, '/payments', body, key);
-      hold.release();
-      const first = await firstPending;
-      expectPaymentCreated(first, { amount: 4200, currency: 'EUR', orderId: order.id, customerId: user.id });
-      expectNotReplayed(first);
-      expectReplayOf(first, await retryPending);
-    }
+    await waitForLapse(user.id, key);
+    const retry = await postWithKey(t, token, '/payments', body, key);
+    const payment = expectPaymentCreated(retry, { amount: 4200, currency: 'EUR', orderId: order.id, customerId: user.id });
+    expectNotReplayed(retry);
+    hold.release();
+    expectProblem(await firstPending, 409, 'IDEMPOTENCY_KEY_IN_USE', '/payments', IN_USE);
+    expectReplayOf(retry, await postWithKey(t, token, '/payments', body, key));
+    assert.deepEqual(
+      (await paymentsOfCustomer(t.db, user.id)).map((p) => p.id),
+      [payment.id],
+    );
+    assert.deepEqual(await orderState(t.db, order.id), { status: 'paid', version: 2 });
+  });
+
+  test('inside the transaction that stores its outcome, the holder keeps the claim: a retry waits for it (its row lock; PGlite queues it), then replays the outcome; one payment', async () => {
+    const { user, token } = await createCustomer(t);
+    const order = await createOrder(t.db, user.id, { price: 4300, currency: 'EUR' });
+    const key = newKey();
+    const body = { amount: 4300, currency: 'EUR', orderId: order.id };
+    const hold = failpoints.holdOnceAt('idempotency.before-commit');
+    const firstPending = postWithKey(t, token, '/payments', body, key);
+    await hold.reached;
+    await waitForLapse(user.id, key);
+    const retryPending = postWithKey(t, token, '/payments', body, key);
+    // On PostgreSQL the retry's claim waits on the row the holder's transaction has updated.
+    if (t.db.kind === 'postgres') await waitForLockWaiter(t.db);
+    hold.release();
+    const first = await firstPending;
+    expectPaymentCreated(first, { amount: 4300, currency: 'EUR', orderId: order.id, customerId: user.id });
+    expectNotReplayed(first);
+    expectReplayOf(first, await retryPending);
     assert.equal((await paymentsOfCustomer(t.db, user.id)).length, 1);
     assert.deepEqual(await orderState(t.db, order.id), { status: 'paid', version: 2 });
   });

@@ -69,6 +69,8 @@ describe('a retry with the same key replays the first response', () => {
         fingerprint: fingerprintRequest(1, body),
         state: 'completed',
         expired: false,
+        // Phase 1 recorded the payment; the response came from phase 3.
+        recovery_point: first.json().id,
         response_status: 201,
         response_body: first.body,
         response_headers: {
@@ -236,14 +238,14 @@ describe('the role is checked before the key, on every request', () => {
   });
 });
 
-describe('a 503 from the processor stores nothing', () => {
-  test('amount 40091 → 503 PAYMENT_PROCESSOR_UNAVAILABLE, the claim released; the retry is performed again (503 again), no payment', async () => {
+describe('a 503 from the processor stores no response', () => {
+  test('amount 40091 → 503 PAYMENT_PROCESSOR_UNAVAILABLE, the claim released; the retry goes on with the same payment (503 again)', async () => {
     const { user, token } = await createCustomer(t);
     const order = await createOrder(t.db, user.id, { price: 40091, currency: 'EUR' });
     const key = newKey();
     const body = { amount: 40091, currency: 'EUR', orderId: order.id };
     const detail =
-      'The payment processor did not complete the operation; nothing was recorded. Retry the request (with the same Idempotency-Key, if it had one).';
+      'The payment processor did not answer. The payment is kept in progress and asked about again; retry the request with the same Idempotency-Key to receive its outcome.';
     for (let attempt = 0; attempt < 2; attempt++) {
       const res = await postWithKey(t, token, '/payments', body, key);
       expectProblem(res, 503, 'PAYMENT_PROCESSOR_UNAVAILABLE', '/payments', detail);
@@ -251,7 +253,11 @@ describe('a 503 from the processor stores nothing', () => {
       expectNotReplayed(res);
       assertReleased(await findKeyRow(t.db, customerOwner(user.id), key));
     }
-    assert.deepEqual(await paymentsOfCustomer(t.db, user.id), []);
+    // One payment, recorded before the processor was asked, kept processing and reserving the order.
+    assert.deepEqual(
+      (await paymentsOfCustomer(t.db, user.id)).map((p) => [p.order_id, p.status]),
+      [[order.id, 'processing']],
+    );
     assert.deepEqual(await orderState(t.db, order.id), { status: 'pending', version: 1 });
   });
 });

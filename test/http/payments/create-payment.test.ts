@@ -5,7 +5,8 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import type { OrderStatus } from '../../../src/orders/orders.rules.ts';
-import { createSimulatedProcessor, type DeclineCode, type PaymentProcessor } from '../../../src/payments/processor.ts';
+import type { DeclineCode, PaymentProcessor } from '../../../src/payments/processor.ts';
+import { createSimulatedProcessor } from '../../../src/payments/simulator.ts';
 import { createCustomer, createServiceToken, createStaffToken, get } from '../../helpers/actors.ts';
 import { PUBLIC_URL, setUpTestApp, startTestApp } from '../../helpers/app.ts';
 import { createOrder, createUser } from '../../helpers/factories.ts';
@@ -46,7 +47,7 @@ describe('POST /payments: 201 without an order', () => {
         customerId: user.id,
         declineCode: null,
         createdAt: body.createdAt,
-        updatedAt: body.createdAt,
+        updatedAt: body.updatedAt,
       });
       const [row, ...others] = await paymentsOfCustomer(t.db, user.id);
       assert.deepEqual(others, []);
@@ -83,7 +84,7 @@ describe('POST /payments: 201 without an order', () => {
       customerId: staff.id,
       declineCode: null,
       createdAt: body.createdAt,
-      updatedAt: body.createdAt,
+      updatedAt: body.updatedAt,
     });
     assert.deepEqual(
       (await paymentsOfCustomer(t.db, staff.id)).map((p) => p.id),
@@ -107,7 +108,7 @@ describe('POST /payments: 201 without an order', () => {
       customerId: null,
       declineCode: null,
       createdAt: body.createdAt,
-      updatedAt: body.createdAt,
+      updatedAt: body.updatedAt,
     });
     const { rows } = await t.db.query<{ id: number; customer_id: number | null }>(
       'SELECT id, customer_id FROM payments WHERE client_id = $1',
@@ -164,7 +165,7 @@ describe('POST /payments: 201 paying an order', () => {
       customerId: user.id,
       declineCode: null,
       createdAt: body.createdAt,
-      updatedAt: body.createdAt,
+      updatedAt: body.updatedAt,
     });
     assert.deepEqual(
       (await paymentsOfOrder(t.db, order.id)).map((p) => [p.id, p.status]),
@@ -361,7 +362,7 @@ describe('POST /payments: an order that cannot be paid → nothing charged, the 
     );
   });
 
-  test('10 concurrent payments of one order (distinct keys): one pays it, 9 → 409, one payment row', async () => {
+  test('10 concurrent payments of one order (distinct keys): one pays it, 9 → 409 (in progress, or paid), one payment row', async () => {
     const { user, token } = await createCustomer(t);
     const order = await createOrder(t.db, user.id, { price: 640 });
     const responses = await Promise.all(
@@ -370,10 +371,24 @@ describe('POST /payments: an order that cannot be paid → nothing charged, the 
     const paid = responses.filter((r) => r.statusCode === 201);
     assert.equal(paid.length, 1, responses.map((r) => r.statusCode).join(','));
     const payment = await expectPayment(t.db, paid[0]!, 201);
+    // Arriving while the first payment is in progress, or once it has paid the order.
     for (const res of responses.filter((r) => r.statusCode !== 201)) {
-      expectProblem(res, 409, 'PAYMENT_ORDER_NOT_PAYABLE', '/payments', 'The order is paid; only a pending order can be paid.', {
-        currentStatus: 'paid',
-      });
+      if (res.json().code === 'PAYMENT_ORDER_PAYMENT_IN_PROGRESS') {
+        expectProblem(
+          res,
+          409,
+          'PAYMENT_ORDER_PAYMENT_IN_PROGRESS',
+          '/payments',
+          `A payment of order ${order.id} is in progress; only if it does not succeed can the order be paid again.`,
+          {
+            paymentStatus: 'processing',
+          },
+        );
+      } else {
+        expectProblem(res, 409, 'PAYMENT_ORDER_NOT_PAYABLE', '/payments', 'The order is paid; only a pending order can be paid.', {
+          currentStatus: 'paid',
+        });
+      }
     }
     assert.deepEqual(
       (await paymentsOfOrder(t.db, order.id)).map((p) => [p.id, p.status]),
@@ -439,7 +454,7 @@ describe("POST /payments: the simulator's test amounts", () => {
         customerId: user.id,
         declineCode,
         createdAt: alone.createdAt,
-        updatedAt: alone.createdAt,
+        updatedAt: alone.updatedAt,
       });
 
       const order = await createOrder(t.db, user.id, { price: amount, currency: 'EUR' });
@@ -461,10 +476,9 @@ describe("POST /payments: the simulator's test amounts", () => {
     });
   }
 
-  test('40091 → 503 PAYMENT_PROCESSOR_UNAVAILABLE with Retry-After; no payment, the key released (no response, lock lapsed), the order pending', async () => {
+  test('40091 → 503 PAYMENT_PROCESSOR_UNAVAILABLE with Retry-After; the payment kept processing (shown to no one), the key released with it, the order reserved', async () => {
     const { user, token } = await createCustomer(t);
     const order = await createOrder(t.db, user.id, { price: 40091, currency: 'EUR' });
-    const before = await readOrderRow(t.db, order.id);
     for (const body of [
       { amount: 40091, currency: 'EUR' },
       { amount: 40091, currency: 'EUR', orderId: order.id },
@@ -476,18 +490,21 @@ describe("POST /payments: the simulator's test amounts", () => {
         503,
         'PAYMENT_PROCESSOR_UNAVAILABLE',
         '/payments',
-        'The payment processor did not complete the operation; nothing was recorded. Retry the request (with the same Idempotency-Key, if it had one).',
+        'The payment processor did not answer. The payment is kept in progress and asked about again; retry the request with the same Idempotency-Key to receive its outcome.',
       );
       assert.equal(res.headers['retry-after'], '1');
       assert.deepEqual(await keyRows(t.db, key), [{ method: 'POST', path: '/payments', state: 'in_flight', responseStatus: null }]);
-      const { rows } = await t.db.query<{ lapsed: boolean }>(
-        'SELECT locked_until <= now() AS lapsed FROM idempotency_keys WHERE key = $1',
+      const { rows } = await t.db.query<{ lapsed: boolean; recoveryPoint: number }>(
+        'SELECT locked_until <= now() AS lapsed, recovery_point AS "recoveryPoint" FROM idempotency_keys WHERE key = $1',
         [key],
       );
-      assert.deepEqual(rows, [{ lapsed: true }]);
+      const [payment] = (await paymentsOfCustomer(t.db, user.id)).filter((p) => p.orderId === (body.orderId ?? null));
+      assert.deepEqual(rows, [{ lapsed: true, recoveryPoint: payment!.id }]);
+      // Never named by the processor (it is down), asked again on the retry schedule.
+      assert.deepEqual([payment!.status, payment!.processorReference], ['processing', null]);
     }
-    assert.deepEqual(await paymentsOfCustomer(t.db, user.id), []);
-    assert.deepEqual(await readOrderRow(t.db, order.id), before);
+    assert.equal((await get(t, token, '/payments')).json().meta.total, 0);
+    assert.equal((await readOrderRow(t.db, order.id)).status, 'pending');
   });
 });
 
@@ -497,13 +514,12 @@ describe('POST /payments: a declined card, then another that is accepted', () =>
     const simulator = createSimulatedProcessor();
     let charges = 0;
     return {
-      name: 'simulator',
-      async charge(request) {
+      ...simulator,
+      async confirmCharge(charge) {
         charges += 1;
-        if (charges === 1) return { outcome: 'declined', declineCode, processorReference: `declined_${request.reference}` };
-        return simulator.charge(request);
+        if (charges === 1) return { status: 'declined', declineCode };
+        return simulator.confirmCharge(charge);
       },
-      refund: (request) => simulator.refund(request),
     };
   }
 
@@ -528,7 +544,7 @@ describe('POST /payments: a declined card, then another that is accepted', () =>
         customerId: user.id,
         declineCode: null,
         createdAt: accepted.createdAt,
-        updatedAt: accepted.createdAt,
+        updatedAt: accepted.updatedAt,
       });
       const stored = await readOrderRow(api.db, order.id);
       assert.deepEqual([stored.status, stored.version], ['paid', 2]);

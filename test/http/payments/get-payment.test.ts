@@ -39,7 +39,7 @@ describe('GET /payments/{paymentId}: 200', () => {
       customerId: user.id,
       declineCode: null,
       createdAt: payment.createdAt,
-      updatedAt: payment.createdAt,
+      updatedAt: payment.updatedAt,
     });
     assert.deepEqual(body, payment);
   });

@@ -148,6 +148,8 @@ export async function expectPayment(db: Db, res: LightMyRequestResponse, status:
   assert.equal(res.headers.etag, paymentTag(body.id, row.version));
   assert.deepEqual(body, await readStoredPayment(db, body.id));
   assert.match(body.createdAt, TIMESTAMP);
+  // Recorded before the processor was asked; updated when it decided (and by every refund).
+  assert.ok(body.updatedAt >= body.createdAt, `${body.updatedAt} >= ${body.createdAt}`);
   return body;
 }
 

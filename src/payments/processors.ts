@@ -1,0 +1,18 @@
+// The payment processor a deployment runs, as its configuration names it (docs/payments.md,
+// "Processors"). buildApp(config, db, { paymentProcessor }) takes any other implementation.
+import { ConfigError, type PaymentsConfig } from '../config.ts';
+import type { PaymentProcessor } from './processor.ts';
+import { createSimulatedProcessor } from './simulator.ts';
+
+/** Production never takes payments with a processor it was not told to use. */
+export const PROCESSOR_REQUIRED =
+  'ORDERPAY_PAYMENT_PROCESSOR must name the payment processor when NODE_ENV=production (simulator for a deployment that moves no money; its payments say livemode: false)';
+
+export function createConfiguredProcessor(config: PaymentsConfig): PaymentProcessor {
+  switch (config.processor) {
+    case 'simulator':
+      return createSimulatedProcessor({ latencyMs: config.simulatorLatencyMs });
+    case undefined:
+      throw new ConfigError(PROCESSOR_REQUIRED);
+  }
+}
