@@ -227,10 +227,15 @@ describe('a lock that lapses while its holder is still working (ORDERPAY_IDEMPOT
     const order = await createOrder(t.db, user.id, { price: 4300, currency: 'EUR' });
     const key = newKey();
     const body = { amount: 4300, currency: 'EUR', orderId: order.id };
+    // The lapse is waited for while the holder waits for the processor (no transaction open: on
+    // PGlite a read would queue behind the holder's transaction); then it goes on to hold its last one.
+    const charge = charges.holdNextCharge();
     const hold = failpoints.holdOnceAt('idempotency.before-commit');
     const firstPending = postWithKey(t, token, '/payments', body, key);
-    await hold.reached;
+    await charge.reached;
     await waitForLapse(user.id, key);
+    charge.release();
+    await hold.reached;
     const retryPending = postWithKey(t, token, '/payments', body, key);
     // On PostgreSQL the retry's claim waits on the row the holder's transaction has updated.
     if (t.db.kind === 'postgres') await waitForLockWaiter(t.db);
