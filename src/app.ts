@@ -37,7 +37,7 @@ import { Problem } from './http/schemas.ts';
 import { createTokenVerifier } from './http/token-verifier.ts';
 import { createValidatorCompiler } from './http/validation.ts';
 import { apiVersionConstraint, versioningPlugin, versionRoutes, type VersionScope } from './http/versioning.ts';
-import { resourceSchemaAt } from './http/versions/versions.ts';
+import { downgrade, resourceSchemaAt } from './http/versions/versions.ts';
 import { API_VERSION_NUMBERS } from './core/api-versions.ts';
 import { eventsRoutes } from './events/events.routes.ts';
 import { eventRepresentation, type RenderEventObject } from './events/events.representation.ts';
@@ -46,6 +46,7 @@ import { backgroundJobs } from './jobs/jobs.ts';
 import { createScheduler } from './jobs/scheduler.ts';
 import { ordersRoutes } from './orders/orders.routes.ts';
 import { Order, OrderItem } from './orders/orders.schemas.ts';
+import { processorEventsRoutes } from './payments/processor-events.routes.ts';
 import { paymentsRoutes } from './payments/payments.routes.ts';
 import { Payment, Refund } from './payments/payments.schemas.ts';
 import { withProcessorTimeout, type PaymentProcessor } from './payments/processor.ts';
@@ -188,10 +189,13 @@ export async function buildApp(config: Config, db: Db, options: AppOptions = {})
     // Resource routes: once per version under /v<N>, and once per version on the unversioned
     // paths, where the apiVersion constraint picks one per request.
     for (const version of API_VERSION_NUMBERS) {
-      const options = { version, deprecations: config.apiDeprecations, renderEventObject, cursors };
+      const livemode = paymentDriver?.processor.livemode ?? false;
+      const options = { version, deprecations: config.apiDeprecations, renderEventObject, cursors, livemode };
       await app.register(resourceRoutes, { ...options, prefix: `/v${version}`, negotiated: false });
       await app.register(resourceRoutes, { ...options, negotiated: true });
     }
+    // The processor's own events, unversioned, signed rather than authenticated.
+    if (paymentDriver) await app.register(processorEventsRoutes, { driver: paymentDriver });
   }
   if (config.servers.authorization) {
     await registerAuthorizationServer(app, config, db, { counters, keyCheckIntervalMs: options.keyCheckIntervalMs, docsClient });
@@ -202,7 +206,13 @@ export async function buildApp(config: Config, db: Db, options: AppOptions = {})
     ? createWebhookDispatcher({
         db,
         secrets: createSecretBox(db, config.webhooks.secretKey),
-        renderEvent: (event, apiVersion) => eventRepresentation(event, apiVersion, renderEventObject),
+        // The envelope too in the endpoint's version (a route's answer is downgraded by its route).
+        renderEvent: (event, apiVersion) =>
+          downgrade(
+            'Event',
+            eventRepresentation(event, apiVersion, renderEventObject, paymentDriver?.processor.livemode ?? false) as never,
+            apiVersion,
+          ),
         retryScheduleSeconds: config.webhooks.retryScheduleSeconds,
         allowPrivate: config.webhooks.allowPrivate,
         log: app.log.child({ job: 'deliver-webhooks' }),
@@ -246,7 +256,7 @@ function createPaymentDriver(config: Config, db: Db, options: AppOptions, onDeci
  */
 async function resourceRoutes(
   scope: FastifyInstance,
-  opts: VersionScope & { renderEventObject: RenderEventObject; cursors: CursorCodec },
+  opts: VersionScope & { renderEventObject: RenderEventObject; cursors: CursorCodec; livemode: boolean },
 ): Promise<void> {
   scope.decorate('cursors', opts.cursors);
   versionRoutes(scope, opts);
@@ -256,5 +266,5 @@ async function resourceRoutes(
   await scope.register(paymentsRoutes);
   await scope.register(webhookEndpointsRoutes);
   await scope.register(deliveryLogRoutes);
-  await scope.register(eventsRoutes, { renderEventObject: opts.renderEventObject });
+  await scope.register(eventsRoutes, { renderEventObject: opts.renderEventObject, livemode: opts.livemode });
 }

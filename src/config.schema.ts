@@ -173,10 +173,10 @@ export const EnvironmentSchema = Type.Object({
       "How long a request's claim on a key is held before a retry may take over a key whose process died, and how long a payment's request has before the completer may drive the payment on instead. Keep it above the longest request. At most half of `ORDERPAY_IDEMPOTENCY_RETENTION_SECONDS`.",
   }),
   ORDERPAY_PAYMENT_PROCESSOR: Type.Optional(
-    Type.Enum(['simulator'], {
+    Type.Enum(['simulator', 'stripe'], {
       defaultText: '`simulator`, except under `NODE_ENV=production`',
       description:
-        'The payment processor: `simulator`, the built-in deterministic one with test amounts ([docs/payments.md](docs/payments.md#test-amounts)). Under `NODE_ENV=production` it must be named: `serve` with the API refuses to start without it, and the simulator runs only when named (its payments say `livemode: false`).',
+        'The payment processor: `simulator`, the built-in deterministic one with test amounts ([docs/payments.md](docs/payments.md#test-amounts)), or `stripe` (`STRIPE_SECRET_KEY`, `STRIPE_WEBHOOK_SECRET`; [docs/payments.md](docs/payments.md#stripe)). Under `NODE_ENV=production` it must be named: `serve` with the API refuses to start without it, and the simulator runs only when named (its payments say `livemode: false`).',
     }),
   ),
   ORDERPAY_PAYMENTS_RETRY_SCHEDULE: Type.String({
@@ -199,12 +199,34 @@ export const EnvironmentSchema = Type.Object({
     description:
       'How long a customer has to complete the action a payment requires (3-D Secure) before it is canceled, nothing charged ([docs/payments.md](docs/payments.md#payments-that-wait-for-the-customer)).',
   }),
+  ORDERPAY_STRIPE_API_BASE: Type.Optional(
+    Type.String({
+      format: 'url',
+      pattern: '^https?://[^/]+/?$',
+      description:
+        "Where the Stripe adapter sends its API calls instead of https://api.stripe.com (a scheme, host and port, no path): a proxy, or a local server that speaks Stripe's API (the test suite's).",
+    }),
+  ),
   ORDERPAY_SIMULATOR_LATENCY_MS: Type.Integer({
     minimum: 0,
     maximum: 60_000,
     default: 0,
     description: "How long each call to the built-in simulated processor takes, as a real processor's would (benchmarks, fault tests).",
   }),
+  STRIPE_SECRET_KEY: Type.Optional(
+    Type.String({
+      pattern: '^(sk|rk)_(test|live)_[A-Za-z0-9]+$',
+      description:
+        'The Stripe secret (or restricted) key, with `ORDERPAY_PAYMENT_PROCESSOR=stripe`: `sk_live_…` moves real money (payments say `livemode: true`), `sk_test_…` does not.',
+    }),
+  ),
+  STRIPE_WEBHOOK_SECRET: Type.Optional(
+    Type.String({
+      pattern: '^whsec_[A-Za-z0-9]+$',
+      description:
+        "The signing secret of the Stripe webhook endpoint that sends to `POST /processors/stripe/events` (`whsec_…`, from Stripe's dashboard). Unset, Stripe's events are refused (400) and outcomes arrive by the completer's questions only.",
+    }),
+  ),
   REDIS_URL: Type.Optional(
     Type.String({
       format: 'url',

@@ -79,7 +79,13 @@ export interface Config {
 /** Payments in phases around the processor (docs/payments.md). */
 export interface PaymentsConfig {
   /** The processor named; undefined under NODE_ENV=production until one is (serve then refuses to start). */
-  readonly processor: 'simulator' | undefined;
+  readonly processor: 'simulator' | 'stripe' | undefined;
+  /** The Stripe adapter's settings (ORDERPAY_PAYMENT_PROCESSOR=stripe). */
+  readonly stripe: {
+    readonly secretKey: string | undefined;
+    readonly webhookSecret: string | undefined;
+    readonly apiBase: string | undefined;
+  };
   /** Seconds before each new question to a processor that did not answer; the last repeats. */
   readonly retryScheduleSeconds: readonly number[];
   /** How long a request in a version that shows only final outcomes waits for one. */
@@ -431,6 +437,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       waitMs: vars.ORDERPAY_PAYMENTS_WAIT_MS,
       actionExpirySeconds: vars.ORDERPAY_PAYMENTS_ACTION_EXPIRY_SECONDS,
       simulatorLatencyMs: vars.ORDERPAY_SIMULATOR_LATENCY_MS,
+      stripe: { secretKey: vars.STRIPE_SECRET_KEY, webhookSecret: vars.STRIPE_WEBHOOK_SECRET, apiBase: vars.ORDERPAY_STRIPE_API_BASE },
     },
     ...overrides,
   };

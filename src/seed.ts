@@ -85,7 +85,13 @@ async function bringOrderTo(
   let current = order;
   for (const move of MOVES_TO[status]) {
     if (move === 'paid') {
-      const command = { amount: current.total, currency: current.currency, orderId: current.id, reference: `seed-order-${current.id}` };
+      const command = {
+        amount: current.total,
+        currency: current.currency,
+        orderId: current.id,
+        reference: `seed-order-${current.id}`,
+        customerMayAct: false,
+      };
       const begun = await beginPayment(tx, actors.customer, { processor: driver.processor, leaseSeconds: 30 }, command);
       const payment = await advancePayment(driver, begun.id);
       if (payment.status !== 'succeeded') throw new Error(`seeding: the payment of order ${current.id} was ${payment.status}`);

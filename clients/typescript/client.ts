@@ -5,8 +5,8 @@ import type { paths } from './schema.ts';
 
 export type { components, operations, paths } from './schema.ts';
 
-/** The API version the client speaks: its paths are those of /v2. */
-export const API_VERSION = 2;
+/** The API version the client speaks: its paths are those of /v3. */
+export const API_VERSION = 3;
 
 export type OrderpayClient = Client<paths>;
 
@@ -17,7 +17,7 @@ export interface OrderpayClientOptions extends Omit<ClientOptions, 'baseUrl'> {
   accessToken: string | (() => string | Promise<string>);
 }
 
-/** A client whose requests go to `serverUrl/v2` with `Authorization: Bearer <token>`. */
+/** A client whose requests go to `serverUrl/v3` with `Authorization: Bearer <token>`. */
 export function createOrderpayClient({ serverUrl, accessToken, ...options }: OrderpayClientOptions): OrderpayClient {
   const client = createClient<paths>({ ...options, baseUrl: `${serverUrl.replace(/\/+$/, '')}/v${API_VERSION}` });
   client.use({

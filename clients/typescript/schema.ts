@@ -570,10 +570,10 @@ export interface components {
              */
             id: number;
             /**
-             * @description succeeded → partially_refunded → refunded; declined is final. See docs/payments.md.
+             * @description processing → succeeded or declined, or requires_action (the customer must act: nextAction) → succeeded, declined or canceled; succeeded → partially_refunded → refunded. declined and canceled are final, nothing charged. See docs/payments.md.
              * @enum {string}
              */
-            status: "succeeded" | "declined" | "partially_refunded" | "refunded";
+            status: "processing" | "requires_action" | "succeeded" | "declined" | "canceled" | "partially_refunded" | "refunded";
             /** @description Amount charged. */
             amount: {
                 /**
@@ -602,8 +602,51 @@ export interface components {
             };
             orderId: number | null;
             customerId: number | null;
-            /** @description Why the processor declined the payment; null unless status is declined. */
-            declineCode: ("card_declined" | "insufficient_funds" | "expired_card") | null;
+            /** @description Why the processor declined the payment, in its own code (Stripe's decline_code); null unless status is declined. */
+            declineCode: string | null;
+            /** @description Why the payment was canceled, nothing charged: action_expired (the customer did not complete the action in time), processor_unavailable (the processor never answered through the retry schedule); null unless status is canceled. */
+            cancellationReason: ("action_expired" | "processor_unavailable") | null;
+            /** @description What the customer must do before the processor decides; null unless status is requires_action. */
+            nextAction: ({
+                /**
+                 * @description Send the customer's browser to url; it comes back to the payment's returnUrl.
+                 * @enum {string}
+                 */
+                type: "redirect_to_url";
+                /**
+                 * Format: uri
+                 * @description Where the customer authenticates (the card issuer or the processor).
+                 */
+                url: string;
+            } | {
+                /**
+                 * @description Hand clientSecret to the processor's library in the browser (Stripe.js: handleNextAction).
+                 * @enum {string}
+                 */
+                type: "use_processor_sdk";
+                /** @description The processor whose library handles it, e.g. stripe. */
+                processor: string;
+                /** @description The processor's client secret of the charge: for the paying customer's browser only. */
+                clientSecret: string;
+            }) | null;
+            /** @description Until when the customer may act; then the payment is canceled. Null unless status is requires_action. */
+            actionExpiresAt: string | null;
+            /** @description The processor's payment method the payment was asked with, if any. */
+            paymentMethod: string | null;
+            /** @description Where the customer's browser comes back after an action, as the payment was asked with. */
+            returnUrl: string | null;
+            /** @description False when the processor moves no real money (the simulator; Stripe test keys). */
+            livemode: boolean;
+            /** @description Set when the payment needs a person (the processor has not answered about it through the retry schedule); null otherwise. */
+            needsAttention: {
+                /**
+                 * Format: date-time
+                 * @description Since when. RFC 3339, UTC.
+                 */
+                since: string;
+                /** @description Why, for a person. */
+                reason: string;
+            } | null;
             /**
              * Format: date-time
              * @description When the payment was made. RFC 3339, UTC.
@@ -611,7 +654,7 @@ export interface components {
             createdAt: string;
             /**
              * Format: date-time
-             * @description When the payment last changed (a refund). RFC 3339, UTC.
+             * @description When the payment last changed (its outcome, a refund). RFC 3339, UTC.
              */
             updatedAt: string;
         };
@@ -626,6 +669,11 @@ export interface components {
              * @description The payment refunded.
              */
             paymentId: number;
+            /**
+             * @description pending → succeeded, or failed (its amount counts as not refunded again).
+             * @enum {string}
+             */
+            status: "pending" | "succeeded" | "failed";
             /** @description Amount given back, in the payment's currency. */
             amount: {
                 /**
@@ -639,11 +687,18 @@ export interface components {
                  */
                 currency: string;
             };
+            /** @description Why the processor could not make the refund; null unless status is failed. */
+            failureReason: string | null;
             /**
              * Format: date-time
              * @description When the refund was made. RFC 3339, UTC.
              */
             createdAt: string;
+            /**
+             * Format: date-time
+             * @description When the refund last changed (its outcome). RFC 3339, UTC.
+             */
+            updatedAt: string;
         };
         WebhookEndpoint: {
             /**
@@ -658,7 +713,7 @@ export interface components {
              */
             url: string;
             /**
-             * @description The event types delivered to the endpoint (docs/webhooks.md, "Event types"): any of order.created, order.paid, order.shipped, order.delivered, order.cancelled, order.deleted, payment.succeeded, payment.declined, refund.succeeded, product.created, product.updated, webhook_endpoint.disabled; or ["*"] for every type, those added later included.
+             * @description The event types delivered to the endpoint (docs/webhooks.md, "Event types"): types its apiVersion shows (a type of a later version is a 400); or ["*"] for every type it shows, those added later included.
              * @example [
              *       "order.paid",
              *       "refund.succeeded"
@@ -667,7 +722,7 @@ export interface components {
             enabledEvents: string[];
             /**
              * Format: int32
-             * @description The API version the event objects are rendered in, as GET would show them in that version (default 2, the latest).
+             * @description The API version the event objects are rendered in, as GET would show them in that version (default 3, the latest).
              */
             apiVersion: number;
             /** @description Free text for people; orderpay does not read it. */
@@ -703,7 +758,7 @@ export interface components {
              */
             url: string;
             /**
-             * @description The event types delivered to the endpoint (docs/webhooks.md, "Event types"): any of order.created, order.paid, order.shipped, order.delivered, order.cancelled, order.deleted, payment.succeeded, payment.declined, refund.succeeded, product.created, product.updated, webhook_endpoint.disabled; or ["*"] for every type, those added later included.
+             * @description The event types delivered to the endpoint (docs/webhooks.md, "Event types"): types its apiVersion shows (a type of a later version is a 400); or ["*"] for every type it shows, those added later included.
              * @example [
              *       "order.paid",
              *       "refund.succeeded"
@@ -712,7 +767,7 @@ export interface components {
             enabledEvents: string[];
             /**
              * Format: int32
-             * @description The API version the event objects are rendered in, as GET would show them in that version (default 2, the latest).
+             * @description The API version the event objects are rendered in, as GET would show them in that version (default 3, the latest).
              */
             apiVersion: number;
             /** @description Free text for people; orderpay does not read it. */
@@ -801,12 +856,14 @@ export interface components {
              * @description What happened, `<resource>.<change>`: the list is in docs/webhooks.md, "Event types".
              * @enum {string}
              */
-            type: "order.created" | "order.paid" | "order.shipped" | "order.delivered" | "order.cancelled" | "order.deleted" | "payment.succeeded" | "payment.declined" | "refund.succeeded" | "product.created" | "product.updated" | "webhook_endpoint.disabled" | "webhook_endpoint.ping";
+            type: "order.created" | "order.paid" | "order.shipped" | "order.delivered" | "order.cancelled" | "order.deleted" | "payment.succeeded" | "payment.declined" | "payment.requires_action" | "payment.canceled" | "payment.needs_attention" | "refund.succeeded" | "refund.failed" | "product.created" | "product.updated" | "webhook_endpoint.disabled" | "webhook_endpoint.ping";
             /**
              * Format: date-time
              * @description When the change happened (its transaction, the same instant as the resource's updatedAt). RFC 3339, UTC.
              */
             createdAt: string;
+            /** @description False where the deployment's payment processor moves no real money (the simulator; Stripe test keys), as Stripe's events say. */
+            livemode: boolean;
             data: {
                 /** @description The resource the event is about, as it was when the change committed, in the API version of the reader (the request's for GET /events): an order for order.*, a payment for payment.*, a refund for refund.*, a product for product.*, a webhook endpoint (never its secret) for webhook_endpoint.*. */
                 object: components["schemas"]["Order"] | components["schemas"]["Payment"] | components["schemas"]["Refund"] | components["schemas"]["Product"] | components["schemas"]["WebhookEndpoint"];
@@ -894,7 +951,7 @@ export interface operations {
                             prevCursor: string | null;
                         };
                     };
-                    "application/vnd.orderpay.v2+json": {
+                    "application/vnd.orderpay.v3+json": {
                         data: components["schemas"]["Order"][];
                         meta: {
                             /**
@@ -1058,7 +1115,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Order"];
-                    "application/vnd.orderpay.v2+json": components["schemas"]["Order"];
+                    "application/vnd.orderpay.v3+json": components["schemas"]["Order"];
                 };
             };
             /** @description RFC 9457 problem details. */
@@ -1273,7 +1330,7 @@ export interface operations {
                             prevCursor: string | null;
                         };
                     };
-                    "application/vnd.orderpay.v2+json": {
+                    "application/vnd.orderpay.v3+json": {
                         data: components["schemas"]["Order"][];
                         meta: {
                             /**
@@ -1432,7 +1489,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Order"];
-                    "application/vnd.orderpay.v2+json": components["schemas"]["Order"];
+                    "application/vnd.orderpay.v3+json": components["schemas"]["Order"];
                 };
             };
             /** @description Not modified. */
@@ -1617,7 +1674,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Order"];
-                    "application/vnd.orderpay.v2+json": components["schemas"]["Order"];
+                    "application/vnd.orderpay.v3+json": components["schemas"]["Order"];
                 };
             };
             /** @description RFC 9457 problem details. */
@@ -2032,7 +2089,7 @@ export interface operations {
                             prevCursor: string | null;
                         };
                     };
-                    "application/vnd.orderpay.v2+json": {
+                    "application/vnd.orderpay.v3+json": {
                         data: components["schemas"]["OrderItem"][];
                         meta: {
                             /**
@@ -2223,7 +2280,7 @@ export interface operations {
                             prevCursor: string | null;
                         };
                     };
-                    "application/vnd.orderpay.v2+json": {
+                    "application/vnd.orderpay.v3+json": {
                         data: components["schemas"]["Product"][];
                         meta: {
                             /**
@@ -2374,7 +2431,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Product"];
-                    "application/vnd.orderpay.v2+json": components["schemas"]["Product"];
+                    "application/vnd.orderpay.v3+json": components["schemas"]["Product"];
                 };
             };
             /** @description RFC 9457 problem details. */
@@ -2524,7 +2581,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Product"];
-                    "application/vnd.orderpay.v2+json": components["schemas"]["Product"];
+                    "application/vnd.orderpay.v3+json": components["schemas"]["Product"];
                 };
             };
             /** @description Not modified. */
@@ -2680,7 +2737,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Product"];
-                    "application/vnd.orderpay.v2+json": components["schemas"]["Product"];
+                    "application/vnd.orderpay.v3+json": components["schemas"]["Product"];
                 };
             };
             /** @description RFC 9457 problem details. */
@@ -2833,10 +2890,12 @@ export interface operations {
     listPayments: {
         parameters: {
             query?: {
-                /** @description succeeded → partially_refunded → refunded; declined is final. See docs/payments.md. */
-                status?: "succeeded" | "declined" | "partially_refunded" | "refunded";
+                /** @description processing → succeeded or declined, or requires_action (the customer must act: nextAction) → succeeded, declined or canceled; succeeded → partially_refunded → refunded. declined and canceled are final, nothing charged. See docs/payments.md. */
+                status?: "processing" | "requires_action" | "succeeded" | "declined" | "canceled" | "partially_refunded" | "refunded";
                 /** @description Only payments of this order. */
                 orderId?: number;
+                /** @description true: only payments flagged for a person (a processor that never answered; see docs/payments.md, "Payments that need a person"); false: only the others. */
+                needsAttention?: boolean;
                 /**
                  * @description Comma-separated keys from createdAt, id; "-" prefix for descending. Default createdAt. id is always the last tie-breaker.
                  * @example -createdAt
@@ -2890,7 +2949,7 @@ export interface operations {
                             prevCursor: string | null;
                         };
                     };
-                    "application/vnd.orderpay.v2+json": {
+                    "application/vnd.orderpay.v3+json": {
                         data: components["schemas"]["Payment"][];
                         meta: {
                             /**
@@ -3044,6 +3103,17 @@ export interface operations {
                      * @description An order to pay: it must be pending, and amount and currency must equal its total. On success it becomes paid.
                      */
                     orderId?: number;
+                    /**
+                     * @description The processor's payment method to charge (Stripe: a pm_… id, e.g. from Stripe.js); required by processors that need one (Stripe), optional for the simulator.
+                     * @example pm_card_visa
+                     */
+                    paymentMethod?: string;
+                    /**
+                     * Format: uri
+                     * @description Where the customer's browser comes back after an action the payment requires (a 3-D Secure redirect).
+                     * @example https://shop.example.com/checkout/done
+                     */
+                    returnUrl?: string;
                 };
             };
         };
@@ -3059,7 +3129,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Payment"];
-                    "application/vnd.orderpay.v2+json": components["schemas"]["Payment"];
+                    "application/vnd.orderpay.v3+json": components["schemas"]["Payment"];
                 };
             };
             /** @description RFC 9457 problem details. */
@@ -3248,7 +3318,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Payment"];
-                    "application/vnd.orderpay.v2+json": components["schemas"]["Payment"];
+                    "application/vnd.orderpay.v3+json": components["schemas"]["Payment"];
                 };
             };
             /** @description Not modified. */
@@ -3424,7 +3494,7 @@ export interface operations {
                             prevCursor: string | null;
                         };
                     };
-                    "application/vnd.orderpay.v2+json": {
+                    "application/vnd.orderpay.v3+json": {
                         data: components["schemas"]["Refund"][];
                         meta: {
                             /**
@@ -3604,7 +3674,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Refund"];
-                    "application/vnd.orderpay.v2+json": components["schemas"]["Refund"];
+                    "application/vnd.orderpay.v3+json": components["schemas"]["Refund"];
                 };
             };
             /** @description RFC 9457 problem details. */
@@ -3795,7 +3865,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Refund"];
-                    "application/vnd.orderpay.v2+json": components["schemas"]["Refund"];
+                    "application/vnd.orderpay.v3+json": components["schemas"]["Refund"];
                 };
             };
             /** @description Not modified. */
@@ -3975,7 +4045,7 @@ export interface operations {
                             prevCursor: string | null;
                         };
                     };
-                    "application/vnd.orderpay.v2+json": {
+                    "application/vnd.orderpay.v3+json": {
                         data: components["schemas"]["WebhookEndpoint"][];
                         meta: {
                             /**
@@ -4112,7 +4182,7 @@ export interface operations {
                      */
                     url: string;
                     /**
-                     * @description The event types delivered to the endpoint (docs/webhooks.md, "Event types"): any of order.created, order.paid, order.shipped, order.delivered, order.cancelled, order.deleted, payment.succeeded, payment.declined, refund.succeeded, product.created, product.updated, webhook_endpoint.disabled; or ["*"] for every type, those added later included.
+                     * @description The event types delivered to the endpoint (docs/webhooks.md, "Event types"): types its apiVersion shows (a type of a later version is a 400); or ["*"] for every type it shows, those added later included.
                      * @example [
                      *       "order.paid",
                      *       "refund.succeeded"
@@ -4121,7 +4191,7 @@ export interface operations {
                     enabledEvents: string[];
                     /**
                      * Format: int32
-                     * @description The API version the event objects are rendered in, as GET would show them in that version (default 2, the latest).
+                     * @description The API version the event objects are rendered in, as GET would show them in that version (default 3, the latest).
                      */
                     apiVersion?: number;
                     /** @description Free text for people; orderpay does not read it. */
@@ -4143,7 +4213,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["WebhookEndpointWithSecret"];
-                    "application/vnd.orderpay.v2+json": components["schemas"]["WebhookEndpointWithSecret"];
+                    "application/vnd.orderpay.v3+json": components["schemas"]["WebhookEndpointWithSecret"];
                 };
             };
             /** @description RFC 9457 problem details. */
@@ -4293,7 +4363,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["WebhookEndpoint"];
-                    "application/vnd.orderpay.v2+json": components["schemas"]["WebhookEndpoint"];
+                    "application/vnd.orderpay.v3+json": components["schemas"]["WebhookEndpoint"];
                 };
             };
             /** @description Not modified. */
@@ -4439,7 +4509,7 @@ export interface operations {
                      */
                     url: string;
                     /**
-                     * @description The event types delivered to the endpoint (docs/webhooks.md, "Event types"): any of order.created, order.paid, order.shipped, order.delivered, order.cancelled, order.deleted, payment.succeeded, payment.declined, refund.succeeded, product.created, product.updated, webhook_endpoint.disabled; or ["*"] for every type, those added later included.
+                     * @description The event types delivered to the endpoint (docs/webhooks.md, "Event types"): types its apiVersion shows (a type of a later version is a 400); or ["*"] for every type it shows, those added later included.
                      * @example [
                      *       "order.paid",
                      *       "refund.succeeded"
@@ -4448,7 +4518,7 @@ export interface operations {
                     enabledEvents: string[];
                     /**
                      * Format: int32
-                     * @description The API version the event objects are rendered in, as GET would show them in that version (default 2, the latest).
+                     * @description The API version the event objects are rendered in, as GET would show them in that version (default 3, the latest).
                      */
                     apiVersion: number;
                     /** @description Free text for people; orderpay does not read it. */
@@ -4470,7 +4540,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["WebhookEndpoint"];
-                    "application/vnd.orderpay.v2+json": components["schemas"]["WebhookEndpoint"];
+                    "application/vnd.orderpay.v3+json": components["schemas"]["WebhookEndpoint"];
                 };
             };
             /** @description RFC 9457 problem details. */
@@ -4790,7 +4860,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["WebhookEndpointWithSecret"];
-                    "application/vnd.orderpay.v2+json": components["schemas"]["WebhookEndpointWithSecret"];
+                    "application/vnd.orderpay.v3+json": components["schemas"]["WebhookEndpointWithSecret"];
                 };
             };
             /** @description RFC 9457 problem details. */
@@ -4985,7 +5055,7 @@ export interface operations {
                             prevCursor: string | null;
                         };
                     };
-                    "application/vnd.orderpay.v2+json": {
+                    "application/vnd.orderpay.v3+json": {
                         data: components["schemas"]["WebhookDelivery"][];
                         meta: {
                             /**
@@ -5148,7 +5218,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["WebhookDelivery"];
-                    "application/vnd.orderpay.v2+json": components["schemas"]["WebhookDelivery"];
+                    "application/vnd.orderpay.v3+json": components["schemas"]["WebhookDelivery"];
                 };
             };
             /** @description RFC 9457 problem details. */
@@ -5336,7 +5406,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["WebhookDelivery"];
-                    "application/vnd.orderpay.v2+json": components["schemas"]["WebhookDelivery"];
+                    "application/vnd.orderpay.v3+json": components["schemas"]["WebhookDelivery"];
                 };
             };
             /** @description RFC 9457 problem details. */
@@ -5470,7 +5540,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["WebhookDelivery"];
-                    "application/vnd.orderpay.v2+json": components["schemas"]["WebhookDelivery"];
+                    "application/vnd.orderpay.v3+json": components["schemas"]["WebhookDelivery"];
                 };
             };
             /** @description RFC 9457 problem details. */
@@ -5624,7 +5694,7 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description Only events of these types, separated by commas: order.created, order.paid, order.shipped, order.delivered, order.cancelled, order.deleted, payment.succeeded, payment.declined, refund.succeeded, product.created, product.updated, webhook_endpoint.disabled, webhook_endpoint.ping. An unknown type is a 400.
+                 * @description Only events of these types, separated by commas (docs/webhooks.md, "Event types"): types this API version shows; an unknown type, or one of a later version, is a 400.
                  * @example order.paid,order.cancelled
                  */
                 type?: string;
@@ -5686,7 +5756,7 @@ export interface operations {
                             prevCursor: string | null;
                         };
                     };
-                    "application/vnd.orderpay.v2+json": {
+                    "application/vnd.orderpay.v3+json": {
                         data: components["schemas"]["Event"][];
                         meta: {
                             /**
@@ -5829,7 +5899,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Event"];
-                    "application/vnd.orderpay.v2+json": components["schemas"]["Event"];
+                    "application/vnd.orderpay.v3+json": components["schemas"]["Event"];
                 };
             };
             /** @description RFC 9457 problem details. */

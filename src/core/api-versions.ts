@@ -1,10 +1,10 @@
 // The API versions this server speaks, oldest first. The edge (src/http/versions/) renders each
 // from the latest through the version changes; the authorization server pins clients to one.
 
-export const API_VERSION_NUMBERS: readonly number[] = [1, 2];
+export const API_VERSION_NUMBERS: readonly number[] = [1, 2, 3];
 
 /** What the services speak and new client registrations are pinned to. */
-export const LATEST_API_VERSION = 2;
+export const LATEST_API_VERSION = 3;
 
 /** Unversioned requests whose token names no pinned version (tokens not issued to a registered client). */
 export const UNPINNED_API_VERSION = 1;

@@ -279,6 +279,12 @@ export const ERRORS = {
     title: 'Amount does not match the order',
     description: 'A payment of an order must be for exactly its total, in its currency; `expectedAmount` and `expectedCurrency` give them.',
   },
+  PAYMENT_METHOD_REQUIRED: {
+    status: 422,
+    title: 'Payment method required',
+    description:
+      "The payment processor charges a payment method (Stripe: a `pm_…` id), and the request names none. From API version 3 a payment names it in `paymentMethod`, or waits as `requires_action` for the customer to give it through the processor's own library; versions before cannot, so they cannot pay through such a processor.",
+  },
   PAYMENT_NOT_REFUNDABLE: {
     status: 409,
     title: 'Payment cannot be refunded',
@@ -308,6 +314,12 @@ export const ERRORS = {
     description:
       'The payment processor failed or did not answer within 10 seconds. The payment or refund is kept in progress and the processor is asked about it again on a schedule; retry the same request with the same key after `Retry-After` to receive its outcome. The processor receives the same reference on every try, so a charge it took before failing is not taken twice.',
     retryAfterSeconds: 1,
+  },
+  PAYMENT_PROCESSOR_EVENT_INVALID: {
+    status: 400,
+    title: 'Processor event not verified',
+    description:
+      "For the payment processor only (`POST /processors/{name}/events`): the body is not an event signed with the secret orderpay shares with the processor (Stripe: the `Stripe-Signature` header, within 5 minutes of its timestamp). Nothing changed. The processor's dashboard shows the attempt; check `STRIPE_WEBHOOK_SECRET`.",
   },
   PAYMENT_IN_PROGRESS: {
     status: 503,

@@ -1,6 +1,6 @@
 // The transactional outbox: the events a transaction records are written at its end, all in one
 // statement, with their fan-out to a webhook delivery for every enabled endpoint subscribed to the
-// type. Db.transaction opens an outbox for each transaction and flushes it just before COMMIT, so
+// type whose API version shows it. Db.transaction opens an outbox for each transaction and flushes it just before COMMIT, so
 // a change that rolls back leaves no event and one that commits always has its events; a caller
 // that ends its transaction with a statement of its own (the idempotency layer storing the
 // response) folds them into that statement instead, which spares the transaction a round trip.
@@ -12,6 +12,8 @@ export interface OutboxEvent {
   objectType: string;
   /** The record of the resource, as the change committed it. */
   object: object;
+  /** The first API version that shows the type: endpoints of older versions get no delivery of it. */
+  since: number;
 }
 
 const outboxes = new WeakMap<Queryable, OutboxEvent[]>();
@@ -42,19 +44,18 @@ export function takeOutbox(tx: Queryable): OutboxEvent[] {
  */
 export function outboxCte(events: readonly OutboxEvent[], firstParam: number): { sql: string; params: unknown[] } {
   if (events.length === 0) return { sql: '', params: [] };
-  const rows = events.map((e) => ({ id: e.id, type: e.type, object_type: e.objectType, object: e.object }));
+  const rows = events.map((e) => ({ id: e.id, type: e.type, object_type: e.objectType, object: e.object, since: e.since }));
   return {
-    sql: `WITH outbox_events AS (
+    sql: `WITH outbox_input AS (
+        SELECT * FROM ROWS FROM (jsonb_to_recordset($${firstParam}::jsonb) AS (id text, type text, object_type text, object jsonb, since integer))
+          WITH ORDINALITY AS e(id, type, object_type, object, since, n)
+      ), outbox_events AS (
         INSERT INTO events (id, type, object_type, object)
-        SELECT e.id, e.type, e.object_type, e.object
-          FROM ROWS FROM (jsonb_to_recordset($${firstParam}::jsonb) AS (id text, type text, object_type text, object jsonb))
-               WITH ORDINALITY AS e(id, type, object_type, object, n)
-         ORDER BY e.n
-        RETURNING id, type
+        SELECT id, type, object_type, object FROM outbox_input ORDER BY n
       ), outbox_deliveries AS (
         INSERT INTO webhook_deliveries (endpoint_id, event_id)
-        SELECT w.id, e.id FROM outbox_events e JOIN webhook_endpoints w
-          ON NOT w.disabled AND (w.enabled_events @> ARRAY[e.type] OR w.enabled_events @> ARRAY['*'])
+        SELECT w.id, e.id FROM outbox_input e JOIN webhook_endpoints w
+          ON NOT w.disabled AND w.api_version >= e.since AND (w.enabled_events @> ARRAY[e.type] OR w.enabled_events @> ARRAY['*'])
       ) `,
     params: [JSON.stringify(rows)],
   };

@@ -12,17 +12,23 @@ export interface Event {
   id: string;
   type: EventType;
   createdAt: string;
+  livemode: boolean;
   data: { object: JsonObject };
 }
 
 /** What an event shows of its record (a delivery has no use for its insertion order). */
 type EventContent = Omit<EventRecord, 'seq'>;
 
-export function eventRepresentation(record: EventContent, apiVersion: number, renderObject: RenderEventObject): Event {
+/**
+ * The event in the latest version's envelope, its object in apiVersion. livemode is the
+ * deployment's: whether its processor moves real money.
+ */
+export function eventRepresentation(record: EventContent, apiVersion: number, renderObject: RenderEventObject, livemode: boolean): Event {
   return {
     id: record.id,
     type: record.type,
     createdAt: record.createdAt,
+    livemode,
     data: { object: renderObject(record.objectType, record.object, apiVersion) },
   };
 }

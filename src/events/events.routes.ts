@@ -15,6 +15,8 @@ import type { EventRecord } from './events.store.ts';
 export interface EventsRoutesOptions {
   /** A stored event object → the resource as an API version shows it (src/event-objects.ts). */
   renderEventObject: RenderEventObject;
+  /** Whether the deployment's payment processor moves real money. */
+  livemode: boolean;
 }
 
 const EventRef = Type.Ref('Event');
@@ -22,7 +24,7 @@ const security = [{ bearer: ['events:read'] }];
 // Events carry every customer's orders and payments: no cache may keep them (the spec's caching rule 1).
 const noStore = { cacheControl: CACHE_NONE };
 
-export async function eventsRoutes(parent: FastifyInstance, { renderEventObject }: EventsRoutesOptions): Promise<void> {
+export async function eventsRoutes(parent: FastifyInstance, { renderEventObject, livemode }: EventsRoutesOptions): Promise<void> {
   const app = parent.withTypeProvider<TypeBoxTypeProvider>();
 
   app.get(
@@ -41,8 +43,12 @@ export async function eventsRoutes(parent: FastifyInstance, { renderEventObject 
     },
     async function listEventsRoute(request, reply) {
       const principal = requireScope(request, 'events:read');
-      const events = await listEvents(app.db, principal, { ...request.query, page: pageOf(request.query, app.cursors) });
-      const represent = (event: EventRecord) => eventRepresentation(event, request.apiVersion, renderEventObject);
+      const events = await listEvents(app.db, principal, {
+        ...request.query,
+        page: pageOf(request.query, app.cursors),
+        apiVersion: request.apiVersion,
+      });
+      const represent = (event: EventRecord) => eventRepresentation(event, request.apiVersion, renderEventObject, livemode);
       return sendPage(request, reply, events, represent, noStore);
     },
   );
@@ -63,8 +69,8 @@ export async function eventsRoutes(parent: FastifyInstance, { renderEventObject 
     },
     async function getEventRoute(request, reply) {
       const principal = requireScope(request, 'events:read');
-      const event = await getEvent(app.db, principal, request.params.eventId);
-      return sendRepresentation(request, reply, 200, eventRepresentation(event, request.apiVersion, renderEventObject), noStore);
+      const event = await getEvent(app.db, principal, request.params.eventId, request.apiVersion);
+      return sendRepresentation(request, reply, 200, eventRepresentation(event, request.apiVersion, renderEventObject, livemode), noStore);
     },
   );
 }

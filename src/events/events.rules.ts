@@ -1,6 +1,7 @@
 // The events orderpay records (docs/webhooks.md "Event types"): each names the resource it is about,
 // whose representation at the moment of the change the event carries; and the filters of GET /events.
 import { DomainError } from '../core/errors.ts';
+import { showsEventType } from '../core/event-versions.ts';
 import type { SortKey } from '../core/paging.ts';
 
 /** The resources events carry, by the name each has in an event's object_type. */
@@ -17,7 +18,11 @@ export const EVENT_TYPES = {
   'order.deleted': 'order',
   'payment.succeeded': 'payment',
   'payment.declined': 'payment',
+  'payment.requires_action': 'payment',
+  'payment.canceled': 'payment',
+  'payment.needs_attention': 'payment',
   'refund.succeeded': 'refund',
+  'refund.failed': 'refund',
   'product.created': 'product',
   'product.updated': 'product',
   'webhook_endpoint.disabled': 'webhook_endpoint',
@@ -30,16 +35,22 @@ export const EVENT_TYPE_NAMES = Object.keys(EVENT_TYPES) as EventType[];
 /** An endpoint subscribes to a list of types, or to every type with this wildcard. */
 export const ALL_EVENTS = '*';
 
+/** The event types an API version shows (core/event-versions.ts). */
+export function eventTypesAt(apiVersion: number): EventType[] {
+  return EVENT_TYPE_NAMES.filter((type) => showsEventType(type, apiVersion));
+}
+
 /**
  * The `type` filter of GET /events: event types separated by commas, as `sort` lists its keys.
- * An empty or unknown one is refused, naming the parameter; one named twice counts once.
+ * An empty one, or one the reader's version does not know, is refused, naming the parameter; one
+ * named twice counts once.
  */
-export function parseEventTypeFilter(raw: string | undefined): EventType[] | undefined {
+export function parseEventTypeFilter(raw: string | undefined, known: readonly EventType[]): EventType[] | undefined {
   if (raw === undefined) return undefined;
   const types = new Set<EventType>();
   for (const name of raw.split(',')) {
-    if (!Object.hasOwn(EVENT_TYPES, name)) {
-      const detail = name === '' ? 'type has an empty event type' : `"${name}" is not an event type; use ${EVENT_TYPE_NAMES.join(', ')}`;
+    if (!(known as readonly string[]).includes(name)) {
+      const detail = name === '' ? 'type has an empty event type' : `"${name}" is not an event type; use ${known.join(', ')}`;
       throw new DomainError('REQUEST_PARAMETER_INVALID', detail, { errors: [{ parameter: 'type', detail }] });
     }
     types.add(name as EventType);

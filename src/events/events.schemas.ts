@@ -39,6 +39,10 @@ export const Event = Type.Object(
     id: EventId('Identifier of the event; also the `webhook-id` of its webhook deliveries.'),
     type: EventTypeSchema,
     createdAt: Timestamp("When the change happened (its transaction, the same instant as the resource's updatedAt)."),
+    livemode: Type.Boolean({
+      description:
+        "False where the deployment's payment processor moves no real money (the simulator; Stripe test keys), as Stripe's events say.",
+    }),
     data: Type.Object({ object: EventObject }, { additionalProperties: false }),
   },
   {
@@ -55,7 +59,8 @@ export const ListEventsQuery = Type.Object(
       Type.String({
         pattern: '^[a-z_]+\\.[a-z_]+(,[a-z_]+\\.[a-z_]+)*$',
         maxLength: 1000,
-        description: `Only events of these types, separated by commas: ${EVENT_TYPE_NAMES.join(', ')}. An unknown type is a 400.`,
+        description:
+          'Only events of these types, separated by commas (docs/webhooks.md, "Event types"): types this API version shows; an unknown type, or one of a later version, is a 400.',
         examples: ['order.paid,order.cancelled'],
       }),
     ),

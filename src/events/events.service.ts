@@ -1,11 +1,13 @@
 // The event log's use cases: read it (staff and service clients: it holds every customer's orders
 // and payments) and purge what is past its retention. Callers get records; rendering them in an
 // API version is the edge's (events.representation.ts).
+import { LATEST_API_VERSION } from '../core/api-versions.ts';
 import { DomainError } from '../core/errors.ts';
+import { endpointVersionsShownTo, eventSince } from '../core/event-versions.ts';
 import { planPage, toCollection, type Collection, type PageRequest } from '../core/paging.ts';
 import { isStaffOrService, type Principal } from '../core/principal.ts';
 import type { Queryable } from '../db/db.ts';
-import { EVENTS_NEWEST_FIRST, parseCreatedAtRange, parseEventTypeFilter } from './events.rules.ts';
+import { EVENTS_NEWEST_FIRST, eventTypesAt, parseCreatedAtRange, parseEventTypeFilter } from './events.rules.ts';
 import { deleteEventsOlderThan, findEvent, selectEventPage, type EventRecord } from './events.store.ts';
 
 /** Customers never read the log, whatever their token says: it shows other customers' data. */
@@ -21,21 +23,29 @@ export interface ListEventsCommand {
   type?: string;
   minCreatedAt?: string;
   maxCreatedAt?: string;
+  /**
+   * The reader's API version: events it does not show (of a later type, or about a webhook endpoint
+   * pinned to a later version) are not there for it.
+   */
+  apiVersion: number;
 }
 
 export async function listEvents(db: Queryable, principal: Principal, command: ListEventsCommand): Promise<Collection<EventRecord>> {
   assertEventReader(principal);
-  const types = parseEventTypeFilter(command.type);
+  const shownTypes = eventTypesAt(command.apiVersion);
+  const earlier = command.apiVersion < LATEST_API_VERSION;
+  const types = parseEventTypeFilter(command.type, shownTypes) ?? (earlier ? shownTypes : undefined);
   const range = parseCreatedAtRange(command);
-  const filters = { types, ...range };
+  const filters = { types, ...range, ...(earlier && { endpointsUpTo: endpointVersionsShownTo(command.apiVersion) }) };
   const plan = planPage(command.page, 'events', filters, EVENTS_NEWEST_FIRST);
   return toCollection(await selectEventPage(db, filters, plan), plan);
 }
 
-export async function getEvent(db: Queryable, principal: Principal, eventId: string): Promise<EventRecord> {
+export async function getEvent(db: Queryable, principal: Principal, eventId: string, apiVersion: number): Promise<EventRecord> {
   assertEventReader(principal);
   const event = await findEvent(db, eventId);
-  if (!event) throw new DomainError('EVENT_NOT_FOUND', `Event ${eventId} does not exist.`);
+  if (!event || eventSince(event.type, event.object) > apiVersion)
+    throw new DomainError('EVENT_NOT_FOUND', `Event ${eventId} does not exist.`);
   return event;
 }
 

@@ -2,6 +2,7 @@
 // out in the same statement to a delivery for every enabled endpoint subscribed to its type); read
 // newest first; purged after their retention.
 import { randomBytes } from 'node:crypto';
+import { eventSince } from '../core/event-versions.ts';
 import type { PagePlan, PageRows } from '../core/paging.ts';
 import type { Queryable } from '../db/db.ts';
 import { deferToOutbox, writeEvents } from '../db/outbox.ts';
@@ -19,7 +20,7 @@ export function newEventId(): string {
  * change that rolls back leaves no event, one that commits always has it. Returns the event's id.
  */
 export async function recordEvent(tx: Queryable, type: EventType, object: object): Promise<string> {
-  const event = { id: newEventId(), type, objectType: EVENT_TYPES[type], object };
+  const event = { id: newEventId(), type, objectType: EVENT_TYPES[type], object, since: eventSince(type, object) };
   if (!deferToOutbox(tx, event)) await writeEvents(tx, [event]);
   return event.id;
 }
@@ -40,6 +41,8 @@ export interface EventFilters {
   /** RFC 3339 bounds, both inclusive. */
   minCreatedAt?: string;
   maxCreatedAt?: string;
+  /** Leaves out events about webhook endpoints pinned to a later API version than this. */
+  endpointsUpTo?: number;
 }
 
 const EVENT_COLUMNS = 'id, seq, type, object_type AS "objectType", object, created_at AS "createdAt"';
@@ -54,6 +57,9 @@ function whereClause(filters: EventFilters, params: unknown[]): string {
   if (filters.types !== undefined) conditions.push(`type = ANY($${params.push(filters.types)}::text[])`);
   if (filters.minCreatedAt !== undefined) conditions.push(`created_at >= $${params.push(filters.minCreatedAt)}::timestamptz`);
   if (filters.maxCreatedAt !== undefined) conditions.push(`created_at <= $${params.push(filters.maxCreatedAt)}::timestamptz`);
+  if (filters.endpointsUpTo !== undefined) {
+    conditions.push(`(object_type <> 'webhook_endpoint' OR (object ->> 'apiVersion')::int <= $${params.push(filters.endpointsUpTo)})`);
+  }
   return conditions.join(' AND ');
 }
 

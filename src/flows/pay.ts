@@ -19,6 +19,8 @@ export interface PayCommand {
   reference: string;
   paymentMethod?: string;
   returnUrl?: string;
+  /** Whether the request's version shows a payment waiting for the customer (requires_action). */
+  customerMayAct: boolean;
 }
 
 /** 409 while another payment of the order is in progress: its outcome decides whether the order is paid. */
@@ -58,6 +60,20 @@ async function reservePayableOrder(
   return order;
 }
 
+/**
+ * Step: a processor that charges a payment method needs one named, or a customer who can give it
+ * (Stripe's Payment Element, from the client secret in nextAction); a version that cannot show a
+ * payment waiting for the customer would leave it waiting unseen until it expires.
+ */
+function checkPaymentMethod(context: PaymentContext, command: PayCommand): void {
+  if (!context.processor.needsPaymentMethod || command.paymentMethod !== undefined || command.customerMayAct) return;
+  throw new DomainError(
+    'PAYMENT_METHOD_REQUIRED',
+    `The payment processor (${context.processor.name}) charges a payment method: name one in paymentMethod, with API version 3 or later.`,
+    { errors: [{ pointer: '/paymentMethod', detail: 'required by the payment processor' }] },
+  );
+}
+
 /** Phase 1: the order reserved, the payment recorded as processing. */
 export async function beginPayment(
   tx: Queryable,
@@ -65,6 +81,7 @@ export async function beginPayment(
   context: PaymentContext,
   command: PayCommand,
 ): Promise<PaymentRecord> {
+  checkPaymentMethod(context, command);
   const order = command.orderId === undefined ? undefined : await reservePayableOrder(tx, principal, command.orderId, command);
   // A payment without an order belongs to the paying user, who must (still) exist.
   if (!order) await assertSubjectExists(tx, principal);

@@ -9,7 +9,7 @@ import type { Db, Queryable } from '../db/db.ts';
 import { markOrderPaid } from '../orders/orders.service.ts';
 import { lockOrder } from '../orders/orders.store.ts';
 import { chargeOutcome, type ChargeOutcome, isInProgress, nextAttempt } from '../payments/payments.rules.ts';
-import { recordPaymentOutcome } from '../payments/payments.service.ts';
+import { flagPaymentForAttention, recordPaymentOutcome } from '../payments/payments.service.ts';
 import { recordProcessorReference, schedulePaymentAttempt } from '../payments/in-progress.store.ts';
 import { findPayment, type PaymentRecord, type RefundRecord } from '../payments/payments.store.ts';
 import { type ChargeState, type KnownCharge, type PaymentProcessor, ProcessorUnavailableError } from '../payments/processor.ts';
@@ -42,6 +42,11 @@ export function processorUnavailable(): DomainError {
     'PAYMENT_PROCESSOR_UNAVAILABLE',
     'The payment processor did not answer. The payment is kept in progress and asked about again; retry the request with the same Idempotency-Key to receive its outcome.',
   );
+}
+
+/** Whether an error is the processor not answering (the payment stays in progress). */
+export function isProcessorUnavailable(error: unknown): boolean {
+  return error instanceof DomainError && error.code === 'PAYMENT_PROCESSOR_UNAVAILABLE';
 }
 
 /**
@@ -78,6 +83,19 @@ export async function advancePayment(
 }
 
 /**
+ * What the processor said of a payment's charge without being asked (its event), committed as its
+ * answer to a question would be. Nothing changes when the payment is decided already, when the state
+ * is the one it is in, or when the charge merely exists (no decision, nothing the customer did): an
+ * event sent twice, or late, changes nothing.
+ */
+export async function settleFromProcessor(driver: PaymentDriver, payment: PaymentRecord, state: ChargeState): Promise<PaymentRecord> {
+  if (!isInProgress(payment.status) || state.status === 'created') return payment;
+  const outcome = chargeOutcome(state);
+  if (outcome.status === payment.status) return payment;
+  return (await commitOutcome(driver, payment, outcome, undefined)) ?? payment;
+}
+
+/**
  * Step: what the processor says of the charge. A charge it never named is created (idempotent by
  * our reference) and its id committed before it is confirmed: from then on a retry asks about that
  * charge by its id instead of creating it again.
@@ -94,9 +112,9 @@ async function askProcessor({ db, processor, failpoint }: PaymentDriver, payment
     const { processorReference } = await processor.createCharge(charge);
     await recordProcessorReference(db, payment.id, processorReference);
     await failpoint?.('payments.before-confirm');
-    return processor.confirmCharge({ ...charge, processorReference });
+    return processor.confirmCharge({ ...charge, processorReference, attempt: payment.attempts });
   }
-  const known: KnownCharge = { ...charge, processorReference: payment.processorReference };
+  const known: KnownCharge = { ...charge, processorReference: payment.processorReference, attempt: payment.attempts };
   // The customer did not act in time: the charge is given up (unless the processor says it is too late).
   if (payment.status === 'requires_action' && payment.actionExpiresAt !== null && Date.parse(payment.actionExpiresAt) <= Date.now()) {
     return processor.cancelCharge(known);
@@ -105,13 +123,32 @@ async function askProcessor({ db, processor, failpoint }: PaymentDriver, payment
   return state.status === 'created' ? processor.confirmCharge(known) : state;
 }
 
-/** Step: the processor did not answer; ask again on the schedule, and flag the payment once the schedule has run out. */
-async function scheduleAfterFailure({ db, retryScheduleSeconds }: PaymentDriver, payment: PaymentRecord): Promise<void> {
+/**
+ * Step: the processor did not answer; ask again on the schedule. Once the schedule has run out, a
+ * charge the processor never named was never confirmed, so took no money: the payment is canceled
+ * (its order free again), and flagged for a person where the processor may have created a charge
+ * we never learned of, which is never created again once its idempotency key has expired. A named
+ * charge is asked about by its id from then on, at the last step's interval, its payment flagged.
+ */
+async function scheduleAfterFailure(driver: PaymentDriver, payment: PaymentRecord): Promise<void> {
+  const { db, retryScheduleSeconds, processor } = driver;
   const { delaySeconds, exhausted } = nextAttempt(retryScheduleSeconds, payment.attempts + 1);
-  await schedulePaymentAttempt(db, payment.id, {
-    delaySeconds,
-    failed: true,
-    attentionReason: exhausted ? 'The payment processor has not answered about this payment through the whole retry schedule.' : undefined,
+  await schedulePaymentAttempt(db, payment.id, { delaySeconds, failed: true });
+  if (!exhausted) return;
+  if (payment.processorReference !== null) {
+    await db.transaction((tx) =>
+      flagPaymentForAttention(tx, payment.id, `${processor.name} has not answered about this payment through the whole retry schedule.`),
+    );
+    return;
+  }
+  await commitOutcome(driver, payment, { status: 'canceled', cancellationReason: 'processor_unavailable' }, async (tx) => {
+    if (Number.isFinite(processor.idempotencyWindowSeconds)) {
+      await flagPaymentForAttention(
+        tx,
+        payment.id,
+        `${processor.name} never named this charge through the whole retry schedule: look for a charge never confirmed under reference ${payment.reference} in its dashboard.`,
+      );
+    }
   });
 }
 

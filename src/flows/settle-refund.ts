@@ -4,7 +4,7 @@
 import type { Queryable } from '../db/db.ts';
 import { nextAttempt } from '../payments/payments.rules.ts';
 import { recordRefundOutcome } from '../payments/payments.service.ts';
-import { recordRefundProcessorReference, scheduleRefundAttempt } from '../payments/in-progress.store.ts';
+import { flagRefund, recordRefundProcessorReference, scheduleRefundAttempt } from '../payments/in-progress.store.ts';
 import { findRefundById, type RefundRecord } from '../payments/payments.store.ts';
 import { ProcessorUnavailableError, type RefundState } from '../payments/processor.ts';
 import { type PaymentDriver, processorUnavailable } from './settle-payment.ts';
@@ -26,11 +26,15 @@ export async function advanceRefund(driver: PaymentDriver, refundId: number, wit
   } catch (error) {
     if (!(error instanceof ProcessorUnavailableError)) throw error;
     const { delaySeconds, exhausted } = nextAttempt(driver.retryScheduleSeconds, refund.attempts + 1);
-    await scheduleRefundAttempt(driver.db, refund.id, {
-      delaySeconds,
-      failed: true,
-      attentionReason: exhausted ? 'The payment processor has not answered about this refund through the whole retry schedule.' : undefined,
-    });
+    await scheduleRefundAttempt(driver.db, refund.id, { delaySeconds, failed: true });
+    // Never made again blindly: a refund that took money back twice would cost the merchant.
+    if (exhausted) {
+      await flagRefund(
+        driver.db,
+        refund.id,
+        `${driver.processor.name} has not answered about this refund through the whole retry schedule.`,
+      );
+    }
     throw processorUnavailable();
   }
   if (state.status === 'pending') {
@@ -39,6 +43,19 @@ export async function advanceRefund(driver: PaymentDriver, refundId: number, wit
     return refund;
   }
   await driver.failpoint?.('payments.before-outcome');
+  return commitRefundOutcome(driver, refund, state, within);
+}
+
+/**
+ * Phase 3: the processor's decision on a pending refund committed, once (from the status it was
+ * read in); when another driver committed first, the refund as it committed it.
+ */
+export async function commitRefundOutcome(
+  driver: PaymentDriver,
+  refund: RefundRecord,
+  state: RefundState,
+  within?: WithinRefundSettlement,
+): Promise<RefundRecord> {
   const committed = await driver.db.transaction(async (tx) => {
     const changed = await recordRefundOutcome(tx, refund, state);
     if (changed) await within?.(tx, changed);

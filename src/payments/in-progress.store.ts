@@ -16,19 +16,23 @@ async function recordProcessorReferenceOf(db: Queryable, table: Driven, id: numb
 export interface NextAttempt {
   delaySeconds: number;
   failed: boolean;
-  /** Set once the schedule has run out: the row needs a person. */
-  attentionReason?: string;
 }
 
 async function scheduleAttemptOf(db: Queryable, table: Driven, id: number, attempt: NextAttempt): Promise<void> {
   await db.query(
-    `UPDATE ${table} SET next_attempt_at = now() + make_interval(secs => $2),
-            attempts = CASE WHEN $3::boolean THEN attempts + 1 ELSE 0 END,
-            needs_attention_since = CASE WHEN $4::text IS NULL THEN needs_attention_since ELSE coalesce(needs_attention_since, now()) END,
-            attention_reason = coalesce($4::text, attention_reason)
+    `UPDATE ${table} SET next_attempt_at = now() + make_interval(secs => $2), attempts = CASE WHEN $3::boolean THEN attempts + 1 ELSE 0 END
       WHERE id = $1 AND ${IN_PROGRESS[table]}`,
-    [id, attempt.delaySeconds, attempt.failed, attempt.attentionReason ?? null],
+    [id, attempt.delaySeconds, attempt.failed],
   );
+}
+
+/** Flags one for a person, once (docs/payments.md, "Payments that need attention"); true when this flagged it. */
+async function flagOf(db: Queryable, table: Driven, id: number, reason: string): Promise<boolean> {
+  const { rowCount } = await db.query(
+    `UPDATE ${table} SET needs_attention_since = now(), attention_reason = $2 WHERE id = $1 AND needs_attention_since IS NULL`,
+    [id, reason],
+  );
+  return rowCount === 1;
 }
 
 /**
@@ -53,5 +57,7 @@ export const recordRefundProcessorReference = (db: Queryable, id: number, proces
   recordProcessorReferenceOf(db, 'refunds', id, processorReference);
 export const schedulePaymentAttempt = (db: Queryable, id: number, attempt: NextAttempt) => scheduleAttemptOf(db, 'payments', id, attempt);
 export const scheduleRefundAttempt = (db: Queryable, id: number, attempt: NextAttempt) => scheduleAttemptOf(db, 'refunds', id, attempt);
+export const flagPayment = (db: Queryable, id: number, reason: string) => flagOf(db, 'payments', id, reason);
+export const flagRefund = (db: Queryable, id: number, reason: string) => flagOf(db, 'refunds', id, reason);
 export const claimDuePayments = (db: Queryable, limit: number, leaseSeconds: number) => claimDueOf(db, 'payments', limit, leaseSeconds);
 export const claimDueRefunds = (db: Queryable, limit: number, leaseSeconds: number) => claimDueOf(db, 'refunds', limit, leaseSeconds);

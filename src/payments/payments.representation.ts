@@ -1,31 +1,34 @@
-// Payments and refunds as the API shows them: the record less what is internal (the row version,
-// the processor's reference), and the entity tag of that representation.
+// Payments and refunds as the API shows them (the latest version: src/http/versions/ gives the
+// older ones): the record less what is internal (the row version, our reference, the processor's
+// ids, the completer's schedule), and the entity tag of that representation.
 import { entityTag } from '../http/etag.ts';
 import type { Payment, Refund } from './payments.schemas.ts';
 import type { PaymentRecord, RefundRecord } from './payments.store.ts';
-import { DECLINE_CODES, type DeclineCode } from './processor.ts';
 
-/**
- * What a declined payment says of why, in the closed list of codes: a processor's own codes, and a
- * payment canceled before any money moved (its customer never completed an action; the processor
- * never answered), are card_declined.
- */
-function declineCodeOf(record: PaymentRecord): DeclineCode | null {
-  if (record.status === 'canceled') return 'card_declined';
-  if (record.declineCode === null) return null;
-  return (DECLINE_CODES as readonly string[]).includes(record.declineCode) ? (record.declineCode as DeclineCode) : 'card_declined';
+/** What the customer must do, naming the processor whose library handles it. */
+function nextActionOf(record: PaymentRecord): Payment['nextAction'] {
+  const action = record.nextAction;
+  if (!action) return null;
+  return action.type === 'redirect_to_url' ? action : { ...action, processor: record.processor };
 }
 
 export function paymentRepresentation(record: PaymentRecord): Payment {
   return {
     id: record.id,
-    // No money moved: the payment is over, as a declined one is.
-    status: record.status === 'canceled' ? 'declined' : (record.status as Payment['status']),
+    status: record.status,
     amount: { value: record.amount, currency: record.currency },
     amountRefunded: { value: record.amountRefunded, currency: record.currency },
     orderId: record.orderId,
     customerId: record.customerId,
-    declineCode: declineCodeOf(record),
+    declineCode: record.declineCode,
+    cancellationReason: record.cancellationReason,
+    nextAction: nextActionOf(record),
+    actionExpiresAt: record.actionExpiresAt,
+    paymentMethod: record.paymentMethod,
+    returnUrl: record.returnUrl,
+    livemode: record.livemode,
+    needsAttention:
+      record.needsAttentionSince === null ? null : { since: record.needsAttentionSince, reason: record.attentionReason ?? '' },
     createdAt: record.createdAt,
     updatedAt: record.updatedAt,
   };
@@ -35,8 +38,11 @@ export function refundRepresentation(record: RefundRecord): Refund {
   return {
     id: record.id,
     paymentId: record.paymentId,
+    status: record.status,
     amount: { value: record.amount, currency: record.currency },
+    failureReason: record.failureReason,
     createdAt: record.createdAt,
+    updatedAt: record.updatedAt,
   };
 }
 
@@ -44,7 +50,10 @@ export function paymentEtag(record: Pick<PaymentRecord, 'id' | 'version'>, apiVe
   return entityTag('payment', record.id, record.version, apiVersion);
 }
 
-/** A refund never changes once made: its one revision is 1. */
-export function refundEtag(record: Pick<RefundRecord, 'id'>, apiVersion: number): string {
-  return entityTag('refund', record.id, 1, apiVersion);
+/**
+ * A refund's tag: revision 1 once decided (it never changes after), 0 while pending; a version
+ * that shows only decided refunds only ever sees 1.
+ */
+export function refundEtag(record: Pick<RefundRecord, 'id' | 'status'>, apiVersion: number): string {
+  return entityTag('refund', record.id, record.status === 'pending' ? 0 : 1, apiVersion);
 }

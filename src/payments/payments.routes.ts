@@ -2,20 +2,21 @@
 // phases: the payment or refund recorded (phase 1), then driven to an outcome the request's API
 // version shows (src/flows/await-outcome.ts).
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { DomainError } from '../core/errors.ts';
 import { assertCurrency } from '../core/money.ts';
 import { pageOf } from '../core/paging.ts';
 import { awaitShownOutcome } from '../flows/await-outcome.ts';
 import { beginPayment } from '../flows/pay.ts';
-import { advancePayment, type PaymentDriver } from '../flows/settle-payment.ts';
+import { advancePayment, isProcessorUnavailable, type PaymentDriver } from '../flows/settle-payment.ts';
 import { advanceRefund } from '../flows/settle-refund.ts';
 import { requireScope } from '../http/authenticate.ts';
 import { noneMatch } from '../http/etag.ts';
 import { type Outcome, respondIdempotently } from '../http/idempotency.ts';
 import { CACHE_NONE, resourceUrl, sendNotModified, sendPage, sendRepresentation } from '../http/representation.ts';
 import { Envelope, IfNoneMatchHeaders, problems } from '../http/schemas.ts';
+import { shownValues } from '../http/versions/versions.ts';
 import { paymentEtag, paymentRepresentation, refundEtag, refundRepresentation } from './payments.representation.ts';
 import {
   CreatePaymentBody,
@@ -47,15 +48,18 @@ const writeSecurity = [{ bearer: ['payments:write'] }];
 const noStore = { cacheControl: CACHE_NONE };
 
 /**
- * What every version shows: payments and refunds once the processor has decided. One in progress is
- * not there for a reader, and a request that made one waits for its outcome (docs/payments.md).
+ * The statuses of payments and refunds the request's version shows (all of them from v3; before,
+ * only decided ones): one in another is not there for the reader, and a request that made one
+ * waits for its outcome (docs/payments.md, "Versions").
  */
-const SHOWN = {
-  payments: ['succeeded', 'declined', 'partially_refunded', 'refunded'],
-  refunds: ['succeeded'],
-} as const satisfies { payments: readonly PaymentStatus[]; refunds: readonly RefundStatus[] };
-const shown: ShownStatuses = SHOWN;
-const isShown = <S extends string>(statuses: readonly S[], status: string): boolean => (statuses as readonly string[]).includes(status);
+function shownStatuses(request: FastifyRequest): ShownStatuses {
+  return {
+    payments: shownValues('Payment', 'status', request.apiVersion) as readonly PaymentStatus[] | undefined,
+    refunds: shownValues('Refund', 'status', request.apiVersion) as readonly RefundStatus[] | undefined,
+  };
+}
+
+const isShown = (statuses: readonly string[] | undefined, status: string): boolean => statuses?.includes(status) ?? true;
 
 /** 503 while the processor has not decided and the request's version shows only decisions. */
 function paymentInProgress(): DomainError {
@@ -94,29 +98,39 @@ export async function paymentsRoutes(parent: FastifyInstance): Promise<void> {
       const principal = requireScope(request, 'payments:write');
       const { amount, orderId } = request.body;
       assertCurrency(amount.currency, '/amount/currency');
+      const shown = shownStatuses(request).payments;
       const outcomeOf = (payment: PaymentRecord): Outcome => ({
         status: 201,
         body: paymentRepresentation(payment),
         headers: { etag: paymentEtag(payment, request.apiVersion), location: resourceUrl(request, `/payments/${payment.id}`) },
       });
+      // What this request's phase 1 committed, when it ran here (a retry resumes from the id alone).
+      let recorded: PaymentRecord | undefined;
       return respondIdempotently(request, reply, {
         begin: async (tx, reference) => {
-          const payment = await beginPayment(tx, principal, app.paymentContext, {
-            amount: amount.value,
-            currency: amount.currency,
-            orderId,
-            reference,
-          });
-          return { recoveryPoint: payment.id };
+          const { paymentMethod, returnUrl } = request.body;
+          const customerMayAct = isShown(shown, 'requires_action');
+          const command = { amount: amount.value, currency: amount.currency, orderId, reference, paymentMethod, returnUrl, customerMayAct };
+          recorded = await beginPayment(tx, principal, app.paymentContext, command);
+          return { recoveryPoint: recorded.id };
         },
         resume: async (paymentId, _reference, complete) => {
           const driver = app.paymentDriver;
+          const reread = () => getPayment(driver.db, principal, paymentId);
           const payment = await awaitShownOutcome(
-            (within) => advancePayment(driver, paymentId, within),
-            () => getPayment(driver.db, principal, paymentId),
+            async (within) => {
+              try {
+                return await advancePayment(driver, recorded ?? paymentId, within);
+              } catch (error) {
+                // A version that shows a payment in progress answers with it: the completer goes on.
+                if (isShown(shown, 'processing') && isProcessorUnavailable(error)) return reread();
+                throw error;
+              }
+            },
+            reread,
             {
               db: driver.db,
-              shows: (p) => isShown(SHOWN.payments, p.status),
+              shows: (p) => isShown(shown, p.status),
               waitMs: app.config.payments.waitMs,
               complete: (tx, p) => complete(tx, outcomeOf(p)),
             },
@@ -144,7 +158,11 @@ export async function paymentsRoutes(parent: FastifyInstance): Promise<void> {
     },
     async function listPaymentsRoute(request, reply) {
       const principal = requireScope(request, 'payments:read');
-      const payments = await listPayments(app.db, principal, { ...request.query, page: pageOf(request.query, app.cursors), shown });
+      const payments = await listPayments(app.db, principal, {
+        ...request.query,
+        page: pageOf(request.query, app.cursors),
+        shown: shownStatuses(request),
+      });
       return sendPage(request, reply, payments, paymentRepresentation, noStore);
     },
   );
@@ -165,7 +183,7 @@ export async function paymentsRoutes(parent: FastifyInstance): Promise<void> {
     },
     async function getPaymentRoute(request, reply) {
       const principal = requireScope(request, 'payments:read');
-      const payment = await getPayment(app.db, principal, request.params.paymentId, shown);
+      const payment = await getPayment(app.db, principal, request.params.paymentId, shownStatuses(request));
       const etag = paymentEtag(payment, request.apiVersion);
       if (noneMatch(request.headers['if-none-match'], etag)) return sendNotModified(reply, etag, CACHE_NONE);
       return sendRepresentation(request, reply, 200, paymentRepresentation(payment), { etag, ...noStore });
@@ -193,8 +211,9 @@ export async function paymentsRoutes(parent: FastifyInstance): Promise<void> {
       requireRefunder(requireScope(request, 'payments:write'));
       const { paymentId } = request.params;
       const { amount } = request.body;
+      const shown = shownStatuses(request).refunds;
       const outcomeOf = (refund: RefundRecord): Outcome =>
-        refund.status === 'failed' && !isShown(SHOWN.refunds, refund.status)
+        refund.status === 'failed' && !isShown(shown, refund.status)
           ? { problem: refundFailed(refund) }
           : {
               status: 201,
@@ -221,7 +240,7 @@ export async function paymentsRoutes(parent: FastifyInstance): Promise<void> {
             {
               db: driver.db,
               // A failed refund is final: answered as a problem where it is not shown.
-              shows: (r) => isShown(SHOWN.refunds, r.status) || r.status === 'failed',
+              shows: (r) => isShown(shown, r.status) || r.status === 'failed',
               waitMs: app.config.payments.waitMs,
               complete: (tx, r) => complete(tx, outcomeOf(r)),
             },
@@ -252,7 +271,7 @@ export async function paymentsRoutes(parent: FastifyInstance): Promise<void> {
       const refunds = await listRefunds(app.db, principal, {
         paymentId: request.params.paymentId,
         page: pageOf(request.query, app.cursors),
-        shown,
+        shown: shownStatuses(request),
       });
       return sendPage(request, reply, refunds, refundRepresentation, noStore);
     },
@@ -274,7 +293,7 @@ export async function paymentsRoutes(parent: FastifyInstance): Promise<void> {
     },
     async function getRefundRoute(request, reply) {
       const principal = requireScope(request, 'payments:read');
-      const refund = await getRefund(app.db, principal, request.params.paymentId, request.params.refundId, shown);
+      const refund = await getRefund(app.db, principal, request.params.paymentId, request.params.refundId, shownStatuses(request));
       const etag = refundEtag(refund, request.apiVersion);
       if (noneMatch(request.headers['if-none-match'], etag)) return sendNotModified(reply, etag, CACHE_NONE);
       return sendRepresentation(request, reply, 200, refundRepresentation(refund), { etag, ...noStore });

@@ -14,9 +14,6 @@ export const PAYMENT_STATUSES = [
 ] as const;
 export type PaymentStatus = (typeof PAYMENT_STATUSES)[number];
 
-/** The statuses of a payment the processor has decided on, as versions that show only outcomes show them (no canceled: shown as declined). */
-export const DECIDED_STATUSES = ['succeeded', 'declined', 'partially_refunded', 'refunded'] as const satisfies readonly PaymentStatus[];
-
 /** Statuses whose outcome is not known yet: the payment reserves its order, the completer drives it. */
 export const IN_PROGRESS_STATUSES = ['processing', 'requires_action'] as const satisfies readonly PaymentStatus[];
 export type InProgressStatus = (typeof IN_PROGRESS_STATUSES)[number];
@@ -37,7 +34,8 @@ export type ChargeOutcome =
   | { status: 'canceled'; cancellationReason: CancellationReason };
 
 /** Why a payment was canceled before any money moved. */
-export type CancellationReason = 'action_expired' | 'processor_unavailable';
+export const CANCELLATION_REASONS = ['action_expired', 'processor_unavailable'] as const;
+export type CancellationReason = (typeof CANCELLATION_REASONS)[number];
 
 /**
  * The processor's state of a charge as the payment's next status. A charge the processor knows but
@@ -76,6 +74,7 @@ export interface PaymentFilters {
   status?: PaymentStatus;
   orderId?: number;
   customerId?: number;
+  needsAttention?: boolean;
   /** The statuses the reader's API version shows; undefined: every status. */
   shownStatuses?: readonly PaymentStatus[];
 }

@@ -34,6 +34,7 @@ import {
   type PaymentRecord,
   type RefundRecord,
 } from './payments.store.ts';
+import { flagPayment } from './in-progress.store.ts';
 import type { RefundState } from './processor.ts';
 
 const notFound = (id: number) => new DomainError('PAYMENT_NOT_FOUND', `Payment ${id} does not exist.`);
@@ -52,7 +53,7 @@ export interface NewPaymentCommand {
 
 /** Which processor a payment is made with, and how long its request has before the completer may drive it. */
 export interface PaymentContext {
-  processor: { name: string; livemode: boolean };
+  processor: { name: string; livemode: boolean; needsPaymentMethod: boolean };
   leaseSeconds: number;
 }
 
@@ -76,6 +77,8 @@ export function recordNewPayment(
 const OUTCOME_EVENTS: Partial<Record<PaymentStatus, EventType>> = {
   succeeded: 'payment.succeeded',
   declined: 'payment.declined',
+  requires_action: 'payment.requires_action',
+  canceled: 'payment.canceled',
 };
 
 /** How long the customer has to act on a payment that requires it, and how often the processor is asked meanwhile. */
@@ -106,6 +109,16 @@ export async function recordPaymentOutcome(
   const event = changed && OUTCOME_EVENTS[changed.status];
   if (event) await recordEvent(tx, event, changed);
   return changed;
+}
+
+/**
+ * Step: the payment needs a person (the processor has not answered about it through the retry
+ * schedule): flagged once, with its event, in the caller's transaction.
+ */
+export async function flagPaymentForAttention(tx: Queryable, paymentId: number, reason: string): Promise<void> {
+  if (!(await flagPayment(tx, paymentId, reason))) return;
+  const flagged = await findPayment(tx, paymentId, undefined);
+  if (flagged) await recordEvent(tx, 'payment.needs_attention', flagged);
 }
 
 /** Refunds are the merchant's decision: staff users and service clients make them. */
@@ -162,7 +175,7 @@ export async function recordRefundOutcome(tx: Queryable, refund: RefundRecord, s
   });
   if (!changed) return undefined;
   if (changed.status === 'failed') await restoreRefundedAmount(tx, changed.paymentId, changed.amount);
-  else await recordEvent(tx, 'refund.succeeded', changed);
+  await recordEvent(tx, changed.status === 'failed' ? 'refund.failed' : 'refund.succeeded', changed);
   return changed;
 }
 
@@ -194,6 +207,7 @@ export interface ListPaymentsCommand {
   page: PageRequest;
   status?: PaymentStatus;
   orderId?: number;
+  needsAttention?: boolean;
   sort?: string;
   shown?: ShownStatuses;
 }
@@ -203,6 +217,7 @@ export async function listPayments(db: Queryable, principal: Principal, command:
   const filters = {
     status: command.status,
     orderId: command.orderId,
+    needsAttention: command.needsAttention,
     customerId: ownerScope(principal)?.customerId,
     shownStatuses: command.shown?.payments,
   };

@@ -88,6 +88,19 @@ export async function findPayment(
   return rows[0];
 }
 
+/** The payment whose charge the processor knows by processorReference (its events name it so). */
+export async function findPaymentByProcessorReference(
+  db: Queryable,
+  processor: string,
+  processorReference: string,
+): Promise<PaymentRecord | undefined> {
+  const { rows } = await db.query<PaymentRecord>(
+    `SELECT ${PAYMENT_COLUMNS} FROM payments WHERE processor = $1 AND processor_reference = $2`,
+    [processor, processorReference],
+  );
+  return rows[0];
+}
+
 /** Locks the payment for a refund: concurrent refunds of it queue here, one at a time. */
 export async function lockPayment(tx: Queryable, id: number, scope: OwnerScope): Promise<PaymentRecord | undefined> {
   const params: unknown[] = [id];
@@ -242,6 +255,19 @@ export async function restoreRefundedAmount(tx: Queryable, paymentId: number, am
   return rows[0]!;
 }
 
+/** The refund the processor knows by processorReference, of a payment through that processor. */
+export async function findRefundByProcessorReference(
+  db: Queryable,
+  processor: string,
+  processorReference: string,
+): Promise<RefundRecord | undefined> {
+  const { rows } = await db.query<RefundRecord>(
+    `SELECT ${REFUND_COLUMNS} FROM refunds r JOIN payments p ON p.id = r.payment_id WHERE r.processor_reference = $2 AND p.processor = $1`,
+    [processor, processorReference],
+  );
+  return rows[0];
+}
+
 export async function findRefundById(db: Queryable, id: number): Promise<RefundRecord | undefined> {
   const { rows } = await db.query<RefundRecord>(
     `SELECT ${REFUND_COLUMNS} FROM refunds r JOIN payments p ON p.id = r.payment_id WHERE r.id = $1`,
@@ -266,6 +292,7 @@ export function selectPaymentPage(
   if (filters.customerId !== undefined) conditions.push(`customer_id = $${params.push(filters.customerId)}`);
   if (filters.status !== undefined) conditions.push(`status = $${params.push(filters.status)}`);
   if (filters.orderId !== undefined) conditions.push(`order_id = $${params.push(filters.orderId)}`);
+  if (filters.needsAttention !== undefined) conditions.push(`needs_attention_since IS ${filters.needsAttention ? 'NOT ' : ''}NULL`);
   const where = conditions.join(' AND ') + statusCondition(filters.shownStatuses, params);
   return selectPage<PaymentRecord, PaymentSortKey>(
     db,

@@ -45,6 +45,12 @@ export interface ChargeRequest {
 /** A charge the processor has named. */
 export interface KnownCharge extends ChargeRequest {
   processorReference: string;
+  /**
+   * How many times the processor failed to answer about this payment before. A processor that
+   * keeps a failed answer under its idempotency key (Stripe keeps its 5xx) confirms under a key of
+   * this attempt's own, sent only once the charge is known not to be confirmed.
+   */
+  attempt: number;
 }
 
 export interface RefundRequest {
@@ -62,9 +68,16 @@ export type RefundState =
   | { status: 'failed'; processorReference: string; reason: string };
 
 export interface PaymentProcessor {
+  /** Names it in payments and in the path of its events: POST /processors/{name}/events. */
   readonly name: string;
   /** False in a test mode where no real money moves (the simulator; Stripe's test keys). */
   readonly livemode: boolean;
+  /**
+   * True when a charge needs a payment method the request names or the customer gives (Stripe's
+   * pm_… or its Payment Element): a version that cannot show a payment waiting for the customer
+   * (v1, v2) must name one, which it cannot, so it is refused with PAYMENT_METHOD_REQUIRED.
+   */
+  readonly needsPaymentMethod: boolean;
   /**
    * How long the processor replays a request sent again under the same idempotency key (Stripe: 24
    * hours). A creation never recorded is not sent again after this: it could make a second charge.
@@ -82,6 +95,30 @@ export interface PaymentProcessor {
   refund(request: RefundRequest): Promise<RefundState>;
   /** A refund's state as the processor knows it now. */
   retrieveRefund(request: RefundRequest & { processorReference: string }): Promise<RefundState>;
+  /**
+   * An event the processor sent to POST /processors/{name}/events, its signature verified against
+   * the raw body; throws ProcessorEventRejectedError when it is not the processor's. Without it,
+   * the processor sends no events and the path answers 404.
+   */
+  parseEvent?(payload: Buffer, headers: Readonly<Record<string, string | string[] | undefined>>): ProcessorEvent;
+}
+
+/** An event from the processor, verified: what it says of one of our charges or refunds, if anything. */
+export interface ProcessorEvent {
+  /** The processor's id of the event: an event is applied once, however often it is sent. */
+  id: string;
+  /** The processor's type of the event (payment_intent.succeeded), for the log. */
+  type: string;
+  charge?: { processorReference: string; state: ChargeState };
+  refund?: { processorReference: string; state: RefundState };
+}
+
+/** An event whose signature does not verify (or which is not an event at all): answered 400, nothing changes. */
+export class ProcessorEventRejectedError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ProcessorEventRejectedError';
+  }
 }
 
 /** Thrown when the processor cannot be reached or fails: the call may or may not have been done; a retry under the same reference is safe. */
@@ -111,7 +148,10 @@ export function withProcessorTimeout(processor: PaymentProcessor, timeoutMs = PR
   return {
     name: processor.name,
     livemode: processor.livemode,
+    needsPaymentMethod: processor.needsPaymentMethod,
     idempotencyWindowSeconds: processor.idempotencyWindowSeconds,
+    // Verifying a signature is local: nothing to time out.
+    ...(processor.parseEvent && { parseEvent: processor.parseEvent.bind(processor) }),
     createCharge: (charge) => bounded(() => processor.createCharge(charge)),
     confirmCharge: (charge) => bounded(() => processor.confirmCharge(charge)),
     retrieveCharge: (charge) => bounded(() => processor.retrieveCharge(charge)),

@@ -38,6 +38,8 @@ export function createSimulatedProcessor(options: SimulatorOptions = {}): Paymen
   return {
     name: 'simulator',
     livemode: false,
+    // It decides by the amount alone.
+    needsPaymentMethod: false,
     // It keeps nothing, and answers the same reference the same way forever.
     idempotencyWindowSeconds: Number.POSITIVE_INFINITY,
     // Like a processor with a single authorisation call (Adyen's /payments), it names the charge

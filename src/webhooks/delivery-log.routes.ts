@@ -14,7 +14,7 @@ import {
   redeliverEvent,
   type WebhookDeliveryWithAttempts,
 } from './delivery-log.service.ts';
-import { webhookDeliveryRepresentation } from './endpoints.representation.ts';
+import { endpointsShownTo, webhookDeliveryRepresentation } from './endpoints.representation.ts';
 import { DeliveryIdParams, ListDeliveriesQuery, RedeliveryBody, WebhookEndpointIdParams } from './endpoints.schemas.ts';
 
 const DeliveryRef = Type.Ref('WebhookDelivery');
@@ -54,6 +54,7 @@ export async function deliveryLogRoutes(parent: FastifyInstance): Promise<void> 
         state: request.query.state,
         eventId: request.query.eventId,
         page: pageOf(request.query, app.cursors),
+        shownTo: endpointsShownTo(request),
       });
       return sendPage(request, reply, deliveries, webhookDeliveryRepresentation);
     },
@@ -74,7 +75,13 @@ export async function deliveryLogRoutes(parent: FastifyInstance): Promise<void> 
     },
     async function getWebhookDeliveryRoute(request, reply) {
       const principal = requireScope(request, 'webhooks:read');
-      const delivery = await getDelivery(app.db, principal, request.params.webhookEndpointId, request.params.deliveryId);
+      const delivery = await getDelivery(
+        app.db,
+        principal,
+        request.params.webhookEndpointId,
+        request.params.deliveryId,
+        endpointsShownTo(request),
+      );
       return sendRepresentation(request, reply, 200, webhookDeliveryRepresentation(delivery));
     },
   );
@@ -96,7 +103,11 @@ export async function deliveryLogRoutes(parent: FastifyInstance): Promise<void> 
     },
     async function redeliverWebhookEventRoute(request, reply) {
       const principal = requireScope(request, 'webhooks:write');
-      return sendAccepted(request, reply, await redeliverEvent(app.db, principal, request.params.webhookEndpointId, request.body.eventId));
+      return sendAccepted(
+        request,
+        reply,
+        await redeliverEvent(app.db, principal, request.params.webhookEndpointId, request.body.eventId, endpointsShownTo(request)),
+      );
     },
   );
 
@@ -116,7 +127,11 @@ export async function deliveryLogRoutes(parent: FastifyInstance): Promise<void> 
     },
     async function pingWebhookEndpointRoute(request, reply) {
       const principal = requireScope(request, 'webhooks:write');
-      return sendAccepted(request, reply, await pingWebhookEndpoint(app.db, principal, request.params.webhookEndpointId));
+      return sendAccepted(
+        request,
+        reply,
+        await pingWebhookEndpoint(app.db, principal, request.params.webhookEndpointId, endpointsShownTo(request)),
+      );
     },
   );
 }

@@ -44,6 +44,8 @@ function assertEnabled(endpoint: WebhookEndpointRecord): void {
 
 export interface ListDeliveriesCommand extends DeliveryFilters {
   endpointId: number;
+  /** The request's API version: an endpoint pinned to a later one is not there for it. */
+  shownTo: number;
   page: PageRequest;
 }
 
@@ -56,7 +58,7 @@ export async function listDeliveries(
   assertWebhookManager(principal);
   const filters = { state: command.state, eventId: command.eventId };
   const plan = planPage(command.page, 'webhook-deliveries', { ...filters, endpointId: command.endpointId }, DELIVERIES_NEWEST_FIRST);
-  await loadWebhookEndpoint(db, command.endpointId);
+  await loadWebhookEndpoint(db, command.endpointId, command.shownTo);
   const read = await selectDeliveries(db, command.endpointId, filters, plan);
   return toCollection({ ...read, rows: await withAttempts(db, read.rows) }, plan);
 }
@@ -66,9 +68,10 @@ export async function getDelivery(
   principal: Principal,
   endpointId: number,
   deliveryId: number,
+  shownTo: number,
 ): Promise<WebhookDeliveryWithAttempts> {
   assertWebhookManager(principal);
-  await loadWebhookEndpoint(db, endpointId);
+  await loadWebhookEndpoint(db, endpointId, shownTo);
   const delivery = await findDelivery(db, endpointId, deliveryId);
   if (!delivery) {
     throw new DomainError('WEBHOOK_DELIVERY_NOT_FOUND', `Webhook endpoint ${endpointId} has no delivery ${deliveryId}.`);
@@ -83,11 +86,12 @@ export async function redeliverEvent(
   principal: Principal,
   endpointId: number,
   eventId: string,
+  shownTo: number,
 ): Promise<WebhookDeliveryWithAttempts> {
   assertWebhookManager(principal);
   return db.transaction(async (tx) => {
     // Locked: a concurrent delete or disabling waits for this delivery, or this waits for it.
-    const endpoint = await loadWebhookEndpoint(tx, endpointId, true);
+    const endpoint = await loadWebhookEndpoint(tx, endpointId, shownTo, true);
     assertEnabled(endpoint);
     const event = await findRedeliveryCandidate(tx, endpointId, eventId);
     if (!event) {
@@ -95,16 +99,21 @@ export async function redeliverEvent(
         errors: [{ pointer: '/eventId', detail: 'no event has this id' }],
       });
     }
-    assertRedeliverable(event, endpoint.enabledEvents, event.deliveredBefore);
+    assertRedeliverable(event, endpoint, event.deliveredBefore);
     return { ...(await insertDelivery(tx, endpointId, eventId)), attempts: [] };
   });
 }
 
 /** A webhook_endpoint.ping event, delivered to this endpoint only. */
-export async function pingWebhookEndpoint(db: Db, principal: Principal, endpointId: number): Promise<WebhookDeliveryWithAttempts> {
+export async function pingWebhookEndpoint(
+  db: Db,
+  principal: Principal,
+  endpointId: number,
+  shownTo: number,
+): Promise<WebhookDeliveryWithAttempts> {
   assertWebhookManager(principal);
   return db.transaction(async (tx) => {
-    const endpoint = await loadWebhookEndpoint(tx, endpointId, true);
+    const endpoint = await loadWebhookEndpoint(tx, endpointId, shownTo, true);
     assertEnabled(endpoint);
     return { ...(await recordPingDelivery(tx, endpoint)), attempts: [] };
   });

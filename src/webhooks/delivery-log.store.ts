@@ -98,6 +98,8 @@ export async function selectAttempts(db: Queryable, deliveryIds: readonly number
 export interface RedeliveryCandidate {
   id: string;
   type: string;
+  /** The record the event carries (a webhook endpoint's says which version it is pinned to). */
+  object: object;
   /** Whether the event was delivered (or is being delivered) to the endpoint already. */
   deliveredBefore: boolean;
 }
@@ -109,7 +111,7 @@ export async function findRedeliveryCandidate(
   eventId: string,
 ): Promise<RedeliveryCandidate | undefined> {
   const { rows } = await db.query<RedeliveryCandidate>(
-    `SELECT e.id, e.type,
+    `SELECT e.id, e.type, e.object,
             EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = e.id AND d.endpoint_id = $1) AS "deliveredBefore"
        FROM events e WHERE e.id = $2`,
     [endpointId, eventId],

@@ -1,10 +1,17 @@
 // Webhook endpoints and their deliveries as the API shows them: the record less its row version
 // (and never a secret, except the one just made, beside it), and the endpoint's entity tag.
 import type { Precondition } from '../core/precondition.ts';
+import type { FastifyRequest } from 'fastify';
 import { entityTag, ifMatchPrecondition } from '../http/etag.ts';
+import { endpointVersionsShownTo } from '../core/event-versions.ts';
 import type { WebhookDeliveryWithAttempts } from './delivery-log.service.ts';
 import type { WebhookDelivery, WebhookEndpoint, WebhookEndpointWithSecret } from './endpoints.schemas.ts';
 import type { WebhookEndpointRecord } from './endpoints.store.ts';
+
+/** The latest API version an endpoint may be pinned to and still be there for the request. */
+export function endpointsShownTo(request: FastifyRequest): number {
+  return endpointVersionsShownTo(request.apiVersion);
+}
 
 export function webhookEndpointRepresentation(record: WebhookEndpointRecord): WebhookEndpoint {
   return {

@@ -9,6 +9,7 @@ import { noneMatch } from '../http/etag.ts';
 import { resourceUrl, sendNotModified, sendPage, sendRepresentation } from '../http/representation.ts';
 import { Envelope, IfMatchHeaders, IfNoneMatchHeaders, problems } from '../http/schemas.ts';
 import {
+  endpointsShownTo,
   webhookEndpointEtag,
   webhookEndpointIfMatch,
   webhookEndpointRepresentation,
@@ -82,6 +83,7 @@ export async function webhookEndpointsRoutes(parent: FastifyInstance): Promise<v
         disabled: request.query.disabled,
         sort: request.query.sort,
         page: pageOf(request.query, app.cursors),
+        shownTo: endpointsShownTo(request),
       });
       return sendPage(request, reply, endpoints, webhookEndpointRepresentation);
     },
@@ -104,7 +106,7 @@ export async function webhookEndpointsRoutes(parent: FastifyInstance): Promise<v
     },
     async function getWebhookEndpointRoute(request, reply) {
       const principal = requireScope(request, 'webhooks:read');
-      const endpoint = await getWebhookEndpoint(app.db, principal, request.params.webhookEndpointId);
+      const endpoint = await getWebhookEndpoint(app.db, principal, request.params.webhookEndpointId, endpointsShownTo(request));
       const etag = webhookEndpointEtag(endpoint, request.apiVersion);
       if (noneMatch(request.headers['if-none-match'], etag)) return sendNotModified(reply, etag);
       return sendRepresentation(request, reply, 200, webhookEndpointRepresentation(endpoint), { etag });
@@ -132,6 +134,7 @@ export async function webhookEndpointsRoutes(parent: FastifyInstance): Promise<v
       const endpoint = await replaceWebhookEndpoint(app.db, context, principal, {
         ...request.body,
         id: request.params.webhookEndpointId,
+        shownTo: endpointsShownTo(request),
         precondition: webhookEndpointIfMatch(request.headers['if-match'], request.apiVersion),
       });
       return sendRepresentation(request, reply, 200, webhookEndpointRepresentation(endpoint), {
@@ -159,6 +162,7 @@ export async function webhookEndpointsRoutes(parent: FastifyInstance): Promise<v
       const principal = requireScope(request, 'webhooks:write');
       await deleteWebhookEndpoint(app.db, principal, {
         id: request.params.webhookEndpointId,
+        shownTo: endpointsShownTo(request),
         precondition: webhookEndpointIfMatch(request.headers['if-match'], request.apiVersion),
       });
       return reply.code(204).header('cache-control', 'no-store').send(null);
@@ -181,7 +185,7 @@ export async function webhookEndpointsRoutes(parent: FastifyInstance): Promise<v
     },
     async function rotateWebhookEndpointSecretRoute(request, reply) {
       const principal = requireScope(request, 'webhooks:write');
-      const rotated = await rotateSigningSecret(app.db, context, principal, request.params.webhookEndpointId);
+      const rotated = await rotateSigningSecret(app.db, context, principal, request.params.webhookEndpointId, endpointsShownTo(request));
       return sendRepresentation(request, reply, 200, webhookEndpointWithSecretRepresentation(rotated));
     },
   );

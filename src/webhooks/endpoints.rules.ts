@@ -1,6 +1,7 @@
 // Webhook endpoint rules, pure: which event types an endpoint may subscribe to, when a replacement
 // changes nothing, which events an endpoint may be sent again, how long a rotated secret lives.
 import { DomainError, type FieldError } from '../core/errors.ts';
+import { eventSince, eventTypeSince, showsEventType } from '../core/event-versions.ts';
 import type { SortKey } from '../core/paging.ts';
 import { ALL_EVENTS, EVENT_TYPE_NAMES, type EventType } from '../events/events.rules.ts';
 
@@ -32,8 +33,11 @@ export const MAX_ERROR_SHOWN = 1000;
 export const DELIVERY_STATES = ['pending', 'succeeded', 'failed'] as const;
 export type DeliveryState = (typeof DELIVERY_STATES)[number];
 
-/** Step: the enabledEvents of a request are subscribable types, or the wildcard alone; else a 400 naming each entry. */
-export function assertEnabledEvents(enabledEvents: readonly string[]): void {
+/**
+ * Step: the enabledEvents of a request are types the endpoint's API version shows and that can be
+ * subscribed to, or the wildcard alone; else a 400 naming each entry.
+ */
+export function assertEnabledEvents(enabledEvents: readonly string[], apiVersion: number): void {
   const errors: FieldError[] = [];
   enabledEvents.forEach((type, index) => {
     const pointer = `/enabledEvents/${index}`;
@@ -43,6 +47,8 @@ export function assertEnabledEvents(enabledEvents: readonly string[]): void {
       errors.push({ pointer, detail: `"${type}" is sent by a ping to the endpoint pinged only; it cannot be subscribed to` });
     } else if (!SUBSCRIBABLE_EVENT_TYPES.includes(type)) {
       errors.push({ pointer, detail: `"${type}" is not an event type` });
+    } else if (!showsEventType(type, apiVersion)) {
+      errors.push({ pointer, detail: `"${type}" is an event of API v${eventTypeSince(type)}; the endpoint's apiVersion is ${apiVersion}` });
     }
   });
   if (errors.length > 0) {
@@ -50,9 +56,15 @@ export function assertEnabledEvents(enabledEvents: readonly string[]): void {
   }
 }
 
-/** Whether an endpoint subscribing to enabledEvents receives events of type (a ping: never, "*" included). */
-export function subscribesTo(enabledEvents: readonly string[], type: string): boolean {
-  return type !== PING_EVENT_TYPE && (enabledEvents.includes(ALL_EVENTS) || enabledEvents.includes(type));
+/**
+ * Whether an endpoint of apiVersion subscribing to enabledEvents receives events of type (a ping:
+ * never, "*" included; a type of a later API version: never). The outbox fans out by the same rule
+ * (src/db/outbox.ts).
+ */
+export function subscribesTo(enabledEvents: readonly string[], type: string, apiVersion: number): boolean {
+  return (
+    type !== PING_EVENT_TYPE && showsEventType(type, apiVersion) && (enabledEvents.includes(ALL_EVENTS) || enabledEvents.includes(type))
+  );
 }
 
 interface EndpointSettings {
@@ -80,8 +92,13 @@ export function isSameEndpoint(a: EndpointSettings, b: EndpointSettings): boolea
  * delivered to before (a ping, or a type the endpoint has since dropped); nothing else is sent to
  * an endpoint that did not ask for it (another endpoint's ping carries that endpoint's settings).
  */
-export function assertRedeliverable(event: { id: string; type: string }, enabledEvents: readonly string[], deliveredBefore: boolean): void {
-  if (deliveredBefore || subscribesTo(enabledEvents, event.type)) return;
+export function assertRedeliverable(
+  event: { id: string; type: string; object?: object },
+  endpoint: { enabledEvents: readonly string[]; apiVersion: number },
+  deliveredBefore: boolean,
+): void {
+  const shown = eventSince(event.type, event.object ?? {}) <= endpoint.apiVersion;
+  if (deliveredBefore || (shown && subscribesTo(endpoint.enabledEvents, event.type, endpoint.apiVersion))) return;
   const detail = `Event ${event.id} is of type ${event.type}, which the endpoint does not subscribe to, and was never delivered to it.`;
   throw new DomainError('WEBHOOK_EVENT_NOT_SUBSCRIBED', detail, {
     errors: [{ pointer: '/eventId', detail: `the endpoint does not subscribe to ${event.type}` }],

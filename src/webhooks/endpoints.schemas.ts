@@ -31,7 +31,7 @@ const EnabledEvents = Type.Array(Type.String({ maxLength: 64, pattern: `^\\${ALL
   minItems: 1,
   maxItems: SUBSCRIBABLE_EVENT_TYPES.length,
   uniqueItems: true,
-  description: `The event types delivered to the endpoint (docs/webhooks.md, "Event types"): any of ${SUBSCRIBABLE_EVENT_TYPES.join(', ')}; or ["${ALL_EVENTS}"] for every type, those added later included.`,
+  description: `The event types delivered to the endpoint (docs/webhooks.md, "Event types"): types its apiVersion shows (a type of a later version is a 400); or ["${ALL_EVENTS}"] for every type it shows, those added later included.`,
   examples: [['order.paid', 'refund.succeeded']],
 });
 

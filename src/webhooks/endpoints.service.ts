@@ -33,9 +33,12 @@ export function assertWebhookManager(principal: Principal): void {
 
 export const endpointNotFound = (id: number) => new DomainError('WEBHOOK_ENDPOINT_NOT_FOUND', `Webhook endpoint ${id} does not exist.`);
 
-/** Step: the endpoint, or a 404. */
-export async function loadWebhookEndpoint(db: Queryable, id: number, lock = false): Promise<WebhookEndpointRecord> {
-  const endpoint = await findWebhookEndpoint(db, id, lock);
+/**
+ * Step: the endpoint, or a 404; also when it is pinned to a later API version than shownTo, the
+ * request's (docs/webhooks.md, "Versions").
+ */
+export async function loadWebhookEndpoint(db: Queryable, id: number, shownTo: number, lock = false): Promise<WebhookEndpointRecord> {
+  const endpoint = await findWebhookEndpoint(db, id, shownTo, lock);
   if (!endpoint) throw endpointNotFound(id);
   return endpoint;
 }
@@ -49,19 +52,21 @@ async function checkedUrl(text: string, guard: UrlGuardOptions): Promise<string>
 
 /** Step: the settings a request gives, checked; DNS is asked before any transaction opens. */
 async function checkedFields(fields: WebhookEndpointFields, guard: UrlGuardOptions): Promise<WebhookEndpointFields> {
-  assertEnabledEvents(fields.enabledEvents);
+  assertEnabledEvents(fields.enabledEvents, fields.apiVersion);
   return { ...fields, url: await checkedUrl(fields.url, guard) };
 }
 
-export async function getWebhookEndpoint(db: Queryable, principal: Principal, id: number): Promise<WebhookEndpointRecord> {
+export async function getWebhookEndpoint(db: Queryable, principal: Principal, id: number, shownTo: number): Promise<WebhookEndpointRecord> {
   assertWebhookManager(principal);
-  return loadWebhookEndpoint(db, id);
+  return loadWebhookEndpoint(db, id, shownTo);
 }
 
 export interface ListWebhookEndpointsCommand {
   disabled?: boolean;
   sort?: string;
   page: PageRequest;
+  /** The request's API version: endpoints pinned to a later one are not listed. */
+  shownTo: number;
 }
 
 export async function listWebhookEndpoints(
@@ -73,7 +78,7 @@ export async function listWebhookEndpoints(
   const sort = parseSortParam(command.sort, WEBHOOK_ENDPOINT_SORT_KEYS, [{ field: 'id', descending: false }]);
   const filters = { disabled: command.disabled };
   const plan = planPage(command.page, 'webhook-endpoints', filters, sort);
-  return toCollection(await selectWebhookEndpoints(db, filters, plan), plan);
+  return toCollection(await selectWebhookEndpoints(db, { ...filters, shownTo: command.shownTo }, plan), plan);
 }
 
 export type CreateWebhookEndpointCommand = Pick<WebhookEndpointFields, 'url' | 'enabledEvents'> & Partial<WebhookEndpointFields>;
@@ -101,6 +106,8 @@ export async function createWebhookEndpoint(
 
 export interface ReplaceWebhookEndpointCommand extends WebhookEndpointFields {
   id: number;
+  /** The request's API version: an endpoint pinned to a later one is not there for it. */
+  shownTo: number;
   precondition?: Precondition<WebhookEndpointRecord>;
 }
 
@@ -111,12 +118,12 @@ export async function replaceWebhookEndpoint(
   command: ReplaceWebhookEndpointCommand,
 ): Promise<WebhookEndpointRecord> {
   assertWebhookManager(principal);
-  const { id, precondition, ...requested } = command;
+  const { id, precondition, shownTo, ...requested } = command;
   // A request for an endpoint that does not exist is a 404 before its body is judged (RFC 9110 §13.2.1).
-  await loadWebhookEndpoint(db, id);
+  await loadWebhookEndpoint(db, id, shownTo);
   const fields = await checkedFields(requested, context.guard);
   return db.transaction(async (tx) => {
-    const endpoint = await loadWebhookEndpoint(tx, id, true);
+    const endpoint = await loadWebhookEndpoint(tx, id, shownTo, true);
     precondition?.(endpoint);
     if (isSameEndpoint(endpoint, fields)) return endpoint;
     return updateWebhookEndpoint(tx, id, fields);
@@ -125,6 +132,7 @@ export async function replaceWebhookEndpoint(
 
 export interface DeleteWebhookEndpointCommand {
   id: number;
+  shownTo: number;
   precondition?: Precondition<WebhookEndpointRecord>;
 }
 
@@ -132,7 +140,7 @@ export interface DeleteWebhookEndpointCommand {
 export async function deleteWebhookEndpoint(db: Db, principal: Principal, command: DeleteWebhookEndpointCommand): Promise<void> {
   assertWebhookManager(principal);
   await db.transaction(async (tx) => {
-    const endpoint = await loadWebhookEndpoint(tx, command.id, true);
+    const endpoint = await loadWebhookEndpoint(tx, command.id, command.shownTo, true);
     command.precondition?.(endpoint);
     await deleteEndpointRow(tx, command.id);
   });
@@ -144,10 +152,11 @@ export async function rotateSigningSecret(
   context: WebhookEndpointContext,
   principal: Principal,
   id: number,
+  shownTo: number,
 ): Promise<{ endpoint: WebhookEndpointRecord; secret: string }> {
   assertWebhookManager(principal);
   const secret = generateSigningSecret();
-  const endpoint = await rotateWebhookEndpointSecret(db, id, await context.secrets.seal(secret));
+  const endpoint = await rotateWebhookEndpointSecret(db, id, await context.secrets.seal(secret), shownTo);
   if (!endpoint) throw endpointNotFound(id);
   return { endpoint, secret };
 }

@@ -36,10 +36,16 @@ const SORT_COLUMNS: Record<WebhookEndpointSortKey, SortColumn> = {
   id: { sql: 'id', type: 'integer' },
 };
 
-export async function findWebhookEndpoint(db: Queryable, id: number, lock = false): Promise<WebhookEndpointRecord | undefined> {
+/** The endpoint, if it is pinned to shownTo or an earlier API version (a later one is not there for a reader of shownTo). */
+export async function findWebhookEndpoint(
+  db: Queryable,
+  id: number,
+  shownTo: number,
+  lock = false,
+): Promise<WebhookEndpointRecord | undefined> {
   const { rows } = await db.query<WebhookEndpointRecord>(
-    `SELECT ${WEBHOOK_ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE id = $1${lock ? ' FOR UPDATE' : ''}`,
-    [id],
+    `SELECT ${WEBHOOK_ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE id = $1 AND api_version <= $2${lock ? ' FOR UPDATE' : ''}`,
+    [id, shownTo],
   );
   return rows[0];
 }
@@ -47,11 +53,11 @@ export async function findWebhookEndpoint(db: Queryable, id: number, lock = fals
 /** One page of endpoints and the exact total, in one statement (db/paging.ts). */
 export function selectWebhookEndpoints(
   db: Queryable,
-  filters: { disabled?: boolean },
+  filters: { disabled?: boolean; shownTo: number },
   plan: PagePlan<WebhookEndpointSortKey>,
 ): Promise<PageRows<WebhookEndpointRecord>> {
-  const params: unknown[] = [];
-  const where = filters.disabled === undefined ? 'TRUE' : `disabled = $${params.push(filters.disabled)}`;
+  const params: unknown[] = [filters.shownTo];
+  const where = `api_version <= $1${filters.disabled === undefined ? '' : ` AND disabled = $${params.push(filters.disabled)}`}`;
   return selectPage<WebhookEndpointRecord, WebhookEndpointSortKey>(
     db,
     {
@@ -96,14 +102,15 @@ export async function rotateWebhookEndpointSecret(
   db: Queryable,
   id: number,
   sealedSecret: string,
+  shownTo: number,
 ): Promise<WebhookEndpointRecord | undefined> {
   const { rows } = await db.query<WebhookEndpointRecord>(
     `UPDATE webhook_endpoints
         SET previous_secret = secret, secret = $2,
             previous_secret_expires_at = now() + make_interval(hours => $3),
             version = version + 1, updated_at = now()
-      WHERE id = $1 RETURNING ${WEBHOOK_ENDPOINT_COLUMNS}`,
-    [id, sealedSecret, PREVIOUS_SECRET_LIFETIME_HOURS],
+      WHERE id = $1 AND api_version <= $4 RETURNING ${WEBHOOK_ENDPOINT_COLUMNS}`,
+    [id, sealedSecret, PREVIOUS_SECRET_LIFETIME_HOURS, shownTo],
   );
   return rows[0];
 }

@@ -25,7 +25,7 @@ interface Exception {
 }
 
 const CURRENCY = /\.properties\.currency$/;
-const FREE_TEXT = /\.properties\.(title|detail|instance|parameter|name|description)$/;
+const FREE_TEXT = /\.properties\.(title|detail|instance|parameter|name|description|reason)$/;
 const RECEIVED_TEXT = /\.properties\.attempts\.items\.properties\.(error|responseBody)\.anyOf\.0$/;
 const PARSED_PARAMETERS = new Set(['sort', 'if-match', 'if-none-match', 'idempotency-key']);
 const READ_ONLY_FIELDS = /\.requestBody\..*\.properties\.(id|customerId|total|value|currency|createdAt|updatedAt)$/;
@@ -52,7 +52,7 @@ const EXCEPTIONS: Exception[] = [
     rules: ['owasp:api4:2023-string-restricted'],
     at: ({ path }) => FREE_TEXT.test(path),
     reason:
-      "Human-readable text (problem title and detail, product names, the path a problem names, a webhook endpoint's description) has no grammar to restrict; each is bounded by maxLength.",
+      "Human-readable text (problem title and detail, product names, the path a problem names, a webhook endpoint's description, why a payment needs a person) has no grammar to restrict; each is bounded by maxLength.",
   },
   {
     rules: ['owasp:api4:2023-string-restricted'],

@@ -12,10 +12,11 @@ const LINK = `<${PUBLIC_URL}/docs>; rel="service-doc", <${PUBLIC_URL}/openapi.js
 
 const EXPECTED_HOME = {
   name: 'orderpay',
-  description: 'Orders & Payments API (v2 the latest) with its own OAuth 2.0 / OpenID Connect authorization server.',
+  description: 'Orders & Payments API (v3 the latest) with its own OAuth 2.0 / OpenID Connect authorization server.',
   docs: `${PUBLIC_URL}/docs`,
   openapi: `${PUBLIC_URL}/openapi.json`,
   versions: [
+    { version: 3, status: 'current', baseUrl: `${PUBLIC_URL}/v3`, openapi: `${PUBLIC_URL}/v3/openapi.json` },
     { version: 2, status: 'current', baseUrl: `${PUBLIC_URL}/v2`, openapi: `${PUBLIC_URL}/v2/openapi.json` },
     {
       version: 1,
@@ -114,7 +115,8 @@ describe('GET / after a version’s sunset', () => {
       const home = (await t.app.inject({ method: 'GET', url: '/' })).json() as typeof EXPECTED_HOME;
       assert.deepEqual(home.versions, [
         EXPECTED_HOME.versions[0],
-        { ...EXPECTED_HOME.versions[1], status: 'retired', deprecation: '2020-01-01T00:00:00.000Z', sunset: '2021-01-01T00:00:00.000Z' },
+        EXPECTED_HOME.versions[1],
+        { ...EXPECTED_HOME.versions[2], status: 'retired', deprecation: '2020-01-01T00:00:00.000Z', sunset: '2021-01-01T00:00:00.000Z' },
       ]);
     } finally {
       await t.close();

@@ -8,7 +8,7 @@ import { createOrder, createProduct, createUser } from '../helpers/factories.ts'
 
 const V1 = 'application/vnd.orderpay.v1+json';
 const V2 = 'application/vnd.orderpay.v2+json';
-const V3 = 'application/vnd.orderpay.v3+json';
+const V4 = 'application/vnd.orderpay.v4+json';
 const JSON_UTF8 = 'application/json; charset=utf-8';
 
 describe('API versioning: /v<N> prefix and Accept negotiation', () => {
@@ -125,7 +125,7 @@ describe('API versioning: /v<N> prefix and Accept negotiation', () => {
 
   test('the vendor type is matched case-insensitively and may sit in a list with parameters', async () => {
     const { token } = await customerWithOrder();
-    for (const accept of ['APPLICATION/VND.ORDERPAY.V1+JSON', `text/html, ${V1};q=0.9`, `${V3};q=0.9, ${V1};q=0.5`]) {
+    for (const accept of ['APPLICATION/VND.ORDERPAY.V1+JSON', `text/html, ${V1};q=0.9`, `${V4};q=0.9, ${V1};q=0.5`]) {
       const response = await get(token, '/orders', accept);
       assert.equal(response.statusCode, 200, `${accept}: ${response.body}`);
       assert.equal(response.headers['content-type'], `${V1}; charset=utf-8`, accept);
@@ -133,18 +133,18 @@ describe('API versioning: /v<N> prefix and Accept negotiation', () => {
     }
   });
 
-  test(`Accept: ${V3} on an unversioned path → 406 VERSION_NOT_ACCEPTABLE`, async () => {
+  test(`Accept: ${V4} on an unversioned path → 406 VERSION_NOT_ACCEPTABLE`, async () => {
     const { order, token } = await customerWithOrder();
     for (const url of ['/orders', `/orders/${order.id}`, '/products']) {
-      const response = await get(token, url, V3);
-      assertNotAcceptable(response, url, 'API v3 is not available; supported: v1, v2.');
+      const response = await get(token, url, V4);
+      assertNotAcceptable(response, url, 'API v4 is not available; supported: v1, v2, v3.');
       assert.equal(response.headers.vary, 'Accept');
     }
   });
 
-  test('the version is negotiated before authentication: a v3 request without a token is still 406', async () => {
-    const response = await t.request(undefined, { method: 'GET', url: '/orders', headers: { accept: V3 } });
-    assertNotAcceptable(response, '/orders', 'API v3 is not available; supported: v1, v2.');
+  test('the version is negotiated before authentication: a v4 request without a token is still 406', async () => {
+    const response = await t.request(undefined, { method: 'GET', url: '/orders', headers: { accept: V4 } });
+    assertNotAcceptable(response, '/orders', 'API v4 is not available; supported: v1, v2, v3.');
   });
 
   test(`a /v1 path with Accept: ${V2} → 406 (the path and the header contradict each other)`, async () => {
@@ -159,8 +159,8 @@ describe('API versioning: /v<N> prefix and Accept negotiation', () => {
   test('a path of a version not served → 404 ROUTE_NOT_FOUND, whatever Accept says', async () => {
     const { order, token } = await customerWithOrder();
     for (const [url, accept] of [
-      ['/v3/orders', undefined],
-      [`/v3/orders/${order.id}`, V3],
+      ['/v4/orders', undefined],
+      [`/v4/orders/${order.id}`, V4],
       ['/v0/orders', undefined],
       ['/v99/products', V1],
     ] as const) {

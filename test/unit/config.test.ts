@@ -128,6 +128,7 @@ describe('loadConfig', () => {
       waitMs: 5000,
       actionExpirySeconds: 3600,
       simulatorLatencyMs: 0,
+      stripe: { secretKey: undefined, webhookSecret: undefined, apiBase: undefined },
     });
     // Inside the 24 hours Stripe replays a request under its idempotency key.
     const hours = config.payments.retryScheduleSeconds.reduce((sum, s) => sum + s, 0) / 3600;
@@ -139,8 +140,27 @@ describe('loadConfig', () => {
         ORDERPAY_PAYMENTS_ACTION_EXPIRY_SECONDS: '10',
         ORDERPAY_SIMULATOR_LATENCY_MS: '300',
       }).payments,
-      { processor: 'simulator', retryScheduleSeconds: [2, 4], waitMs: 0, actionExpirySeconds: 10, simulatorLatencyMs: 300 },
+      {
+        processor: 'simulator',
+        retryScheduleSeconds: [2, 4],
+        waitMs: 0,
+        actionExpirySeconds: 10,
+        simulatorLatencyMs: 300,
+        stripe: { secretKey: undefined, webhookSecret: undefined, apiBase: undefined },
+      },
     );
+    // Stripe: its keys and, for tests or a proxy, another API host.
+    assert.deepEqual(
+      loadConfig({
+        ORDERPAY_PAYMENT_PROCESSOR: 'stripe',
+        STRIPE_SECRET_KEY: 'sk_test_abc123',
+        STRIPE_WEBHOOK_SECRET: 'whsec_abc123',
+        ORDERPAY_STRIPE_API_BASE: 'http://127.0.0.1:12111',
+      }).payments.stripe,
+      { secretKey: 'sk_test_abc123', webhookSecret: 'whsec_abc123', apiBase: 'http://127.0.0.1:12111' },
+    );
+    assert.throws(() => loadConfig({ STRIPE_SECRET_KEY: 'pk_test_abc' }), ConfigError);
+    assert.throws(() => loadConfig({ ORDERPAY_STRIPE_API_BASE: 'http://127.0.0.1:12111/v1' }), ConfigError);
     // Production names its processor: none by default (serve then refuses to start with the API).
     assert.equal(loadConfig({ NODE_ENV: 'production' }).payments.processor, undefined);
     assert.equal(loadConfig({ NODE_ENV: 'production', ORDERPAY_PAYMENT_PROCESSOR: 'simulator' }).payments.processor, 'simulator');

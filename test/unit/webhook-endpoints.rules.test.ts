@@ -26,12 +26,19 @@ describe('assertEnabledEvents', () => {
   test('every event type but the ping may be subscribed to, alone or together; or "*" alone', () => {
     assert.deepEqual([...SUBSCRIBABLE_EVENT_TYPES].sort(), EVENT_TYPE_NAMES.filter((t) => t !== 'webhook_endpoint.ping').sort());
     assert.ok(SUBSCRIBABLE_EVENT_TYPES.includes('webhook_endpoint.disabled'));
-    for (const list of [['*'], ['order.paid'], [...SUBSCRIBABLE_EVENT_TYPES]]) assert.doesNotThrow(() => assertEnabledEvents(list));
+    for (const list of [['*'], ['order.paid'], [...SUBSCRIBABLE_EVENT_TYPES]]) assert.doesNotThrow(() => assertEnabledEvents(list, 3));
+  });
+
+  test("a type of a later API version than the endpoint's is refused, naming the version", () => {
+    assert.deepEqual(refusal(() => assertEnabledEvents(['payment.succeeded', 'payment.requires_action'], 2)).errors, [
+      { pointer: '/enabledEvents/1', detail: '"payment.requires_action" is an event of API v3; the endpoint\'s apiVersion is 2' },
+    ]);
+    assert.doesNotThrow(() => assertEnabledEvents(['payment.requires_action', 'refund.failed'], 3));
   });
 
   test('an unknown type, the ping, and "*" beside types are refused, each named by its pointer', () => {
     assert.deepEqual(
-      refusal(() => assertEnabledEvents(['order.paid', 'order.exploded', 'webhook_endpoint.ping', '*'])),
+      refusal(() => assertEnabledEvents(['order.paid', 'order.exploded', 'webhook_endpoint.ping', '*'], 3)),
       {
         code: 'REQUEST_BODY_INVALID',
         detail:
@@ -51,14 +58,20 @@ describe('assertEnabledEvents', () => {
 
 describe('subscribesTo', () => {
   test('the listed types, or every type with "*"', () => {
-    assert.equal(subscribesTo(['order.paid'], 'order.paid'), true);
-    assert.equal(subscribesTo(['order.paid'], 'order.created'), false);
-    assert.equal(subscribesTo(['*'], 'refund.succeeded'), true);
+    assert.equal(subscribesTo(['order.paid'], 'order.paid', 3), true);
+    assert.equal(subscribesTo(['order.paid'], 'order.created', 3), false);
+    assert.equal(subscribesTo(['*'], 'refund.succeeded', 3), true);
+  });
+
+  test("never to a type of a later API version than the endpoint's", () => {
+    assert.equal(subscribesTo(['*'], 'payment.canceled', 2), false);
+    assert.equal(subscribesTo(['*'], 'payment.canceled', 3), true);
+    assert.equal(subscribesTo(['*'], 'payment.succeeded', 1), true);
   });
 
   test('never to a ping, which goes to the endpoint pinged only', () => {
-    assert.equal(subscribesTo(['*'], 'webhook_endpoint.ping'), false);
-    assert.equal(subscribesTo(['webhook_endpoint.ping'], 'webhook_endpoint.ping'), false);
+    assert.equal(subscribesTo(['*'], 'webhook_endpoint.ping', 3), false);
+    assert.equal(subscribesTo(['webhook_endpoint.ping'], 'webhook_endpoint.ping', 3), false);
   });
 });
 
@@ -92,15 +105,17 @@ describe('assertRedeliverable', () => {
   const event = { id: 'evt_AAAAAAAAAAAAAAAAAAAAAA', type: 'order.paid' };
 
   test('an event of a type the endpoint subscribes to, or one it was sent before, may be sent again', () => {
-    assert.doesNotThrow(() => assertRedeliverable(event, ['order.paid'], false));
-    assert.doesNotThrow(() => assertRedeliverable(event, ['*'], false));
-    assert.doesNotThrow(() => assertRedeliverable(event, ['order.created'], true));
-    assert.doesNotThrow(() => assertRedeliverable({ ...event, type: 'webhook_endpoint.ping' }, ['*'], true));
+    assert.doesNotThrow(() => assertRedeliverable(event, { enabledEvents: ['order.paid'], apiVersion: 3 }, false));
+    assert.doesNotThrow(() => assertRedeliverable(event, { enabledEvents: ['*'], apiVersion: 3 }, false));
+    assert.doesNotThrow(() => assertRedeliverable(event, { enabledEvents: ['order.created'], apiVersion: 3 }, true));
+    assert.doesNotThrow(() =>
+      assertRedeliverable({ ...event, type: 'webhook_endpoint.ping' }, { enabledEvents: ['*'], apiVersion: 3 }, true),
+    );
   });
 
   test("anything else is refused: another type, or another endpoint's ping", () => {
     assert.deepEqual(
-      refusal(() => assertRedeliverable(event, ['order.created'], false)),
+      refusal(() => assertRedeliverable(event, { enabledEvents: ['order.created'], apiVersion: 3 }, false)),
       {
         code: 'WEBHOOK_EVENT_NOT_SUBSCRIBED',
         detail:
@@ -109,7 +124,7 @@ describe('assertRedeliverable', () => {
       },
     );
     assert.equal(
-      refusal(() => assertRedeliverable({ ...event, type: 'webhook_endpoint.ping' }, ['*'], false)).code,
+      refusal(() => assertRedeliverable({ ...event, type: 'webhook_endpoint.ping' }, { enabledEvents: ['*'], apiVersion: 3 }, false)).code,
       'WEBHOOK_EVENT_NOT_SUBSCRIBED',
     );
   });

@@ -502,7 +502,7 @@ describe('webhook delivery', () => {
         createWebhookDispatcher({
           db: t.db,
           secrets: createSecretBox(t.db, t.config.webhooks.secretKey),
-          renderEvent: (event, apiVersion) => eventRepresentation(event, apiVersion, renderEventObject),
+          renderEvent: (event, apiVersion) => eventRepresentation(event, apiVersion, renderEventObject, false),
           retryScheduleSeconds: WEBHOOKS.retryScheduleSeconds,
           allowPrivate: true,
           log: { debug: () => undefined, warn: () => undefined, error: () => undefined },

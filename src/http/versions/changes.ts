@@ -3,6 +3,15 @@
 // its number to core/api-versions.ts); routes and services stay as they are.
 import { moneyObjects } from './money-objects.ts';
 import { orderItems } from './order-items.ts';
+import { lifecycleEvents, paymentLifecycle, refundLifecycle } from './payment-lifecycle.ts';
 import type { VersionChange } from './version-change.ts';
+import { webhookEndpointVersions } from './webhook-endpoint-versions.ts';
 
-export const VERSION_CHANGES: readonly VersionChange[] = [moneyObjects, orderItems];
+export const VERSION_CHANGES: readonly VersionChange[] = [
+  moneyObjects,
+  orderItems,
+  paymentLifecycle,
+  refundLifecycle,
+  lifecycleEvents,
+  webhookEndpointVersions,
+];

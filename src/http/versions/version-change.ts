@@ -12,6 +12,11 @@ export interface ResourceChange {
   schema(newer: TObject): TObject;
   /** A representation after the change → the same before it. */
   downgrade(body: JsonObject): JsonObject;
+  /**
+   * The values of a field (the newer representation's) that the older version can show at all:
+   * a resource in another is not there for that version (a payment in progress, for v2).
+   */
+  shows?: Readonly<Record<string, readonly string[]>>;
 }
 
 /** How a change reshapes one request body (a body schema whose title names it, e.g. CreateOrderBody). */

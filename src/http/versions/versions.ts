@@ -65,6 +65,19 @@ export function showsField(resource: string, field: string, version: number): bo
   return field in schema.properties;
 }
 
+/**
+ * The values of a resource's field that version can show (what the changes after it declare they
+ * can show, together); undefined when it can show them all.
+ */
+export function shownValues(resource: string, field: string, version: number): readonly string[] | undefined {
+  let shown: readonly string[] | undefined;
+  for (const change of changesAfter(version)) {
+    const values = change.resources[resource]?.shows?.[field];
+    if (values) shown = shown ? shown.filter((value) => values.includes(value)) : values;
+  }
+  return shown;
+}
+
 /** A request body's schema (named by its title) as version accepts it. */
 export function requestSchemaAt(schema: TObject, version: number): TObject {
   const name = String((schema as { title?: unknown }).title);
