@@ -88,11 +88,16 @@ export async function advancePayment(
  * is the one it is in, or when the charge merely exists (no decision, nothing the customer did): an
  * event sent twice, or late, changes nothing.
  */
-export async function settleFromProcessor(driver: PaymentDriver, payment: PaymentRecord, state: ChargeState): Promise<PaymentRecord> {
+export async function settleFromProcessor(
+  driver: PaymentDriver,
+  payment: PaymentRecord,
+  state: ChargeState,
+  within?: WithinSettlement,
+): Promise<PaymentRecord> {
   if (!isInProgress(payment.status) || state.status === 'created') return payment;
   const outcome = chargeOutcome(state);
   if (outcome.status === payment.status) return payment;
-  return (await commitOutcome(driver, payment, outcome, undefined)) ?? payment;
+  return (await commitOutcome(driver, payment, outcome, within)) ?? payment;
 }
 
 /**

@@ -1,5 +1,5 @@
 // The Stripe processor: orderpay's charges as PaymentIntents and its refunds as Refunds, through
-// Stripe's official SDK (docs/payments.md, "Plugging in a real processor"). Every call that changes
+// Stripe's official SDK (docs/payments.md, "Stripe"). Every call that changes
 // something goes under an idempotency key made from our reference
 // (https://docs.stripe.com/api/idempotent_requests): a retry after a crash or a timeout is never a
 // second charge or a second refund.

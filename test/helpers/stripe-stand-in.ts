@@ -6,7 +6,7 @@
 // (#payment_intents, #refunds), Stripe's test payment methods (https://docs.stripe.com/testing) and
 // signed webhook events (https://docs.stripe.com/webhooks#verify-manually). What only a customer or
 // an outage could do (pass 3-D Secure, answer 500, never answer) tests ask of the object it returns.
-import { createHmac, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -396,6 +396,8 @@ export async function startStripeStandIn({ webhookSecret }: { webhookSecret: str
   const failures: StandInFailure[] = [];
   const delays: number[] = [];
   const held = new Set<http.ServerResponse>();
+  // Only its webhook helpers are used: no request goes out through it.
+  const signer = new Stripe('sk_test_stand_in');
 
   const hold = (response: http.ServerResponse) => {
     held.add(response);
@@ -490,11 +492,13 @@ export async function startStripeStandIn({ webhookSecret }: { webhookSecret: str
         type,
       };
       const payload = JSON.stringify(event, null, 2);
-      const timestamp = options.timestamp ?? now();
-      const signature = createHmac('sha256', options.secret ?? webhookSecret)
-        .update(`${timestamp}.${payload}`)
-        .digest('hex');
-      return { payload, headers: { 'stripe-signature': `t=${timestamp},v1=${signature}` } };
+      // Signed by the SDK's own helper, as Stripe signs a delivery (t=…,v1=HMAC-SHA256 of "t.payload").
+      const header = signer.webhooks.generateTestHeaderString({
+        payload,
+        secret: options.secret ?? webhookSecret,
+        timestamp: options.timestamp ?? now(),
+      });
+      return { payload, headers: { 'stripe-signature': header } };
     },
     async close() {
       for (const response of held) response.destroy();

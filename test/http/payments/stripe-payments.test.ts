@@ -96,11 +96,18 @@ describe('ORDERPAY_PAYMENT_PROCESSOR=stripe', () => {
     const intent = await intentOf(payment.id);
     standIn.completeAction(intent.id, 'succeeded');
     const event = standIn.signedEvent('payment_intent.succeeded', (await intentOf(payment.id)) as object);
+    // Applied once under the event's id; sent again (Stripe sends at least once), the same answer.
     for (let delivery = 0; delivery < 2; delivery++) {
       const answer = await deliver(event.payload, event.headers);
       assert.equal(answer.statusCode, 200, answer.body);
       assert.deepEqual(answer.json(), { received: true });
+      assert.equal(answer.headers['cache-control'], 'no-store');
     }
+    const { rows: keys } = await t.db.query<{ state: string }>(
+      "SELECT state FROM idempotency_keys WHERE client_id = 'processor:stripe' AND key = $1",
+      [JSON.parse(event.payload).id],
+    );
+    assert.deepEqual(keys, [{ state: 'completed' }]);
     const read = (await get(t, token, `/v3/payments/${payment.id}`)).json();
     assert.equal(read.status, 'succeeded');
     assert.equal(read.nextAction, null);
@@ -190,6 +197,25 @@ describe('ORDERPAY_PAYMENT_PROCESSOR=stripe', () => {
     const { rows } = await t.db.query<{ reference: string }>('SELECT reference FROM payments WHERE id = $1', [payment.id]);
     assert.equal(standIn.intentsByReference(rows[0]!.reference), 1);
     assert.equal((await paymentsOfOrder(t.db, order.id)).length, 1);
+  });
+
+  test('two keys pay one order at once (a double click): one payment, the other key 409 while it is in progress; Stripe asked for one PaymentIntent', async () => {
+    const { user, token } = await createCustomer(t);
+    const order = await createOrder(t.db, user.id, { price: 2500, currency: 'EUR' });
+    const body = { amount: { value: 2500, currency: 'EUR' }, orderId: order.id, paymentMethod: 'pm_card_visa' };
+    const before = standIn.intents().length;
+    // Stripe answers slowly: the second key arrives while the first payment is at Stripe.
+    standIn.slowNext(2, 300);
+    const answers = await Promise.all([1, 2].map(() => postPayment(t, token, body, { url: '/v3/payments' })));
+    const statuses = answers.map((a) => a.statusCode).sort();
+    assert.deepEqual(statuses, [201, 409], answers.map((a) => a.body).join('\n'));
+    const refused = answers.find((a) => a.statusCode === 409)!;
+    assert.ok(['PAYMENT_ORDER_PAYMENT_IN_PROGRESS', 'PAYMENT_ORDER_NOT_PAYABLE'].includes(refused.json().code), refused.body);
+    assert.equal(standIn.intents().length - before, 1);
+    assert.deepEqual(
+      (await paymentsOfOrder(t.db, order.id)).map((p) => p.status),
+      ['succeeded'],
+    );
   });
 
   test('another processor’s path → 404', async () => {
