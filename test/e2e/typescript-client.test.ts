@@ -6,7 +6,7 @@ import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { after, before, describe, test } from 'node:test';
-import { createOrderpayClient } from '../../clients/typescript/client.ts';
+import { API_VERSION, createOrderpayClient } from '../../clients/typescript/client.ts';
 import { placeAndPayOrder } from '../../clients/typescript/example.ts';
 import { createCustomer } from '../helpers/actors.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
@@ -56,7 +56,7 @@ describe('the typed TypeScript client against a live server', () => {
     assert.equal(response.status, 404);
     assert.equal(response.headers.get('content-type'), 'application/problem+json; charset=utf-8');
     assert.equal(error?.code, 'ORDER_NOT_FOUND');
-    assert.equal(error?.instance, '/v2/orders/2000000000');
+    assert.equal(error?.instance, `/v${API_VERSION}/orders/2000000000`);
   });
 
   test('the example runs as a process: ORDERPAY_URL and ORDERPAY_TOKEN', async () => {

@@ -33,4 +33,32 @@ describe('ORDERPAY_PAYMENT_PROCESSOR', () => {
     await build({ NODE_ENV: 'production', ORDERPAY_SERVERS: 'authorization' });
     await build({ NODE_ENV: 'development' });
   });
+
+  test('stripe: needs STRIPE_SECRET_KEY (refused with one line naming it); with it, the app builds and its events path exists', async () => {
+    await assert.rejects(
+      build({ NODE_ENV: 'production', ORDERPAY_PAYMENT_PROCESSOR: 'stripe' }),
+      (error: unknown) =>
+        error instanceof ConfigError &&
+        error.message === 'ORDERPAY_PAYMENT_PROCESSOR=stripe needs STRIPE_SECRET_KEY (sk_live_… or sk_test_…)',
+    );
+    const app = await buildApp(
+      loadConfig({ LOG_LEVEL: 'silent', NODE_ENV: 'production', ORDERPAY_PAYMENT_PROCESSOR: 'stripe', STRIPE_SECRET_KEY: 'sk_test_abc' }),
+      db,
+      { logger: false },
+    );
+    try {
+      // No STRIPE_WEBHOOK_SECRET: every event is refused, nothing is applied.
+      const answer = await app.inject({
+        method: 'POST',
+        url: '/processors/stripe/events',
+        payload: '{"id":"evt_1","type":"payment_intent.succeeded"}',
+        headers: { 'content-type': 'application/json', 'stripe-signature': 't=1,v1=00' },
+      });
+      assert.equal(answer.statusCode, 400, answer.body);
+      assert.equal(answer.json().code, 'PAYMENT_PROCESSOR_EVENT_INVALID');
+      assert.equal(answer.json().detail, 'no Stripe webhook signing secret is configured');
+    } finally {
+      await app.close();
+    }
+  });
 });
