@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { decodeJwt } from 'jose';
 import type { Browser, Page, Request } from 'playwright-core';
+import { LATEST_API_VERSION } from '../../src/core/api-versions.ts';
 import { issueTokenFor } from '../../src/auth/access-token.ts';
 import { DEMO_CUSTOMER_EMAILS, DEMO_PASSWORD, seedDemoData } from '../../src/seed.ts';
 import { findUserByEmail } from '../../src/users/users.store.ts';
@@ -66,8 +67,8 @@ withChromium('/docs signs in and tries requests in a real browser', () => {
       await listOrders.locator('button.execute').click();
       const status = listOrders.locator('.live-responses-table .response .response-col_status').first();
       await status.waitFor();
-      const sent = requests.filter((request) => new URL(request.url()).pathname === '/v2/orders').at(-1);
-      assert.ok(sent, 'the page called GET /v2/orders');
+      const sent = requests.filter((request) => new URL(request.url()).pathname === `/v${LATEST_API_VERSION}/orders`).at(-1);
+      assert.ok(sent, `the page called GET /v${LATEST_API_VERSION}/orders`);
       return { status: (await status.innerText()).trim(), sent };
     }
 
