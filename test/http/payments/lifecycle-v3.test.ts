@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { ChargeState, PaymentProcessor } from '../../../src/payments/processor.ts';
 import { createSimulatedProcessor } from '../../../src/payments/simulator.ts';
+import { eventTypesAt } from '../../../src/events/events.rules.ts';
 import { createCustomer, createStaffToken, get } from '../../helpers/actors.ts';
 import { paymentsConfig, startTestApp, type TestApp } from '../../helpers/app.ts';
 import { createOrder } from '../../helpers/factories.ts';
@@ -100,15 +101,13 @@ describe('v3: a payment as it stands', () => {
     const staff = await createStaffToken(t, ['events:read']);
     assert.deepEqual(await listedTypes(staff, 3, payment.id), ['payment.requires_action', 'payment.canceled']);
     assert.deepEqual(await listedTypes(staff, 2, payment.id), []);
-    expectProblem(
-      await get(t, staff, '/v2/events?type=payment.canceled'),
-      400,
-      'REQUEST_PARAMETER_INVALID',
-      '/v2/events',
-      (await get(t, staff, '/v2/events?type=payment.canceled')).json().detail,
-      { errors: [{ parameter: 'type', detail: (await get(t, staff, '/v2/events?type=payment.canceled')).json().errors[0].detail }] },
-    );
-    assert.match((await get(t, staff, '/v2/events?type=payment.canceled')).json().detail, /^"payment.canceled" is not an event type; use /);
+    // v2 knows only its own types: the list it names has none of v3's.
+    const unknown = `"payment.canceled" is not an event type; use ${eventTypesAt(2).join(', ')}`;
+    assert.ok(!eventTypesAt(2).includes('payment.canceled'));
+    expectProblem(await get(t, staff, '/v2/events?type=payment.canceled'), 400, 'REQUEST_PARAMETER_INVALID', '/v2/events', unknown, {
+      errors: [{ parameter: 'type', detail: unknown }],
+    });
+    assert.equal((await get(t, staff, '/v3/events?type=payment.canceled')).statusCode, 200);
   });
 
   test('GET /payments?needsAttention=true|false, in every version: the payments a person must look at, or the others', async () => {
