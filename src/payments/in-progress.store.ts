@@ -26,7 +26,7 @@ async function scheduleAttemptOf(db: Queryable, table: Driven, id: number, attem
   );
 }
 
-/** Flags one for a person, once (docs/payments.md, "Payments that need attention"); true when this flagged it. */
+/** Flags one for a person, once (docs/payments.md, "Payments that need a person"); true when this flagged it. */
 async function flagOf(db: Queryable, table: Driven, id: number, reason: string): Promise<boolean> {
   const { rowCount } = await db.query(
     `UPDATE ${table} SET needs_attention_since = now(), attention_reason = $2 WHERE id = $1 AND needs_attention_since IS NULL`,
