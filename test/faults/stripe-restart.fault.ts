@@ -7,11 +7,12 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { test } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { withTargetDatabase } from '../cli/orderpay-process.ts';
 import { startStripeStandIn } from '../helpers/stripe-stand-in.ts';
+import { eventually } from '../helpers/webhooks.ts';
 import { DRAIN_MS } from './bounds.ts';
-import { createSlot, PORTS, prepareWorld, type PendingOrder, type World } from './orderpay-fleet.ts';
+import { createLedger, type Operation, payOrderOperation, sendUntilAnswered } from './clients.ts';
+import { createSlot, PORTS, prepareWorld, type PendingOrder } from './orderpay-fleet.ts';
 import { clusterForFile } from './scenario.ts';
 
 const ORDERS = 12;
@@ -19,32 +20,17 @@ const ORDERS = 12;
 const STRIPE_LATENCY_MS = 1500;
 const WEBHOOK_SECRET = `whsec_${randomUUID().replaceAll('-', '')}`;
 
-/** What one key's requests ended with: the payment (its status when answered) or the refusal of a second key. */
-type Outcome = { paymentId: number; status: string } | { refused: string };
+/** Paying the order under one key, through Stripe: v3, with a payment method. */
+function payThroughStripe(order: PendingOrder, key: string): Operation {
+  const operation = payOrderOperation(key, order);
+  return { ...operation, path: '/v3/payments', body: { ...(operation.body as object), paymentMethod: 'pm_card_visa' } };
+}
 
 /**
- * Pays the order under one key as a client does: the same request again after a network error, a
- * 503 or a 409 "key in use", until it gets an answer that is the payment's (201) or a refusal of
- * this key's payment because the other key's is in progress or paid (409).
+ * The refusal of a second key's payment, as the ledger records it (the body cut short): the other
+ * key's is in progress, or has paid the order.
  */
-async function pay(url: string, world: World, order: PendingOrder, key: string): Promise<Outcome> {
-  const body = JSON.stringify({ amount: { value: order.total, currency: 'EUR' }, orderId: order.id, paymentMethod: 'pm_card_visa' });
-  for (;;) {
-    const response = await fetch(`${url}/v3/payments`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${world.token}`, 'content-type': 'application/json', 'idempotency-key': key },
-      body,
-    }).catch(() => undefined);
-    if (response?.status === 201) {
-      const payment = (await response.json()) as { id: number; status: string };
-      return { paymentId: payment.id, status: payment.status };
-    }
-    const problem = response ? ((await response.json().catch(() => ({}))) as { code?: string }) : {};
-    if (response?.status === 409 && problem.code !== 'IDEMPOTENCY_KEY_IN_USE') return { refused: String(problem.code) };
-    assert.ok(!response || [409, 503].includes(response.status), `unexpected ${response?.status} ${JSON.stringify(problem)}`);
-    await sleep(200);
-  }
-}
+const OTHER_KEY_PAID = /: 409 \{"type":"[^"]*\/problems\/payment-order-(payment-in-progress|not-payable)"/;
 
 test(`PostgreSQL crashes (-m immediate) while ${ORDERS} orders, each paid with two keys at once, wait on Stripe: each paid exactly once, one PaymentIntent per order`, async () => {
   const cluster = await clusterForFile();
@@ -59,13 +45,19 @@ test(`PostgreSQL crashes (-m immediate) while ${ORDERS} orders, each paid with t
   await slot.start();
   try {
     stripe.slowNext(ORDERS * 4, STRIPE_LATENCY_MS);
-    const paying = world.pendingOrders.flatMap((order) => [randomUUID(), randomUUID()].map((key) => pay(slot.url, world, order, key)));
+    // Clients as the fault suite's: the same key again after a network error, a 503 or a 409 "key
+    // in use", waiting the Retry-After they are told, until they get an answer.
+    const ledger = createLedger();
+    const clients = { servers: [slot.url], token: world.token, ledger };
+    const paying = world.pendingOrders.flatMap((order) =>
+      [randomUUID(), randomUUID()].map((key) => sendUntilAnswered(clients, payThroughStripe(order, key), 0)),
+    );
     // Every order's first key has reached Stripe (its PaymentIntent created or on its way).
-    while (stripe.requests.length < ORDERS) await sleep(20);
+    await stripe.requestsReached(ORDERS);
     await cluster.restart('immediate');
-    const outcomes = await Promise.all(paying);
+    const answers = await Promise.all(paying);
 
-    // A payment answered processing is finished by the completer: wait for every order to be paid.
+    // A payment answered processing is finished by the completer once the database is back.
     const orderIds = world.pendingOrders.map((o) => o.id);
     const unpaid = () =>
       withTargetDatabase(world.inspection, async (db) => {
@@ -74,7 +66,7 @@ test(`PostgreSQL crashes (-m immediate) while ${ORDERS} orders, each paid with t
         ]);
         return rows[0]!.n;
       });
-    while ((await unpaid()) > 0) await sleep(250);
+    await eventually(async () => (await unpaid()) === 0, 'every order paid', 60_000);
 
     const rows = await withTargetDatabase(
       world.inspection,
@@ -97,9 +89,15 @@ test(`PostgreSQL crashes (-m immediate) while ${ORDERS} orders, each paid with t
     }
     assert.equal(stripe.intents().length, ORDERS, 'no PaymentIntent beyond one per order');
     // Each order: one key got its payment, the other a refusal (in progress, or paid already).
-    const answered = outcomes.filter((o) => 'paymentId' in o);
-    assert.equal(new Set(answered.map((o) => o.paymentId)).size, ORDERS);
-    assert.equal(outcomes.length - answered.length, ORDERS);
+    const created = answers.filter((answer) => answer?.status === 201);
+    assert.equal(new Set(created.map((answer) => (JSON.parse(answer!.body) as { id: number }).id)).size, ORDERS);
+    assert.equal(answers.length - created.length, ORDERS);
+    assert.deepEqual(
+      ledger.violations.filter((violation) => !OTHER_KEY_PAID.test(violation)),
+      [],
+      'no answer but a 201, a retry or the refusal of the second key',
+    );
+    assert.deepEqual(ledger.unanswered, []);
   } finally {
     const { exit } = await slot.terminate(DRAIN_MS);
     await stripe.close();

@@ -73,6 +73,8 @@ export interface StripeStandIn {
   url: string;
   /** Every API request received, in order. */
   requests: LoggedRequest[];
+  /** Resolves once count API requests have arrived (at once if they have). */
+  requestsReached(count: number): Promise<void>;
   /** The customer passes (or fails) 3-D Secure on an intent that requires action. */
   completeAction(intentId: string, outcome: 'succeeded' | 'declined'): void;
   /** A confirmed intent whose outcome comes later (Stripe's processing); settle() decides it succeeded. */
@@ -393,6 +395,7 @@ export async function startStripeStandIn({ webhookSecret }: { webhookSecret: str
   const state: State = { url: '', intents: new Map(), refunds: new Map() };
   const keys = new Map<string, { fingerprint: string; reply?: Reply }>();
   const requests: LoggedRequest[] = [];
+  const awaitingRequests: { count: number; arrived: () => void }[] = [];
   const failures: StandInFailure[] = [];
   const delays: number[] = [];
   const held = new Set<http.ServerResponse>();
@@ -410,6 +413,10 @@ export async function startStripeStandIn({ webhookSecret }: { webhookSecret: str
     const path = new URL(request.url ?? '/', state.url).pathname;
     const idempotencyKey = method === 'POST' ? ((request.headers['idempotency-key'] as string | undefined) ?? null) : null;
     requests.push({ method, path, idempotencyKey });
+    for (const waiter of awaitingRequests.filter((w) => requests.length >= w.count)) {
+      awaitingRequests.splice(awaitingRequests.indexOf(waiter), 1);
+      waiter.arrived();
+    }
     const failure = failures.shift();
     const delayMs = delays.shift() ?? 0;
     // Lost on the way: nothing is done, nothing is kept.
@@ -448,6 +455,10 @@ export async function startStripeStandIn({ webhookSecret }: { webhookSecret: str
   return {
     url: state.url,
     requests,
+    requestsReached(count) {
+      if (requests.length >= count) return Promise.resolve();
+      return new Promise<void>((arrived) => awaitingRequests.push({ count, arrived }));
+    },
     completeAction(intentId, outcome) {
       const intent = intentOf(intentId, 'requires_action');
       if (outcome === 'succeeded') {

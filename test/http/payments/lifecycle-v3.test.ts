@@ -13,6 +13,7 @@ import { createOrder } from '../../helpers/factories.ts';
 import { expectProblem } from '../../helpers/problems.ts';
 import { send, webhookTestConfig } from '../webhooks/webhooks.ts';
 import { postPayment, readOrderRow } from './payments.ts';
+import { eventually } from '../../helpers/webhooks.ts';
 
 /** An amount for which the processor asks the customer to authenticate (3-D Secure), and never hears back. */
 const ACTION_AMOUNT = 3333;
@@ -88,9 +89,11 @@ describe('v3: a payment as it stands', () => {
     assert.equal(second.json().code, 'PAYMENT_ORDER_PAYMENT_IN_PROGRESS');
 
     // The completer cancels it once the customer's time is up.
-    while ((await get(t, token, `/v3/payments/${payment.id}`)).json().status !== 'canceled') {
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
+    await eventually(
+      async () => (await get(t, token, `/v3/payments/${payment.id}`)).json().status === 'canceled',
+      'the completer to cancel the payment',
+      20_000,
+    );
     const canceled = (await get(t, token, `/v3/payments/${payment.id}`)).json();
     assert.deepEqual([canceled.cancellationReason, canceled.nextAction, canceled.actionExpiresAt], ['action_expired', null, null]);
     // v2 shows it as declined.

@@ -13,20 +13,11 @@ import { paymentsConfig, startTestApp, type TestApp } from '../../helpers/app.ts
 import { createOrder } from '../../helpers/factories.ts';
 import { expectProblem } from '../../helpers/problems.ts';
 import { createFailpoints, createHoldableProcessor } from '../idempotency/gates.ts';
-import { keyRows, paymentsOfOrder, postPayment, readOrderRow } from './payments.ts';
+import { eventsAbout, keyRows, paymentsOfOrder, postPayment, readOrderRow } from './payments.ts';
+import { eventually } from '../../helpers/webhooks.ts';
 
 const IN_PROGRESS_DETAIL = (orderId: number) =>
   `A payment of order ${orderId} is in progress; only if it does not succeed can the order be paid again.`;
-
-/** Events recorded about a payment or its order, oldest first. */
-async function eventsAbout(t: TestApp, payment: { id: number; orderId: number }): Promise<string[]> {
-  const { rows } = await t.db.query<{ type: string }>(
-    `SELECT type FROM events WHERE (object_type = 'payment' AND (object ->> 'id')::bigint = $1)
-        OR (object_type = 'order' AND (object ->> 'id')::bigint = $2) ORDER BY seq`,
-    [payment.id, payment.orderId],
-  );
-  return rows.map((row) => row.type);
-}
 
 describe('a payment in progress reserves its order', () => {
   let t: TestApp;
@@ -126,10 +117,7 @@ describe('the completer finishes what no request did', () => {
       assert.equal(payment?.status, 'processing');
 
       // The completer runs every second in every process: wait for what it commits.
-      for (let read = 0; (await readOrderRow(t.db, order.id)).status !== 'paid'; read++) {
-        assert.ok(read < 200, 'the completer did not pay the order within 20 s');
-        await new Promise((resolve) => setTimeout(resolve, 100));
-      }
+      await eventually(async () => (await readOrderRow(t.db, order.id)).status === 'paid', 'the completer to pay the order', 20_000);
       assert.deepEqual(
         (await paymentsOfOrder(t.db, order.id)).map((p) => [p.id, p.status, p.version]),
         [[payment!.id, 'succeeded', 1]],

@@ -171,3 +171,13 @@ export async function readOrderRow(db: Db, id: number): Promise<OrderRow> {
   );
   return rows[0]!;
 }
+
+/** Events recorded about a payment or its order, oldest first. */
+export async function eventsAbout(t: TestApp, payment: { id: number; orderId: number }): Promise<string[]> {
+  const { rows } = await t.db.query<{ type: string }>(
+    `SELECT type FROM events WHERE (object_type = 'payment' AND (object ->> 'id')::bigint = $1)
+        OR (object_type = 'order' AND (object ->> 'id')::bigint = $2) ORDER BY seq`,
+    [payment.id, payment.orderId],
+  );
+  return rows.map((row) => row.type);
+}

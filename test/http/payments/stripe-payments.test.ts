@@ -11,7 +11,8 @@ import { createCustomer, get } from '../../helpers/actors.ts';
 import { createOrder } from '../../helpers/factories.ts';
 import { expectProblem } from '../../helpers/problems.ts';
 import { type StripeStandIn, startStripeStandIn } from '../../helpers/stripe-stand-in.ts';
-import { paymentsOfOrder, postPayment, readOrderRow } from './payments.ts';
+import { eventsAbout, paymentsOfOrder, postPayment, readOrderRow } from './payments.ts';
+import { eventually } from '../../helpers/webhooks.ts';
 
 const WEBHOOK_SECRET = `whsec_${randomUUID().replaceAll('-', '')}`;
 const RETURN_URL = 'https://shop.example/checkout/done';
@@ -38,16 +39,6 @@ after(async () => {
   await t.close();
   await standIn.close();
 });
-
-/** Events recorded about a payment or its order, oldest first. */
-async function eventTypes(payment: { id: number; orderId: number }): Promise<string[]> {
-  const { rows } = await t.db.query<{ type: string }>(
-    `SELECT type FROM events WHERE (object_type = 'payment' AND (object ->> 'id')::bigint = $1)
-        OR (object_type = 'order' AND (object ->> 'id')::bigint = $2) ORDER BY seq`,
-    [payment.id, payment.orderId],
-  );
-  return rows.map((row) => row.type);
-}
 
 /** The PaymentIntent behind a payment, as Stripe (the stand-in) holds it. */
 async function intentOf(paymentId: number) {
@@ -112,7 +103,7 @@ describe('ORDERPAY_PAYMENT_PROCESSOR=stripe', () => {
     assert.equal(read.status, 'succeeded');
     assert.equal(read.nextAction, null);
     assert.equal((await readOrderRow(t.db, order.id)).status, 'paid');
-    assert.deepEqual(await eventTypes(payment), ['payment.requires_action', 'payment.succeeded', 'order.paid']);
+    assert.deepEqual(await eventsAbout(t, payment), ['payment.requires_action', 'payment.succeeded', 'order.paid']);
     assert.equal(standIn.intentsByReference(intent.metadata.orderpay_reference!), 1);
   });
 
@@ -131,7 +122,7 @@ describe('ORDERPAY_PAYMENT_PROCESSOR=stripe', () => {
       const answer = await deliver(payload, headers);
       expectProblem(answer, 400, 'PAYMENT_PROCESSOR_EVENT_INVALID', '/processors/stripe/events', answer.json().detail);
     }
-    assert.deepEqual(await eventTypes(payment), ['payment.requires_action']);
+    assert.deepEqual(await eventsAbout(t, payment), ['payment.requires_action']);
     assert.equal((await readOrderRow(t.db, payment.orderId)).status, 'pending');
   });
 
@@ -191,7 +182,7 @@ describe('ORDERPAY_PAYMENT_PROCESSOR=stripe', () => {
     assert.equal(retry.headers['idempotent-replayed'], 'true');
     assert.equal(retry.json().status, 'processing');
     // The completer asks again on the retry schedule (first step: 1 s).
-    while ((await readOrderRow(t.db, order.id)).status !== 'paid') await new Promise((resolve) => setTimeout(resolve, 100));
+    await eventually(async () => (await readOrderRow(t.db, order.id)).status === 'paid', 'the completer to pay the order', 20_000);
     const settled = (await get(t, token, `/v3/payments/${payment.id}`)).json();
     assert.equal(settled.status, 'succeeded');
     const { rows } = await t.db.query<{ reference: string }>('SELECT reference FROM payments WHERE id = $1', [payment.id]);
