@@ -253,6 +253,7 @@ async function main(): Promise<number> {
   // One connection is all the seed needs; its statements may run long (building an index of 10M
   // orders takes minutes).
   const db = await openPostgres(options.databaseUrl, {
+    pooler: 'none',
     poolMax: 1,
     connectTimeoutMs: 10_000,
     statementTimeoutMs: 1_800_000,

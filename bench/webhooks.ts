@@ -211,6 +211,7 @@ async function main(): Promise<void> {
   const n = Number(process.env.BENCH_DELIVERIES || 10_000);
   if (!Number.isInteger(n) || n < 1 || n > 1_000_000) throw new Error('BENCH_DELIVERIES must be a whole number 1–1,000,000');
   const db = await openPostgres(databaseUrl, {
+    pooler: 'none',
     poolMax: 1,
     connectTimeoutMs: 10_000,
     statementTimeoutMs: 600_000,

@@ -11,7 +11,7 @@ import { ConfigError, loadConfig, type Config } from './config.ts';
 import { DatabaseConnectError } from './db/connect-failure.ts';
 import { DataDirInUseError } from './db/data-dir-lock.ts';
 import type { Db } from './db/db.ts';
-import { migrate } from './db/migrate.ts';
+import { migrateDatabase } from './db/migrate.ts';
 import { listenForStopSignals, startServer } from './main.ts';
 import { countUsers } from './users/users.store.ts';
 import { DEMO_CLIENT_ID, DEMO_CUSTOMER_EMAILS, DEMO_PASSWORD, DEMO_REDIRECT_URI, DEMO_STAFF_EMAIL, seedDemoData } from './seed.ts';
@@ -94,7 +94,7 @@ Sign in through OAuth: client_id ${DEMO_CLIENT_ID}, redirect_uri ${DEMO_REDIRECT
 }
 
 async function runMigrate(config: Config, out: Output): Promise<void> {
-  const applied = await withDatabase(config, migrate);
+  const applied = await withDatabase(config, (db) => migrateDatabase(config, db));
   out.print(applied.length ? `Applied ${applied.join(', ')}` : 'Database is up to date', { applied });
 }
 

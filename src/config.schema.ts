@@ -92,6 +92,34 @@ export const EnvironmentSchema = Type.Object({
         'Let `/docs` sign in: the authorization server knows the public client `orderpay-docs` (authorization code + PKCE, redirect URI `PUBLIC_URL/docs/static/oauth2-redirect.html`, the API scopes). Needs `PUBLIC_URL` on https, or http on a loopback host. A pasted access token works either way.',
     }),
   ),
+  ORDERPAY_DB_POOLER: Type.Enum(['none', 'transaction'], {
+    default: 'none',
+    description:
+      "`transaction` when `DATABASE_URL` goes through a transaction-mode connection pooler (PgBouncer, RDS Proxy, Supabase's or Neon's pooler): no named prepared statements and no session settings; the timeouts are set per transaction ([docs/deploy.md](docs/deploy.md#connection-poolers)). `none`: a direct connection or a session-mode pooler.",
+  }),
+  ORDERPAY_DB_DIRECT_URL: Type.Optional(
+    Type.String({
+      format: 'url',
+      pattern: '^postgres(ql)?://',
+      description:
+        'A direct connection to the same database as `DATABASE_URL`, bypassing the pooler, for what needs a session of its own: migrations run through it. Unset: everything goes through `DATABASE_URL`.',
+    }),
+  ),
+  ORDERPAY_READ_DATABASE_URL: Type.Optional(
+    Type.String({
+      format: 'url',
+      pattern: '^postgres(ql)?://',
+      description:
+        'A streaming replica of the database (directly or through its own pooler, as `ORDERPAY_DB_POOLER` says) that serves collection reads while it is no more than `ORDERPAY_READ_MAX_LAG_MS` behind; a caller never reads older than its own last write. Needs `REDIS_URL` ([docs/deploy.md](docs/deploy.md#read-replicas)).',
+    }),
+  ),
+  ORDERPAY_READ_MAX_LAG_MS: Type.Integer({
+    minimum: 100,
+    maximum: 600_000,
+    default: 5000,
+    description:
+      'How far behind the primary the replica may be and still serve reads; further behind, or unreachable, the primary serves them.',
+  }),
   ORDERPAY_DB_POOL_MAX: Type.Integer({ minimum: 1, maximum: 1000, default: 10, description: 'PostgreSQL connections per process.' }),
   ORDERPAY_DB_CONNECT_TIMEOUT_MS: Type.Integer({
     minimum: 1,

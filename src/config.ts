@@ -26,6 +26,14 @@ export interface Config {
   /** JWKS of an external issuer; unset means the keys in our own database. */
   readonly jwksUrl: string | undefined;
   readonly db: {
+    /** How DATABASE_URL is reached: directly (or a session-mode pooler), or through a transaction-mode pooler. */
+    readonly pooler: 'none' | 'transaction';
+    /** A connection to the same database that bypasses the pooler (migrations); undefined uses DATABASE_URL. */
+    readonly directUrl: string | undefined;
+    /** A streaming replica that serves collection reads (src/db/read-routing.ts). */
+    readonly readUrl: string | undefined;
+    /** How far behind the replica may be and still serve reads. */
+    readonly readMaxLagMs: number;
     readonly poolMax: number;
     readonly connectTimeoutMs: number;
     readonly statementTimeoutMs: number;
@@ -239,7 +247,8 @@ function describeRefusal(name: string, rawText: string | undefined, value: unkno
       return mustBeUrl(name, raw ?? '');
     case 'pattern':
       if (name === 'REDIS_URL') return `${name} must be a redis:// or rediss:// URL, got "${raw}"`;
-      if (name === 'DATABASE_URL') return `${name} must be a postgres:// or postgresql:// URL (orderpay runs on PostgreSQL), got "${raw}"`;
+      if (name === 'DATABASE_URL' || name === 'ORDERPAY_DB_DIRECT_URL' || name === 'ORDERPAY_READ_DATABASE_URL')
+        return `${name} must be a postgres:// or postgresql:// URL (orderpay runs on PostgreSQL), got "${raw}"`;
       if (name.endsWith('_RETRY_SCHEDULE')) return `${name} must be whole seconds separated by commas (e.g. 5,300,1800), got "${raw}"`;
       // Keys and tokens are secrets: not echoed.
       if (name === 'ORDERPAY_WEBHOOKS_SECRET_KEY') return `${name} must be 32 bytes in base64 (openssl rand -base64 32)`;
@@ -390,6 +399,10 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     audience: normaliseUrl('ORDERPAY_AUDIENCE', vars.ORDERPAY_AUDIENCE ?? publicUrl),
     jwksUrl: vars.ORDERPAY_JWKS_URL === undefined ? undefined : normaliseUrl('ORDERPAY_JWKS_URL', vars.ORDERPAY_JWKS_URL),
     db: {
+      pooler: vars.ORDERPAY_DB_POOLER,
+      directUrl: vars.ORDERPAY_DB_DIRECT_URL,
+      readUrl: vars.ORDERPAY_READ_DATABASE_URL,
+      readMaxLagMs: vars.ORDERPAY_READ_MAX_LAG_MS,
       poolMax: vars.ORDERPAY_DB_POOL_MAX,
       connectTimeoutMs: vars.ORDERPAY_DB_CONNECT_TIMEOUT_MS,
       statementTimeoutMs: vars.ORDERPAY_DB_STATEMENT_TIMEOUT_MS,
@@ -449,6 +462,17 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
   // register an endpoint reach the internal network (SSRF).
   if (config.webhooks.allowPrivate && config.env === 'production') {
     throw new ConfigError('ORDERPAY_WEBHOOKS_ALLOW_PRIVATE=true is refused when NODE_ENV=production');
+  }
+  // Each caller's last write position must be seen by every process (docs/deploy.md, "Read replicas").
+  if (config.db.readUrl !== undefined && config.rateLimits.redisUrl === undefined) {
+    throw new ConfigError(
+      "ORDERPAY_READ_DATABASE_URL needs REDIS_URL: each caller's last write position is kept there, so that every process sees it",
+    );
+  }
+  if ((config.db.readUrl !== undefined || config.db.directUrl !== undefined) && config.databaseUrl === undefined) {
+    throw new ConfigError(
+      'ORDERPAY_READ_DATABASE_URL and ORDERPAY_DB_DIRECT_URL need DATABASE_URL (the embedded database has neither replicas nor poolers)',
+    );
   }
   // The headers are part of the request: Node refuses a headers timeout longer than the request's.
   if (config.http.headersTimeoutMs > config.http.requestTimeoutMs) {

@@ -8,7 +8,7 @@ import { ConfigError, type Config } from './config.ts';
 import { createDatabase } from './db/create-database.ts';
 import type { Db } from './db/db.ts';
 import { serveEmbeddedDatabase, SocketPathTooLongError, type EmbeddedSocket } from './db/embedded-socket-server.ts';
-import { migrate } from './db/migrate.ts';
+import { migrateDatabase } from './db/migrate.ts';
 import { failpointFromEnv } from './core/failpoints.ts';
 import { buildMetricsApp } from './http/metrics-listener.ts';
 import { PROCESSOR_REQUIRED } from './payments/processors.ts';
@@ -75,7 +75,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
   let metricsApp: FastifyInstance | undefined;
   let commandSocket: EmbeddedSocket | undefined;
   try {
-    await migrate(db);
+    await migrateDatabase(config, db);
     if (config.seedOnEmpty && (await countUsers(db)) === 0) await seedDemoData(db);
     await ensureActiveSigningKey(db);
     // Crash tests stop a real process at a named point of a write: never outside NODE_ENV=test.

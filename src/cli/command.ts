@@ -4,7 +4,7 @@ import { parseArgs, type ParseArgsOptionsConfig } from 'node:util';
 import type { Config } from '../config.ts';
 import { openCommandDatabase } from '../db/create-database.ts';
 import type { Db } from '../db/db.ts';
-import { migrate } from '../db/migrate.ts';
+import { migrateDatabase } from '../db/migrate.ts';
 
 /** A command line or input the command refuses: exit 2, one line, no stack trace. */
 export class UsageError extends Error {}
@@ -64,7 +64,7 @@ export async function withDatabase<T>(config: Config, fn: (db: Db) => Promise<T>
 /** Commands that read or write rows migrate first, so they work on a brand-new database. */
 export function withMigratedDatabase<T>(config: Config, fn: (db: Db) => Promise<T>): Promise<T> {
   return withDatabase(config, async (db) => {
-    await migrate(db);
+    await migrateDatabase(config, db);
     return fn(db);
   });
 }

@@ -6,10 +6,13 @@ import type { Config } from '../config.ts';
 import { DataDirInUseError } from './data-dir-lock.ts';
 import type { Db } from './db.ts';
 import { connectEmbeddedDatabase } from './embedded-socket-client.ts';
-import { openPostgres } from './postgres.ts';
+import { openPostgres, type PostgresOptions } from './postgres.ts';
 import { withTransactionRetry } from './transaction.ts';
 
-export async function createDatabase(config: Pick<Config, 'databaseUrl' | 'dataDir' | 'db'>): Promise<Db> {
+/** Where the database is and how to open it. */
+export type DatabaseLocation = Pick<Config, 'databaseUrl' | 'dataDir'> & { db: PostgresOptions };
+
+export async function createDatabase(config: DatabaseLocation): Promise<Db> {
   if (config.databaseUrl) return withTransactionRetry(await openPostgres(config.databaseUrl, config.db));
   // Loaded only for the embedded database: PGlite's module is a few MB of heap a process on
   // PostgreSQL would carry for nothing (docs/benchmarks.md, "Memory").
@@ -26,7 +29,7 @@ const COMMAND_POLL_MS = 100;
  * For a command: the running server's embedded database over its socket (DATA_DIR/orderpay.sock),
  * else the data directory opened directly, as `serve` does. PostgreSQL is opened as usual.
  */
-export async function openCommandDatabase(config: Pick<Config, 'databaseUrl' | 'dataDir' | 'db'>): Promise<Db> {
+export async function openCommandDatabase(config: DatabaseLocation): Promise<Db> {
   if (config.databaseUrl || config.dataDir.startsWith('memory://')) return createDatabase(config);
   const deadline = Date.now() + COMMAND_WAIT_MS;
   for (;;) {

@@ -46,7 +46,8 @@ export function isDatabaseError(error: unknown): error is DatabaseError {
 // int8 → number (ids, money in minor units and counts stay far below 2^53),
 // timestamptz → RFC 3339 string in UTC, at the column's precision and never less than
 // milliseconds (no Date round trip, which costs time and drops microseconds). Sessions run with
-// TimeZone=UTC, so the text form ends in "+00".
+// TimeZone=UTC where they can, so the text form ends in "+00"; behind a transaction-mode pooler
+// the session's time zone is whatever the server's is, and other offsets are converted.
 export const OID = { INT8: 20, TIMESTAMPTZ: 1184, TEXT_ARRAY: 1009, INT8_ARRAY: 1016, TIMESTAMPTZ_ARRAY: 1185 } as const;
 
 export function parseInt8(value: string): number {
@@ -55,17 +56,28 @@ export function parseInt8(value: string): number {
   return n;
 }
 
-const TIMESTAMPTZ_UTC = /^(\d{4,}-\d\d-\d\d) (\d\d:\d\d:\d\d)(?:\.(\d{1,6}))?\+00(?::00)?$/;
+// PostgreSQL's ISO output: "2026-11-22 13:25:04.12+05:30"; the offset has hours, and minutes and
+// seconds only when they are not zero (historical zones have offsets in seconds).
+const TIMESTAMPTZ_ISO = /^(\d{4})-(\d\d)-(\d\d) (\d\d):(\d\d):(\d\d)(?:\.(\d{1,6}))?([+-])(\d\d)(?::(\d\d))?(?::(\d\d))?$/;
 
 /**
  * "2026-11-22 13:25:04.12+00" → "2026-11-22T13:25:04.120Z". The server drops trailing zeros of
  * the fraction (and a zero fraction altogether); they are written back, so a timestamptz(3)
  * column (migration 0007) always reads as exactly milliseconds, on PGlite and PostgreSQL alike.
+ * An offset other than +00 is applied to the whole seconds; the fraction is kept as written.
  */
 export function parseTimestamptz(value: string): string {
-  const parts = TIMESTAMPTZ_UTC.exec(value);
+  const parts = TIMESTAMPTZ_ISO.exec(value);
   // infinity and BC dates: never written by this application, passed on as the server wrote them.
   if (!parts) return value;
-  const [, date, time, fraction = ''] = parts;
-  return `${date}T${time}.${fraction.padEnd(3, '0')}Z`;
+  const [, year, month, day, hour, minute, second, fraction = '', sign, offsetHours, offsetMinutes = '00', offsetSeconds = '00'] = parts;
+  const millis = fraction.padEnd(3, '0');
+  if (offsetHours === '00' && offsetMinutes === '00' && offsetSeconds === '00') {
+    return `${year}-${month}-${day}T${hour}:${minute}:${second}.${millis}Z`;
+  }
+  const offset = (Number(offsetHours) * 3600 + Number(offsetMinutes) * 60 + Number(offsetSeconds)) * (sign === '-' ? -1 : 1);
+  const local = Date.UTC(Number(year), Number(month) - 1, Number(day), Number(hour), Number(minute), Number(second));
+  const utc = new Date(local - offset * 1000);
+  // Date.UTC would read years 0–99 as 1900–1999: never written by this application.
+  return `${utc.toISOString().slice(0, 19)}.${millis}Z`;
 }

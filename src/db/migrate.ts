@@ -2,7 +2,9 @@
 // transaction that first takes an advisory lock, so two processes starting at once apply each
 // migration exactly once: the second waits, then finds nothing left to do.
 import { readdir, readFile } from 'node:fs/promises';
+import type { Config } from '../config.ts';
 import type { Db } from './db.ts';
+import { openPostgres } from './postgres.ts';
 
 const MIGRATIONS_DIR = new URL('./migrations/', import.meta.url);
 // Arbitrary constant naming "orderpay migrations" in pg_advisory_xact_lock's key space.
@@ -38,4 +40,19 @@ export async function migrate(db: Db): Promise<string[]> {
     }
     return pending.map((m) => m.version);
   });
+}
+
+/**
+ * Migrates through ORDERPAY_DB_DIRECT_URL when it is set, else through db: a pooler in front may
+ * cut a long DDL statement at its query timeout, and migrations are the one job that wants a
+ * server connection of its own for their whole length.
+ */
+export async function migrateDatabase(config: Pick<Config, 'db'>, db: Db): Promise<string[]> {
+  if (config.db.directUrl === undefined) return migrate(db);
+  const direct = await openPostgres(config.db.directUrl, { ...config.db, pooler: 'none', poolMax: 1 });
+  try {
+    return await migrate(direct);
+  } finally {
+    await direct.close();
+  }
 }

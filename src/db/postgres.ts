@@ -34,7 +34,7 @@ const types = {
 const MAX_PREPARED = 5_000;
 const statementNames = new Map<string, string>();
 
-function queryConfig(sql: string, params: readonly unknown[] | undefined): pg.QueryConfig {
+function preparedQuery(sql: string, params: readonly unknown[] | undefined): pg.QueryConfig {
   if (!params) return { text: sql };
   let name = statementNames.get(sql);
   if (name === undefined && statementNames.size < MAX_PREPARED) {
@@ -42,6 +42,40 @@ function queryConfig(sql: string, params: readonly unknown[] | undefined): pg.Qu
     statementNames.set(sql, name);
   }
   return { name, text: sql, values: params as unknown[] };
+}
+
+// Behind a transaction-mode pooler each transaction may run on another server connection, so a
+// statement prepared on one is unknown (or already known) on the next: every statement goes
+// through the unnamed one, parsed and planned each time (docs/deploy.md, "Connection poolers").
+function unnamedQuery(sql: string, params: readonly unknown[] | undefined): pg.QueryConfig {
+  return params ? { text: sql, values: params as unknown[] } : { text: sql };
+}
+
+/** What opening a pool needs of the configuration. */
+export type PostgresOptions = Pick<
+  Config['db'],
+  'pooler' | 'poolMax' | 'connectTimeoutMs' | 'statementTimeoutMs' | 'idleInTransactionTimeoutMs'
+>;
+
+/**
+ * Where the server-side limits live. Directly connected, they are the session's, set once at
+ * connection (the `options` startup parameter). A transaction-mode pooler refuses that parameter
+ * and hands each transaction any server connection, so session settings would leak between
+ * clients: the limits are set with SET LOCAL in the same round trip as BEGIN, and last exactly
+ * as long as the transaction. Reads outside a transaction are bounded by the role's or the
+ * pooler's own settings (docs/deploy.md) and by the client-side query timeout.
+ */
+function sessionSettings(options: PostgresOptions): { startup: string | undefined; begin: string } {
+  if (options.pooler === 'transaction') {
+    return {
+      startup: undefined,
+      begin: `BEGIN; SET LOCAL statement_timeout = ${options.statementTimeoutMs}; SET LOCAL idle_in_transaction_session_timeout = ${options.idleInTransactionTimeoutMs}`,
+    };
+  }
+  return {
+    startup: `-c TimeZone=UTC -c statement_timeout=${options.statementTimeoutMs} -c idle_in_transaction_session_timeout=${options.idleInTransactionTimeoutMs}`,
+    begin: 'BEGIN',
+  };
 }
 
 /** Connects once at open, so that a wrong DATABASE_URL or a server that is down is said in one line. */
@@ -54,14 +88,16 @@ async function checkConnection(pool: pg.Pool, url: string, connectTimeoutMs: num
   }
 }
 
-export async function openPostgres(url: string, options: Config['db']): Promise<Db> {
+export async function openPostgres(url: string, options: PostgresOptions): Promise<Db> {
+  const settings = sessionSettings(options);
+  const queryConfig = options.pooler === 'transaction' ? unnamedQuery : preparedQuery;
   const pool = new pg.Pool({
     connectionString: url,
     max: options.poolMax,
     connectionTimeoutMillis: options.connectTimeoutMs,
     idleTimeoutMillis: 30_000,
     // Server-side limits, so a stuck statement or a forgotten transaction cannot hold locks forever.
-    options: `-c TimeZone=UTC -c statement_timeout=${options.statementTimeoutMs} -c idle_in_transaction_session_timeout=${options.idleInTransactionTimeoutMs}`,
+    ...(settings.startup === undefined ? {} : { options: settings.startup }),
     query_timeout: options.statementTimeoutMs + 5_000,
     types: types as pg.CustomTypesConfig,
   });
@@ -96,7 +132,7 @@ export async function openPostgres(url: string, options: Config['db']): Promise<
       };
       client.on('error', onConnectionError);
       try {
-        await client.query('BEGIN');
+        await client.query(settings.begin);
         const tx: Queryable = {
           async query<R>(sql: string, params?: readonly unknown[]) {
             const result = await client.query(queryConfig(sql, params));

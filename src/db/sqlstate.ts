@@ -59,9 +59,10 @@ const UNREACHABLE_NODE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT
 const EXHAUSTED_NODE_CODES = new Set(['EMFILE', 'ENFILE']);
 // node-postgres reports a pool or client it cannot use with these messages and no code (the last:
 // a pool already ended, its process shutting down); PGlite, once closed, answers every query with
-// "PGlite is closed".
+// "PGlite is closed"; a query without an answer within the client-side query timeout (a server
+// or a pooler that holds it), "Query read timeout".
 const UNREACHABLE_MESSAGES =
-  /timeout exceeded when trying to connect|Connection terminated|connection error and is not queryable|closed and is not queryable|^Cannot use a pool after calling end on the pool$|^PGlite is closed$/i;
+  /timeout exceeded when trying to connect|Connection terminated|connection error and is not queryable|closed and is not queryable|^Cannot use a pool after calling end on the pool$|^PGlite is closed$|^Query read timeout$/i;
 
 /** The database failure this error is, as a domain error; undefined when it is not one we know. */
 export function databaseFailure(error: unknown): DomainError | undefined {

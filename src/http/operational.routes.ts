@@ -4,6 +4,23 @@ import { DomainError, ERRORS, problemSlug, type ErrorCode } from '../core/errors
 import { NEVER_SHED } from './load-shedding.ts';
 import { sendProblem } from './problem.ts';
 
+/**
+ * A probe answers within the connect timeout, whatever holds the query up: behind a pooler a query
+ * waits in the pooler's queue while it cannot reach the server, and a balancer's health check
+ * needs its answer long before the query timeout.
+ */
+async function withinReadinessBound(check: Promise<unknown>, boundMs: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer from the database within ${boundMs} ms`)), boundMs);
+  });
+  try {
+    await Promise.race([check, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 export function registerOperationalRoutes(app: FastifyInstance): void {
   app.get('/livez', { schema: { hide: true }, config: NEVER_SHED }, async function reportLive(_request, reply) {
     reply.header('cache-control', 'no-store');
@@ -13,7 +30,7 @@ export function registerOperationalRoutes(app: FastifyInstance): void {
   app.get('/readyz', { schema: { hide: true } }, async function reportReady(request, reply) {
     reply.header('cache-control', 'no-store');
     try {
-      await app.db.query('SELECT 1');
+      await withinReadinessBound(app.db.query('SELECT 1'), app.config.db.connectTimeoutMs);
       return { status: 'ok' };
     } catch (error) {
       request.log.warn({ err: error }, 'readiness check failed');

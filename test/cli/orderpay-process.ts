@@ -8,7 +8,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createDatabase } from '../../src/db/create-database.ts';
 import type { Db } from '../../src/db/db.ts';
-import { createEmptyServerDatabase, DB_OPTIONS, serverUrl } from '../helpers/db.ts';
+import { createEmptyServerDatabase, DB_OPTIONS, serverPooler, serverUrl } from '../helpers/db.ts';
 
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const CLI_ENTRY = path.join(ROOT, 'src/cli.ts');
@@ -44,7 +44,8 @@ async function createEmptyTarget(): Promise<TargetDatabase> {
   if (serverUrl) {
     const empty = await createEmptyServerDatabase();
     // The embedded database seeds on an empty `serve` by default; ask PostgreSQL for the same.
-    return { kind: 'postgres', env: { DATABASE_URL: empty.url, ORDERPAY_SEED_ON_EMPTY: 'true' }, dataDir: undefined, drop: empty.drop };
+    const env = { DATABASE_URL: empty.url, ORDERPAY_SEED_ON_EMPTY: 'true', ORDERPAY_DB_POOLER: serverPooler };
+    return { kind: 'postgres', env, dataDir: undefined, drop: empty.drop };
   }
   const parent = await mkdtemp(path.join(tmpdir(), 'orderpay-cli-'));
   const dataDir = path.join(parent, 'data');

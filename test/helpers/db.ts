@@ -8,7 +8,23 @@ import { migrate } from '../../src/db/migrate.ts';
 
 export const serverUrl = process.env.TEST_DATABASE_URL || process.env.DATABASE_URL || undefined;
 
-export const DB_OPTIONS = { poolMax: 5, connectTimeoutMs: 5000, statementTimeoutMs: 15_000, idleInTransactionTimeoutMs: 15_000 };
+/** `transaction` when TEST_DATABASE_URL goes through a transaction-mode pooler (scripts/pooled-tests.ts). */
+export const serverPooler = process.env.TEST_DB_POOLER === 'transaction' ? 'transaction' : 'none';
+
+/**
+ * How soon a database that accepts connections again serves the application: at once directly;
+ * behind a pooler, after its next server login attempt (server_login_retry, 1 s in
+ * scripts/pooled-tests.ts).
+ */
+export const RECONNECT_BOUND_MS = 5000;
+
+export const DB_OPTIONS = {
+  pooler: serverPooler,
+  poolMax: 5,
+  connectTimeoutMs: 5000,
+  statementTimeoutMs: 15_000,
+  idleInTransactionTimeoutMs: 15_000,
+} as const;
 
 export interface TestDatabase {
   db: Db;
