@@ -27,6 +27,7 @@ import { metricsPlugin } from './http/metrics.ts';
 import { openApiPlugin } from './http/openapi.ts';
 import { registerOperationalRoutes } from './http/operational.routes.ts';
 import { problemsPlugin, sendFrameworkError } from './http/problems.ts';
+import { readRoutingPlugin } from './http/read-routing.ts';
 import { createCounters, limitRoutes, rateLimitPlugin } from './http/rate-limit/rate-limit.ts';
 import { homeRoutes } from './http/home.routes.ts';
 import { generateRequestId } from './http/request-id.ts';
@@ -180,6 +181,8 @@ export async function buildApp(config: Config, db: Db, options: AppOptions = {})
   const docsClient = buildDocsClient(config, app.log);
   await app.register(openApiPlugin, { config, docsSignIn: docsClient !== undefined });
   await app.register(metricsPlugin);
+  // After the metrics (it counts where collection reads go), before the routes that read.
+  if (config.servers.resource) await app.register(readRoutingPlugin);
   registerOperationalRoutes(app);
   await app.register(homeRoutes, { config });
 

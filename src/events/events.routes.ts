@@ -43,7 +43,7 @@ export async function eventsRoutes(parent: FastifyInstance, { renderEventObject,
     },
     async function listEventsRoute(request, reply) {
       const principal = requireScope(request, 'events:read');
-      const events = await listEvents(app.db, principal, {
+      const events = await listEvents(await app.collectionReader(request), principal, {
         ...request.query,
         page: pageOf(request.query, app.cursors),
         apiVersion: request.apiVersion,

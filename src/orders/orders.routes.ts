@@ -68,8 +68,9 @@ export async function ordersRoutes(parent: FastifyInstance): Promise<void> {
     },
     async function listOrdersRoute(request, reply) {
       const principal = requireScope(request, 'orders:read');
-      const orders = await listOrders(app.db, principal, { ...request.query, page: pageOf(request.query, app.cursors) });
-      return sendPage(request, reply, { ...orders, data: await withItemsShown(request, app.db, orders.data) }, orderRepresentation);
+      const reader = await app.collectionReader(request);
+      const orders = await listOrders(reader, principal, { ...request.query, page: pageOf(request.query, app.cursors) });
+      return sendPage(request, reply, { ...orders, data: await withItemsShown(request, reader, orders.data) }, orderRepresentation);
     },
   );
 
@@ -89,11 +90,12 @@ export async function ordersRoutes(parent: FastifyInstance): Promise<void> {
     },
     async function listUserOrdersRoute(request, reply) {
       const principal = requireScope(request, 'orders:read');
-      const orders = await listUserOrders(app.db, principal, request.params.userId, {
+      const reader = await app.collectionReader(request);
+      const orders = await listUserOrders(reader, principal, request.params.userId, {
         ...request.query,
         page: pageOf(request.query, app.cursors),
       });
-      return sendPage(request, reply, { ...orders, data: await withItemsShown(request, app.db, orders.data) }, orderRepresentation);
+      return sendPage(request, reply, { ...orders, data: await withItemsShown(request, reader, orders.data) }, orderRepresentation);
     },
   );
 
@@ -231,7 +233,10 @@ export async function ordersRoutes(parent: FastifyInstance): Promise<void> {
     },
     async function listOrderItemsRoute(request, reply) {
       const principal = requireScope(request, 'orders:read');
-      const items = await listOrderItems(app.db, principal, { orderId: request.query.orderId, page: pageOf(request.query, app.cursors) });
+      const items = await listOrderItems(await app.collectionReader(request), principal, {
+        orderId: request.query.orderId,
+        page: pageOf(request.query, app.cursors),
+      });
       return sendPage(request, reply, items, orderItemRepresentation);
     },
   );

@@ -158,7 +158,7 @@ export async function paymentsRoutes(parent: FastifyInstance): Promise<void> {
     },
     async function listPaymentsRoute(request, reply) {
       const principal = requireScope(request, 'payments:read');
-      const payments = await listPayments(app.db, principal, {
+      const payments = await listPayments(await app.collectionReader(request), principal, {
         ...request.query,
         page: pageOf(request.query, app.cursors),
         shown: shownStatuses(request),
@@ -268,7 +268,7 @@ export async function paymentsRoutes(parent: FastifyInstance): Promise<void> {
     },
     async function listRefundsRoute(request, reply) {
       const principal = requireScope(request, 'payments:read');
-      const refunds = await listRefunds(app.db, principal, {
+      const refunds = await listRefunds(await app.collectionReader(request), principal, {
         paymentId: request.params.paymentId,
         page: pageOf(request.query, app.cursors),
         shown: shownStatuses(request),

@@ -32,7 +32,7 @@ export async function productsRoutes(parent: FastifyInstance): Promise<void> {
       },
     },
     async function listProductsRoute(request, reply) {
-      const products = await listProducts(app.db, {
+      const products = await listProducts(await app.collectionReader(request), {
         active: request.query.active,
         sort: request.query.sort,
         page: pageOf(request.query, app.cursors),

@@ -49,7 +49,7 @@ export async function deliveryLogRoutes(parent: FastifyInstance): Promise<void> 
     },
     async function listWebhookDeliveriesRoute(request, reply) {
       const principal = requireScope(request, 'webhooks:read');
-      const deliveries = await listDeliveries(app.db, principal, {
+      const deliveries = await listDeliveries(await app.collectionReader(request), principal, {
         endpointId: request.params.webhookEndpointId,
         state: request.query.state,
         eventId: request.query.eventId,

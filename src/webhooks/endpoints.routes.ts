@@ -79,7 +79,7 @@ export async function webhookEndpointsRoutes(parent: FastifyInstance): Promise<v
     },
     async function listWebhookEndpointsRoute(request, reply) {
       const principal = requireScope(request, 'webhooks:read');
-      const endpoints = await listWebhookEndpoints(app.db, principal, {
+      const endpoints = await listWebhookEndpoints(await app.collectionReader(request), principal, {
         disabled: request.query.disabled,
         sort: request.query.sort,
         page: pageOf(request.query, app.cursors),

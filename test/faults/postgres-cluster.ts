@@ -35,6 +35,10 @@ export interface PostgresCluster {
   url(user: string, database: string): string;
   /** pg_ctl restart -m <mode>: returns once the server accepts connections again. */
   restart(mode: ShutdownMode): Promise<void>;
+  /** pg_ctl stop -m <mode>: returns once the server has stopped. */
+  stop(mode: ShutdownMode): Promise<void>;
+  /** pg_ctl start: returns once the server accepts connections. */
+  start(): Promise<void>;
   /** The server's log so far (for failure messages). */
   log(): string;
   /** Stops the server (immediate: nothing in it is kept) and removes its directory, synchronously. Idempotent. */
@@ -105,16 +109,16 @@ function removeStaleClusters(bin: string, port: number): void {
   }
 }
 
-/**
- * initdb (trust authentication, the given server settings) and start on CLUSTER_PORT, listening on
- * 127.0.0.1 only. Settings go to postgresql.conf, so a restart keeps them.
- */
-export async function startCluster(settings: Record<string, string | number> = {}): Promise<PostgresCluster> {
-  const bin = findPostgresBin();
-  const port = CLUSTER_PORT;
-  removeStaleClusters(bin, port);
+interface ClusterDir {
+  bin: string;
+  dir: string;
+  dataDir: string;
+  logFile: string;
+}
+
+/** A temporary directory for one server, owned by the user that runs it. */
+function makeClusterDir(bin: string): ClusterDir {
   const dir = mkdtempSync(path.join(tmpdir(), DIR_PREFIX));
-  const dataDir = path.join(dir, 'data');
   const logFile = path.join(dir, 'postgres.log');
   writeFileSync(logFile, '');
   if (process.getuid?.() === 0) {
@@ -123,6 +127,36 @@ export async function startCluster(settings: Record<string, string | number> = {
     chownSync(dir, uid, gid);
     chownSync(logFile, uid, gid);
   }
+  return { bin, dir, dataDir: path.join(dir, 'data'), logFile };
+}
+
+/** Settings appended to postgresql.conf, so a restart keeps them. */
+function writeSettings(cluster: ClusterDir, port: number, settings: Record<string, string | number>): void {
+  const conf = {
+    port,
+    listen_addresses: "'127.0.0.1'",
+    unix_socket_directories: `'${cluster.dir}'`,
+    shared_buffers: "'32MB'",
+    max_connections: 100,
+    ...settings,
+  };
+  const lines = Object.entries(conf).map(([name, value]) => `${name} = ${value}`);
+  writeFileSync(path.join(cluster.dataDir, 'postgresql.conf'), `\n# orderpay fault suite\n${lines.join('\n')}\n`, { flag: 'a' });
+}
+
+/**
+ * Creates the server's data directory with create(), configures and starts it on port; the
+ * handle stops it and removes the directory at the end, also when the process exits early.
+ */
+async function startServer(
+  bin: string,
+  port: number,
+  settings: Record<string, string | number>,
+  create: (cluster: ClusterDir) => Promise<void>,
+): Promise<PostgresCluster> {
+  removeStaleClusters(bin, port);
+  const cluster = makeClusterDir(bin);
+  const { dir, dataDir, logFile } = cluster;
   const pgCtl = path.join(bin, 'pg_ctl');
   let destroyed = false;
   const destroySync = () => {
@@ -136,23 +170,11 @@ export async function startCluster(settings: Record<string, string | number> = {
   };
   // After hooks run on failure too; this covers an exit that skips them.
   process.once('exit', destroySync);
+  const start = () => runLogged(pgCtl, ['start', '-D', dataDir, '-w', '-t', '60'], logFile);
   try {
-    await runLogged(
-      path.join(bin, 'initdb'),
-      ['-D', dataDir, '-A', 'trust', '-U', 'postgres', '-E', 'UTF8', '--locale=C', '--no-sync'],
-      logFile,
-    );
-    const conf = {
-      port,
-      listen_addresses: "'127.0.0.1'",
-      unix_socket_directories: `'${dir}'`,
-      shared_buffers: "'32MB'",
-      max_connections: 100,
-      ...settings,
-    };
-    const lines = Object.entries(conf).map(([name, value]) => `${name} = ${value}`);
-    writeFileSync(path.join(dataDir, 'postgresql.conf'), `\n# orderpay fault suite\n${lines.join('\n')}\n`, { flag: 'a' });
-    await runLogged(pgCtl, ['start', '-D', dataDir, '-w', '-t', '60'], logFile);
+    await create(cluster);
+    writeSettings(cluster, port, settings);
+    await start();
   } catch (error) {
     destroySync();
     throw error;
@@ -163,12 +185,50 @@ export async function startCluster(settings: Record<string, string | number> = {
     adminUrl: (database = 'postgres') => url('postgres', database),
     url,
     restart: (mode) => runLogged(pgCtl, ['restart', '-D', dataDir, '-m', mode, '-w', '-t', '60'], logFile),
+    stop: (mode) => runLogged(pgCtl, ['stop', '-D', dataDir, '-m', mode, '-w', '-t', '60'], logFile),
+    start,
     log: () => readFileSync(logFile, 'utf8'),
     destroy() {
       process.off('exit', destroySync);
       destroySync();
     },
   };
+}
+
+/**
+ * initdb (trust authentication, the given server settings) and start on CLUSTER_PORT (or port),
+ * listening on 127.0.0.1 only. initdb's pg_hba.conf lets local replication connections in, so
+ * the cluster can have a standby (startStandby).
+ */
+export function startCluster(settings: Record<string, string | number> = {}, port = CLUSTER_PORT): Promise<PostgresCluster> {
+  const bin = findPostgresBin();
+  return startServer(bin, port, settings, (cluster) =>
+    runLogged(
+      path.join(bin, 'initdb'),
+      ['-D', cluster.dataDir, '-A', 'trust', '-U', 'postgres', '-E', 'UTF8', '--locale=C', '--no-sync'],
+      cluster.logFile,
+    ),
+  );
+}
+
+/**
+ * A streaming replica of primary on port: pg_basebackup of the running primary (-R writes
+ * standby.signal and primary_conninfo), then started as a hot standby.
+ */
+export function startStandby(
+  primary: PostgresCluster,
+  port: number,
+  settings: Record<string, string | number> = {},
+): Promise<PostgresCluster> {
+  const bin = findPostgresBin();
+  return startServer(bin, port, { hot_standby: 'on', ...settings }, (cluster) =>
+    runLogged(
+      path.join(bin, 'pg_basebackup'),
+      ['-h', '127.0.0.1', '-p', String(primary.port), '-U', 'postgres', '-D', cluster.dataDir, '-R', '-X', 'stream', '--no-sync'],
+      cluster.logFile,
+      120_000,
+    ),
+  );
 }
 
 /** Runs statements on the cluster as the superuser, one connection for the lot. */

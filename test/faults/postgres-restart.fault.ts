@@ -9,11 +9,11 @@ import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { loadConfig } from '../../src/config.ts';
 import { withTargetDatabase } from '../cli/orderpay-process.ts';
-import { eventually, insertWebhookEndpoint, startReceiver, verifyDelivery } from '../helpers/webhooks.ts';
+import { insertWebhookEndpoint, startReceiver } from '../helpers/webhooks.ts';
 import { DATABASE_RECOVERY_MS, DRAIN_MS, INTERRUPTED_OPERATION_MS } from './bounds.ts';
 import { timeToRecovery } from './clients.ts';
 import { createSlot, PORTS, prepareWorld } from './orderpay-fleet.ts';
-import { assertInvariantsHeld, assertWithin, clusterForFile, seedScenario, startMixedLoad } from './scenario.ts';
+import { assertEveryEventDelivered, assertInvariantsHeld, assertWithin, clusterForFile, seedScenario, startMixedLoad } from './scenario.ts';
 
 const seeded = seedScenario(import.meta.url);
 
@@ -60,26 +60,3 @@ test(`PostgreSQL restarted with -m fast under mixed load over two orderpay proce
     assert.deepEqual(exit, { code: 0, signal: null }, slot.output());
   }
 });
-
-/** Every event the load recorded reached the receiver, signed, and every delivery is recorded as succeeded. */
-async function assertEveryEventDelivered(
-  world: Awaited<ReturnType<typeof prepareWorld>>,
-  endpoint: Awaited<ReturnType<typeof insertWebhookEndpoint>>,
-  receiver: Awaited<ReturnType<typeof startReceiver>>,
-): Promise<void> {
-  const pending = () =>
-    withTargetDatabase(world.inspection, async (db) => {
-      const { rows } = await db.query<{ n: number }>("SELECT count(*)::int AS n FROM webhook_deliveries WHERE state <> 'succeeded'");
-      return rows[0]!.n;
-    });
-  // A delivery whose process lost its lease is sent again when the lease (60 s) runs out.
-  await eventually(async () => (await pending()) === 0, 'every webhook delivery to succeed', 90_000);
-  const eventIds = await withTargetDatabase(world.inspection, async (db) => {
-    const { rows } = await db.query<{ id: string }>('SELECT id FROM events');
-    return rows.map((row) => row.id);
-  });
-  assert.ok(eventIds.length > 0, 'the load recorded events');
-  const delivered = new Set(receiver.requests.map((request) => String(verifyDelivery(endpoint.secret, request).id)));
-  const missing = eventIds.filter((id) => !delivered.has(id));
-  assert.deepEqual(missing, [], `${missing.length} of ${eventIds.length} events never delivered`);
-}

@@ -5,11 +5,12 @@ import { randomInt } from 'node:crypto';
 import path from 'node:path';
 import { after } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { killRemaining } from '../cli/orderpay-process.ts';
+import { killRemaining, withTargetDatabase } from '../cli/orderpay-process.ts';
+import { eventually, type insertWebhookEndpoint, type startReceiver, verifyDelivery } from '../helpers/webhooks.ts';
 import { createRandom } from '../helpers/random.ts';
 import { createLedger, mixedOperations, startLoad, type Ledger, type Load, type Random } from './clients.ts';
 import { checkInvariants, type DatabaseFigures } from './invariants.ts';
-import type { OrderpaySlot, World } from './orderpay-fleet.ts';
+import type { OrderpaySlot, prepareWorld, World } from './orderpay-fleet.ts';
 import { startCluster, type PostgresCluster } from './postgres-cluster.ts';
 
 const INTERRUPTIONS: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
@@ -138,4 +139,27 @@ export async function startMixedLoad(
     thinkMs: () => think.int(options.maxThinkMs),
   });
   return { ledger, clients, load };
+}
+
+/** Every event the load recorded reached the receiver, signed, and every delivery is recorded as succeeded. */
+export async function assertEveryEventDelivered(
+  world: Awaited<ReturnType<typeof prepareWorld>>,
+  endpoint: Awaited<ReturnType<typeof insertWebhookEndpoint>>,
+  receiver: Awaited<ReturnType<typeof startReceiver>>,
+): Promise<void> {
+  const pending = () =>
+    withTargetDatabase(world.inspection, async (db) => {
+      const { rows } = await db.query<{ n: number }>("SELECT count(*)::int AS n FROM webhook_deliveries WHERE state <> 'succeeded'");
+      return rows[0]!.n;
+    });
+  // A delivery whose process lost its lease is sent again when the lease (60 s) runs out.
+  await eventually(async () => (await pending()) === 0, 'every webhook delivery to succeed', 90_000);
+  const eventIds = await withTargetDatabase(world.inspection, async (db) => {
+    const { rows } = await db.query<{ id: string }>('SELECT id FROM events');
+    return rows.map((row) => row.id);
+  });
+  assert.ok(eventIds.length > 0, 'the load recorded events');
+  const delivered = new Set(receiver.requests.map((request) => String(verifyDelivery(endpoint.secret, request).id)));
+  const missing = eventIds.filter((id) => !delivered.has(id));
+  assert.deepEqual(missing, [], `${missing.length} of ${eventIds.length} events never delivered`);
 }

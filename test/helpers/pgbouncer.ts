@@ -4,10 +4,9 @@
 // removed at the end. PgBouncer refuses to run as root: as root it runs as the `postgres` user.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { chownSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { waitForPort } from './ports.ts';
 
 export interface PgBouncerOptions {
   port: number;
@@ -68,23 +67,6 @@ function asOwner(command: string, args: string[]): [string, string[]] {
   return process.getuid?.() === 0 ? ['runuser', ['-u', 'postgres', '--', command, ...args]] : [command, args];
 }
 
-async function listening(port: number, deadlineMs: number): Promise<void> {
-  const deadline = performance.now() + deadlineMs;
-  for (;;) {
-    const open = await new Promise<boolean>((resolve) => {
-      const socket = connect(port, '127.0.0.1');
-      socket.once('connect', () => {
-        socket.destroy();
-        resolve(true);
-      });
-      socket.once('error', () => resolve(false));
-    });
-    if (open) return;
-    if (performance.now() > deadline) throw new Error(`pgbouncer did not listen on ${port} within ${deadlineMs} ms`);
-    await sleep(20);
-  }
-}
-
 export async function startPgBouncer(options: PgBouncerOptions): Promise<PgBouncer> {
   const binary = findPgBouncer();
   const dir = mkdtempSync(path.join(tmpdir(), 'orderpay-pgbouncer-'));
@@ -109,7 +91,7 @@ export async function startPgBouncer(options: PgBouncerOptions): Promise<PgBounc
       started.once('exit', (code, signal) => reject(new Error(`pgbouncer exited (${code ?? signal}):\n${readLog()}`))),
     );
     exited.catch(() => undefined);
-    await Promise.race([listening(options.port, 10_000), exited]);
+    await Promise.race([waitForPort(options.port, 10_000, 'pgbouncer'), exited]);
   }
 
   async function halt(): Promise<void> {

@@ -319,6 +319,43 @@ describe('loadConfig: the one schema of the environment', () => {
     );
   });
 
+  test('running wide: a pooler mode, a direct URL and a read replica; the replica needs Redis, and both URLs need DATABASE_URL', () => {
+    const direct = loadConfig({});
+    assert.deepEqual(
+      { pooler: direct.db.pooler, directUrl: direct.db.directUrl, readUrl: direct.db.readUrl, readMaxLagMs: direct.db.readMaxLagMs },
+      { pooler: 'none', directUrl: undefined, readUrl: undefined, readMaxLagMs: 5000 },
+    );
+    const wide = loadConfig({
+      DATABASE_URL: 'postgres://orderpay@pgbouncer:6432/orderpay',
+      ORDERPAY_DB_POOLER: 'transaction',
+      ORDERPAY_DB_DIRECT_URL: 'postgres://orderpay@primary:5432/orderpay',
+      ORDERPAY_READ_DATABASE_URL: 'postgres://orderpay@replica:5432/orderpay',
+      ORDERPAY_READ_MAX_LAG_MS: '2000',
+      REDIS_URL: 'redis://cache:6379',
+    });
+    assert.equal(wide.db.pooler, 'transaction');
+    assert.equal(wide.db.directUrl, 'postgres://orderpay@primary:5432/orderpay');
+    assert.equal(wide.db.readUrl, 'postgres://orderpay@replica:5432/orderpay');
+    assert.equal(wide.db.readMaxLagMs, 2000);
+    assert.equal(refusal({ ORDERPAY_DB_POOLER: 'session' }), 'ORDERPAY_DB_POOLER must be one of none, transaction, got "session"');
+    assert.equal(
+      refusal({
+        DATABASE_URL: 'postgres://db/orderpay',
+        ORDERPAY_READ_DATABASE_URL: 'mysql://replica/orderpay',
+        REDIS_URL: 'redis://cache',
+      }),
+      'ORDERPAY_READ_DATABASE_URL must be a postgres:// or postgresql:// URL (orderpay runs on PostgreSQL), got "mysql://replica/orderpay"',
+    );
+    assert.equal(
+      refusal({ DATABASE_URL: 'postgres://db/orderpay', ORDERPAY_READ_DATABASE_URL: 'postgres://replica/orderpay' }),
+      "ORDERPAY_READ_DATABASE_URL needs REDIS_URL: each caller's last write position is kept there, so that every process sees it",
+    );
+    assert.equal(
+      refusal({ ORDERPAY_DB_DIRECT_URL: 'postgres://primary/orderpay' }),
+      'ORDERPAY_READ_DATABASE_URL and ORDERPAY_DB_DIRECT_URL need DATABASE_URL (the embedded database has neither replicas nor poolers)',
+    );
+  });
+
   test('booleans are true, false, 1 or 0; demo data is never seeded in production', () => {
     assert.equal(loadConfig({}).seedOnEmpty, true);
     assert.equal(loadConfig({ DATABASE_URL: 'postgres://db/orderpay' }).seedOnEmpty, false);
