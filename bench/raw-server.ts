@@ -31,11 +31,15 @@ import { PREPARED_PREFIX, WITH_EVENT_PREFIX } from './payments.ts';
 const COLUMNS = `id, status, customer_id AS "customerId", total, currency, created_at AS "createdAt", updated_at AS "updatedAt"`;
 const SORT_COLUMNS: Record<string, string> = { createdAt: 'created_at', status: 'status', total: 'total', id: 'id' };
 
+// Behind a transaction-mode pooler (BENCH_POOLER=pgbouncer), as orderpay is there: no named
+// statements, no startup options (docs/deploy.md, "Connection poolers").
+const POOLED = process.env.POOLER === 'transaction';
+
 const pool = new pg.Pool({
   connectionString: process.env.DATABASE_URL,
   max: Number(process.env.POOL_MAX ?? 10),
   idleTimeoutMillis: 30_000, // as orderpay's pool
-  options: '-c TimeZone=UTC',
+  ...(POOLED ? {} : { options: '-c TimeZone=UTC' }),
   types: {
     getTypeParser: (oid: number, format?: string) =>
       oid === OID.INT8 ? parseInt8 : oid === OID.TIMESTAMPTZ ? parseTimestamptz : pg.types.getTypeParser(oid, format as 'text'),
@@ -52,14 +56,14 @@ function orderBy(sort: string | null): string {
 
 async function findOrder(id: number, prepared = false): Promise<unknown> {
   const text = `SELECT ${COLUMNS} FROM orders WHERE id = $1 AND deleted_at IS NULL`;
-  const { rows } = await pool.query(prepared ? { name: 'find-order', text, values: [id] } : { text, values: [id] });
+  const { rows } = await pool.query(prepared && !POOLED ? { name: 'find-order', text, values: [id] } : { text, values: [id] });
   return rows[0];
 }
 
 /** The order's entity tag as orderpay spells it in v1, from its version alone. */
 async function findOrderTag(id: number): Promise<string | undefined> {
   const { rows } = await pool.query<{ version: number }>({
-    name: 'find-order-version',
+    ...(POOLED ? {} : { name: 'find-order-version' }),
     text: 'SELECT version FROM orders WHERE id = $1 AND deleted_at IS NULL',
     values: [id],
   });
@@ -169,7 +173,7 @@ type Run = <R extends pg.QueryResultRow>(name: string, sql: string, values: unkn
 /** Prepared (named, planned once per connection, as orderpay's statements are) or sent as text. */
 function runner(client: pg.Pool | pg.PoolClient, prepared: boolean): Run {
   return <R extends pg.QueryResultRow>(name: string, sql: string, values: unknown[]) =>
-    client.query<R>(prepared ? { name, text: sql, values } : { text: sql, values });
+    client.query<R>(prepared && !POOLED ? { name, text: sql, values } : { text: sql, values });
 }
 
 /** fn in one transaction of a pooled connection. */

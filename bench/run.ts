@@ -8,7 +8,9 @@
 // orderpay_bench_<size> for another size, e.g. orderpay_bench_10m, so sizes never reseed each
 // other), BENCH_ROUNDS, BENCH_SECONDS, BENCH_WARMUP_SECONDS, BENCH_CONNECTIONS, BENCH_SCENARIOS
 // (keys among a, b, c, av, bv, f, fr, g, d, e, dw, dx, i, e.g. "d,dw"; all by default; (h), the servers'
-// memory, is sampled during whichever run, so "h" selects nothing; (i) runs servers of its own, after the rest).
+// memory, is sampled during whichever run, so "h" selects nothing; (i) runs servers of its own, after the rest),
+// BENCH_POOLER (pgbouncer: both servers reach PostgreSQL through PgBouncer in transaction mode,
+// test/helpers/pgbouncer.ts; the figures are printed, never written).
 // The page: a full run at 1M orders writes bench/results/orders-1000000.json, the page's figures;
 // a run at another size, full or not (BENCH_ORDERS=10000000 BENCH_SCENARIOS=a,b,c,g is what the
 // page's Scale section compares), writes bench/results/orders-<N>.json. Either then renders
@@ -31,6 +33,7 @@ import { findFreePort, nodeCommand, ORDERPAY_SERVE_COMMAND, startServerProcess, 
 import { describeMachine, formatConsoleTable, type BenchResults } from './report.ts';
 import { REFERENCE_ORDERS, renderDocFromResults, writeResults } from './results.ts';
 import { mergeRssReports, startRssSampling, WEBHOOK_RSS_LABEL, type RssReport } from './rss.ts';
+import { startPgBouncer } from '../test/helpers/pgbouncer.ts';
 import { sizeLabel } from './scale.ts';
 import { measureSlowProcessor, type SlowProcessorResult } from './slow-processor.ts';
 import { BENCH_STAFF_EMAIL, seedBenchData } from './seed.ts';
@@ -51,6 +54,8 @@ interface Options {
   connections: number;
   /** Scenario keys to run; undefined runs them all. */
   scenarios: Set<string> | undefined;
+  /** Both servers through PgBouncer in transaction mode. */
+  pooler: 'pgbouncer' | undefined;
 }
 
 const log = (line: string) => console.error(`bench: ${line}`);
@@ -99,7 +104,30 @@ function readOptions(argv: string[], env: NodeJS.ProcessEnv): Options {
     warmupSeconds: int('BENCH_WARMUP_SECONDS', 5, 0, 300),
     connections: int('BENCH_CONNECTIONS', 32, 1, 1_000),
     scenarios: readScenarios(env.BENCH_SCENARIOS),
+    pooler: readPooler(env.BENCH_POOLER),
   };
+}
+
+function readPooler(value: string | undefined): 'pgbouncer' | undefined {
+  if (!value) return undefined;
+  if (value !== 'pgbouncer') throw new Error('BENCH_POOLER must be pgbouncer (or unset)');
+  return value;
+}
+
+/** PgBouncer in front of the bench database's server, when BENCH_POOLER asks for it: the URL the servers use. */
+async function startPooler(options: Options): Promise<{ url: string; stop(): Promise<void> }> {
+  if (!options.pooler) return { url: options.databaseUrl, stop: async () => {} };
+  const direct = new URL(options.databaseUrl);
+  const user = decodeURIComponent(direct.username || 'postgres');
+  const pooler = await startPgBouncer({
+    port: await findFreePort(),
+    server: { host: direct.hostname, port: Number(direct.port || 5432) },
+    users: [user],
+    // Both servers' pools (10 each) are measured one at a time: each can have all of its connections.
+    poolSize: 20,
+  });
+  log(`servers reach PostgreSQL through PgBouncer (transaction mode) on port ${pooler.port}`);
+  return { url: pooler.url(user, decodeURIComponent(direct.pathname.slice(1))), stop: () => pooler.stop() };
 }
 
 /** Creates the benchmark database when it does not exist yet (through the server's postgres db). */
@@ -146,7 +174,8 @@ async function seedDatabase(db: Db, options: Options): Promise<number | undefine
 /** Requests per minute per caller: the most the configuration allows, far above what a run sends. */
 const BENCH_RATE_LIMIT = 1_000_000_000;
 
-async function startServers(options: Options, orderpayPort: number, payerUserId: number): Promise<ServerProcess[]> {
+async function startServers(options: Options, serverUrl: string, orderpayPort: number, payerUserId: number): Promise<ServerProcess[]> {
+  const pooled = options.pooler ? { ORDERPAY_DB_POOLER: 'transaction' } : {};
   const servers: ServerProcess[] = [];
   try {
     servers.push(
@@ -154,7 +183,8 @@ async function startServers(options: Options, orderpayPort: number, payerUserId:
         'orderpay',
         ORDERPAY_SERVE_COMMAND,
         {
-          DATABASE_URL: options.databaseUrl,
+          DATABASE_URL: serverUrl,
+          ...pooled,
           PORT: String(orderpayPort),
           HOST: '127.0.0.1',
           LOG_LEVEL: 'warn',
@@ -179,7 +209,8 @@ async function startServers(options: Options, orderpayPort: number, payerUserId:
         'baseline',
         nodeCommand(fileURLToPath(new URL('./raw-server.ts', import.meta.url))),
         {
-          DATABASE_URL: options.databaseUrl,
+          DATABASE_URL: serverUrl,
+          ...(options.pooler ? { POOLER: 'transaction' } : {}),
           PORT: String(await findFreePort()),
           PAYER_USER_ID: String(payerUserId),
         },
@@ -199,7 +230,15 @@ async function findStaffUserId(db: Db): Promise<number> {
 }
 
 function commandLine(options: Options): string {
-  const overrides = ['BENCH_ORDERS', 'BENCH_SCENARIOS', 'BENCH_ROUNDS', 'BENCH_SECONDS', 'BENCH_WARMUP_SECONDS', 'BENCH_CONNECTIONS']
+  const overrides = [
+    'BENCH_ORDERS',
+    'BENCH_SCENARIOS',
+    'BENCH_ROUNDS',
+    'BENCH_SECONDS',
+    'BENCH_WARMUP_SECONDS',
+    'BENCH_CONNECTIONS',
+    'BENCH_POOLER',
+  ]
     .filter((name) => process.env[name])
     .map((name) => `${name}=${process.env[name]} `)
     .join('');
@@ -228,6 +267,10 @@ async function measureWebhooks(db: Db, databaseUrl: string): Promise<{ throughpu
 
 /** Writes the results file where the run makes one, then renders the page from the files. */
 function publish(options: Options, results: BenchResults): void {
+  if (options.pooler) {
+    log('BENCH_POOLER: the figures through the pooler are printed, not written (the page shows direct connections)');
+    return;
+  }
   if (options.scenarios && options.orders === REFERENCE_ORDERS) {
     log('BENCH_SCENARIOS ran only some scenarios at 1M orders: no results file, docs/benchmarks.md left as it was');
     return;
@@ -260,8 +303,9 @@ async function main(): Promise<number> {
     idleInTransactionTimeoutMs: 60_000,
   });
   let servers: ServerProcess[] = [];
+  const pooler = await startPooler(options);
   const stopServers = () => Promise.all(servers.map((s) => s.stop()));
-  const interrupt = () => void stopServers().finally(() => process.exit(130));
+  const interrupt = () => void stopServers().finally(() => void pooler.stop().finally(() => process.exit(130)));
   process.once('SIGINT', interrupt);
   process.once('SIGTERM', interrupt);
   try {
@@ -281,7 +325,7 @@ async function main(): Promise<number> {
     // Migrated above, before either server starts: the baseline writes the tables of 0004_payments
     // and 0008_events_webhooks. A run without payments leaves them alone.
     if (workloads.some(isPaymentWorkload)) await resetPaymentTables(db);
-    servers = await startServers(options, orderpayPort, await findStaffUserId(db));
+    servers = await startServers(options, pooler.url, orderpayPort, await findStaffUserId(db));
     const rss = startRssSampling(servers);
     const [orderpay, baseline] = servers as [ServerProcess, ServerProcess];
     const targets: Target[] = [
@@ -335,6 +379,7 @@ async function main(): Promise<number> {
     return allAnswered(results) ? 0 : 1;
   } finally {
     await stopServers();
+    await pooler.stop();
     await db.close();
     process.off('SIGINT', interrupt);
     process.off('SIGTERM', interrupt);
