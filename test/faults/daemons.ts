@@ -1,7 +1,7 @@
 // The topology scenario's other servers, from Debian's packages: a Redis of its own and HAProxy
 // balancing the orderpay processes with health checks on /readyz. Each runs in the foreground as
 // a child of the test, in a temporary directory, and is killed at the end (or at exit).
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
