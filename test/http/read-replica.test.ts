@@ -12,22 +12,38 @@ import { createCustomer } from '../helpers/actors.ts';
 import { startTestApp, type TestApp, UNREACHED_RATE_LIMITS } from '../helpers/app.ts';
 import { serverPooler, serverUrl } from '../helpers/db.ts';
 import { createProduct } from '../helpers/factories.ts';
-import { dropRedisKeys, TEST_REDIS_URL, uniqueRedisPrefix } from '../helpers/redis.ts';
+import { dropRedisKeys, TEST_REDIS_URL, UNREACHABLE_REDIS_URL, uniqueRedisPrefix } from '../helpers/redis.ts';
 
 const prefix = uniqueRedisPrefix();
-const lines: string[] = [];
-const logStream = new Writable({
-  write(chunk: Buffer, _encoding, callback) {
-    lines.push(...chunk.toString('utf8').split('\n').filter(Boolean));
-    callback();
-  },
-});
 
-let t: TestApp | undefined;
-before(async () => {
-  if (!serverUrl) return;
-  const base = loadConfig({ NODE_ENV: 'test', DATABASE_URL: serverUrl, REDIS_URL: TEST_REDIS_URL, ...UNREACHED_RATE_LIMITS });
-  t = await startTestApp(
+/** A log destination that keeps its lines. */
+function collectLines(): { lines: string[]; stream: Writable } {
+  const lines: string[] = [];
+  const stream = new Writable({
+    write(chunk: Buffer, _encoding, callback) {
+      lines.push(...chunk.toString('utf8').split('\n').filter(Boolean));
+      callback();
+    },
+  });
+  return { lines, stream };
+}
+const { lines, stream: logStream } = collectLines();
+
+/** POST /v2/orders of one product, with a fresh key. */
+async function placeOrder(app: TestApp, token: string, qty: number) {
+  const product = await createProduct(app.db, { price: 500, currency: 'EUR' });
+  return app.request(token, {
+    method: 'POST',
+    url: '/v2/orders',
+    headers: { 'content-type': 'application/json', 'idempotency-key': crypto.randomUUID() },
+    payload: { items: [{ productId: product.id, qty }] },
+  });
+}
+
+/** An app whose replica URL is the server's maintenance database, counting in the Redis at redisUrl. */
+function startWithReplica(redisUrl: string, stream: Writable): Promise<TestApp> {
+  const base = loadConfig({ NODE_ENV: 'test', DATABASE_URL: serverUrl, REDIS_URL: redisUrl, ...UNREACHED_RATE_LIMITS });
+  return startTestApp(
     {
       // The app is given its database; the URL only satisfies the configuration's rule.
       databaseUrl: serverUrl,
@@ -36,8 +52,13 @@ before(async () => {
       rateLimits: { ...base.rateLimits, redisKeyPrefix: prefix },
     },
     undefined,
-    { logger: { level: 'warn', stream: logStream } },
+    { logger: { level: 'warn', stream } },
   );
+}
+
+let t: TestApp | undefined;
+before(async () => {
+  if (serverUrl) t = await startWithReplica(TEST_REDIS_URL, logStream);
 });
 after(async () => {
   await t?.close();
@@ -54,13 +75,7 @@ test('a replica URL that is not a standby: warned once, the primary serves colle
   assert.equal(JSON.parse(warning).level, 40);
 
   const { user, token } = await createCustomer(t);
-  const product = await createProduct(t.db, { price: 500, currency: 'EUR' });
-  const created = await t.request(token, {
-    method: 'POST',
-    url: '/v2/orders',
-    headers: { 'content-type': 'application/json', 'idempotency-key': crypto.randomUUID() },
-    payload: { items: [{ productId: product.id, qty: 1 }] },
-  });
+  const created = await placeOrder(t, token, 1);
   assert.equal(created.statusCode, 201, created.body);
 
   const redis = new Redis(TEST_REDIS_URL);
@@ -83,4 +98,27 @@ test('a replica URL that is not a standby: warned once, the primary serves colle
   assert.match(metrics, /^orderpay_db_collection_reads_total\{target="primary"\} [1-9]\d*$/m);
   assert.doesNotMatch(metrics, /^orderpay_db_collection_reads_total\{target="replica"\}/m);
   assert.match(metrics, /^orderpay_db_replica_usable 0$/m);
+});
+
+test('Redis unreachable: writes are answered and the unrecorded position is logged; collection reads come from the primary', async (context) => {
+  if (!serverUrl) {
+    context.diagnostic('the embedded database has no replicas: checked on PostgreSQL');
+    return;
+  }
+  const { lines: logged, stream } = collectLines();
+  const app = await startWithReplica(UNREACHABLE_REDIS_URL, stream);
+  try {
+    const { token } = await createCustomer(app);
+    const created = await placeOrder(app, token, 2);
+    assert.equal(created.statusCode, 201, created.body);
+    assert.ok(
+      logged.some((line) => line.includes('the position of this write could not be recorded')),
+      `the unrecorded position is logged: ${logged.join('\n')}`,
+    );
+    const listed = await app.request(token, { method: 'GET', url: '/v2/orders' });
+    assert.equal(listed.statusCode, 200);
+    assert.equal((listed.json() as { data: unknown[] }).data.length, 1);
+  } finally {
+    await app.close();
+  }
 });
