@@ -6,12 +6,13 @@
 // subject) in Redis, for as long as the replica could still lack it.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type { Principal } from '../core/principal.ts';
 import type { Db, Queryable } from '../db/db.ts';
 import { openReadReplica, type ReadReplica } from '../db/replica.ts';
 import { databaseFailure, isRetryableConflict } from '../db/sqlstate.ts';
+import { throttledWarning } from './rate-limit/counters.ts';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -21,14 +22,6 @@ declare module 'fastify' {
 }
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
-// Kept in step with src/http/rate-limit/redis-counters.ts: Redis away fails a command at once.
-const REDIS_OPTIONS = {
-  enableOfflineQueue: false,
-  maxRetriesPerRequest: 0,
-  enableAutoPipelining: true,
-  connectTimeout: 1000,
-  commandTimeout: 500,
-} as const;
 
 // Positions are fixed-width hex, so string order is byte order: keep the greater one.
 const RECORD_WRITE = `
@@ -97,13 +90,10 @@ async function readRouting(app: FastifyInstance): Promise<void> {
     return;
   }
   const replica = await openReadReplica(primary, options.readUrl, { ...options, maxLagMs: options.readMaxLagMs }, app.log);
-  const redis = new Redis(rateLimits.redisUrl, { ...REDIS_OPTIONS, lazyConnect: true }) as RedisWithRecord;
-  let redisWarned = 0;
-  redis.on('error', (error) => {
-    if (Date.now() - redisWarned < 60_000) return;
-    redisWarned = Date.now();
-    app.log.warn({ err: error }, 'read replica: Redis is unreachable; the primary serves every read meanwhile');
-  });
+  // Loaded only where a replica is: a process without one never needs ioredis for it.
+  const [{ Redis }, { REDIS_CLIENT_OPTIONS }] = await Promise.all([import('ioredis'), import('./rate-limit/redis-counters.ts')]);
+  const redis = new Redis(rateLimits.redisUrl, REDIS_CLIENT_OPTIONS) as RedisWithRecord;
+  redis.on('error', throttledWarning(app.log, 'read replica: Redis is unreachable; the primary serves every read meanwhile'));
   redis.defineCommand('recordWrite', { numberOfKeys: 1, lua: RECORD_WRITE });
   await redis.connect().catch(() => {});
   // A write is readable from the replica once it is within the bound: the key can go then.

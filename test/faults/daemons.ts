@@ -5,7 +5,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { waitForPort } from '../helpers/ports.ts';
+import { stopChild, waitForPort } from '../helpers/child-servers.ts';
 
 export interface Daemon {
   url: string;
@@ -28,13 +28,7 @@ async function runDaemon(name: string, command: string, args: string[], port: nu
   process.once('exit', killNow);
   const stop = async () => {
     process.off('exit', killNow);
-    if (child.exitCode === null && child.signalCode === null) {
-      const exited = new Promise((resolve) => child.once('exit', resolve));
-      child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
-      await exited;
-      clearTimeout(timer);
-    }
+    await stopChild(child);
     rmSync(dir, { recursive: true, force: true });
   };
   try {
@@ -81,9 +75,14 @@ function unavailableAnswer(): string {
  * HAProxy in front of the orderpay processes on ports: round robin, a health check on /readyz
  * every 200 ms (two failures take a process out, one success puts it back), a request that could
  * not reach a process sent to another (never one that reached it: a POST is not repeated), and
- * its own 502/503/504 answered as orderpay's 503 problem.
+ * its own 502/503/504 answered as orderpay's 503 problem; its stats on statsPort.
  */
-export function startHaproxy(port: number, ports: number[]): Promise<Daemon> {
+export interface Balancer extends Daemon {
+  /** Whether the balancer sends requests to the process on ports[index] (its health check passed), from its stats. */
+  isUp(index: number): Promise<boolean>;
+}
+
+export async function startHaproxy(port: number, statsPort: number, ports: number[]): Promise<Balancer> {
   const dir = mkdtempSync(path.join(tmpdir(), 'orderpay-haproxy-'));
   const answerFile = path.join(dir, 'unavailable.http');
   writeFileSync(answerFile, unavailableAnswer());
@@ -109,6 +108,11 @@ frontend api
   bind 127.0.0.1:${port}
   default_backend orderpay
 
+frontend stats
+  bind 127.0.0.1:${statsPort}
+  stats enable
+  stats uri /stats
+
 backend orderpay
   balance roundrobin
   option httpchk GET /readyz
@@ -116,7 +120,7 @@ backend orderpay
 ${servers}
 `,
   );
-  return runDaemon(
+  const daemon = await runDaemon(
     'haproxy',
     findBinary('haproxy', 'haproxy'),
     ['-db', '-f', path.join(dir, 'haproxy.cfg')],
@@ -124,4 +128,15 @@ ${servers}
     dir,
     `http://127.0.0.1:${port}`,
   );
+  return {
+    ...daemon,
+    async isUp(index) {
+      // The stats page as CSV: a header line "# pxname,svname,…,status,…", then a line per proxy and server.
+      const [header, ...rows] = (await (await fetch(`http://127.0.0.1:${statsPort}/stats;csv`)).text()).trim().split('\n');
+      const columns = header!.replace(/^# /, '').split(',');
+      const status = columns.indexOf('status');
+      const row = rows.map((line) => line.split(',')).find((cells) => cells[0] === 'orderpay' && cells[1] === `orderpay${index + 1}`);
+      return row?.[status] === 'UP';
+    },
+  };
 }

@@ -25,7 +25,7 @@ import { assertEveryEventDelivered, assertInvariantsHeld, assertWithin, clusterF
 
 const seeded = seedScenario(import.meta.url);
 
-const TOPOLOGY_PORTS = { standby: CLUSTER_PORT + 1, pgbouncer: 29710, redis: 29711, balancer: 29712 } as const;
+const TOPOLOGY_PORTS = { standby: CLUSTER_PORT + 1, pgbouncer: 29710, redis: 29711, balancer: 29712, balancerStats: 29713 } as const;
 /** The staleness bound of the scenario's processes: the replica may be this far behind and serve. */
 const MAX_LAG_MS = 10_000;
 /** How long a process taken out of the balancer may take to be put back in (health checks every 200 ms). */
@@ -126,7 +126,7 @@ test('run wide: three processes behind HAProxy, PgBouncer in transaction mode, a
   const slots = [PORTS.first, PORTS.second, PORTS.third].map((port) => createSlot(world, port, env));
   cleanups.push(killRemaining);
   await Promise.all(slots.map((slot) => slot.start()));
-  const balancer = await startHaproxy(TOPOLOGY_PORTS.balancer, [PORTS.first, PORTS.second, PORTS.third]);
+  const balancer = await startHaproxy(TOPOLOGY_PORTS.balancer, TOPOLOGY_PORTS.balancerStats, [PORTS.first, PORTS.second, PORTS.third]);
   cleanups.push(() => balancer.stop());
   const replicaLag = sampleReplicaLag(standby.adminUrl('orderpay'));
   cleanups.push(() => replicaLag.stop());
@@ -186,12 +186,12 @@ test('run wide: three processes behind HAProxy, PgBouncer in transaction mode, a
   await fault(
     'rolling restart of the three processes',
     async () => {
-      for (const slot of slots) {
+      for (const [index, slot] of slots.entries()) {
         const { exit } = await slot.terminate(DRAIN_MS);
         assert.deepEqual(exit, { code: 0, signal: null }, slot.output());
         await slot.start();
-        // Back in the balancer (its health check passes once) before the next one goes.
-        await sleep(BALANCER_RISE_MS / 3);
+        // Back in the balancer (its health check passed) before the next one goes.
+        await eventually(() => balancer.isUp(index), `orderpay${index + 1} back in the balancer`, BALANCER_RISE_MS);
       }
     },
     DATABASE_RECOVERY_MS,

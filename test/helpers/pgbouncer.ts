@@ -6,7 +6,7 @@ import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { chownSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { waitForPort } from './ports.ts';
+import { stopChild, waitForPort } from './child-servers.ts';
 
 export interface PgBouncerOptions {
   port: number;
@@ -97,13 +97,8 @@ export async function startPgBouncer(options: PgBouncerOptions): Promise<PgBounc
   async function halt(): Promise<void> {
     const running = child;
     child = undefined;
-    if (!running || running.exitCode !== null || running.signalCode !== null) return;
-    const exited = new Promise((resolve) => running.once('exit', resolve));
     // runuser passes SIGTERM on to pgbouncer: its immediate shutdown.
-    running.kill('SIGTERM');
-    const timer = setTimeout(() => running.kill('SIGKILL'), 5000);
-    await exited;
-    clearTimeout(timer);
+    if (running) await stopChild(running);
   }
 
   const readLog = () => {

@@ -13,22 +13,25 @@ local hits = tonumber(redis.call('GET', KEYS[1]))
 if hits and hits > 0 then return redis.call('DECR', KEYS[1]) end
 return 0`;
 
-/** A command Redis does not answer within this long counts as Redis being unreachable. */
-const COMMAND_TIMEOUT_MS = 500;
-const CONNECT_TIMEOUT_MS = 1000;
+/**
+ * How orderpay's Redis clients behave (the counters here, the write positions of
+ * ../read-routing.ts): connected by the caller, never queueing a command while Redis is away, a
+ * command not answered within 500 ms counting as Redis being unreachable.
+ */
+export const REDIS_CLIENT_OPTIONS = {
+  lazyConnect: true,
+  enableOfflineQueue: false,
+  maxRetriesPerRequest: 0,
+  enableAutoPipelining: true,
+  connectTimeout: 1000,
+  commandTimeout: 500,
+} as const;
 
 type RedisWithGiveBack = Redis & { rateLimitGiveBack(key: string): Promise<number> };
 
 /** Connected before it resolves; an unreachable Redis is logged and retried in the background. */
 export async function createRedisCounters(url: string, keyPrefix: string, log: WarningLog): Promise<Counters> {
-  const redis = new Redis(url, {
-    lazyConnect: true,
-    enableOfflineQueue: false,
-    maxRetriesPerRequest: 0,
-    enableAutoPipelining: true,
-    connectTimeout: CONNECT_TIMEOUT_MS,
-    commandTimeout: COMMAND_TIMEOUT_MS,
-  }) as RedisWithGiveBack;
+  const redis = new Redis(url, REDIS_CLIENT_OPTIONS) as RedisWithGiveBack;
   redis.on('error', throttledWarning(log, 'rate limits: Redis is unreachable'));
   redis.defineCommand('rateLimitGiveBack', { numberOfKeys: 1, lua: GIVE_BACK });
   const store = new RedisStore(false, false, redis, keyPrefix);

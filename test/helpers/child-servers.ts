@@ -1,4 +1,6 @@
-// Waiting for a server started as a child process to accept connections on its port.
+// Servers the tests start as child processes: waiting for one to accept connections on its port,
+// and stopping one.
+import type { ChildProcess } from 'node:child_process';
 import { connect } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 
@@ -19,4 +21,17 @@ export async function waitForPort(port: number, timeoutMs: number, name: string,
     if (performance.now() > deadline) throw new Error(`${name} did not listen on ${port} within ${timeoutMs} ms`);
     await sleep(20);
   }
+}
+
+/** How long a server may take to exit after SIGTERM before it is killed. */
+const STOP_GRACE_MS = 5000;
+
+/** SIGTERM, then the exit, waited for; a server still running after STOP_GRACE_MS is killed. */
+export async function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGTERM');
+  const escalation = setTimeout(() => child.kill('SIGKILL'), STOP_GRACE_MS);
+  await exited;
+  clearTimeout(escalation);
 }
