@@ -8,6 +8,7 @@ import type { LoadGenerator } from './load.ts';
 import { finishPaymentRun, startPaymentRun } from './payments.ts';
 import type { Target } from './processes.ts';
 import { aggregate, type Aggregate, type Interference, type Measurement } from './report.ts';
+import { sampleReplicaLag } from './replica-lag.ts';
 import type { RssSampler } from './rss.ts';
 import { columnsOf, isPaymentWorkload, keyOf, labelOf, type Column, type Workload } from './workloads.ts';
 
@@ -17,6 +18,8 @@ export interface MeasureOptions {
   seconds: number;
   warmupSeconds: number;
   connections: number;
+  /** The database's server has a streaming standby: its lag is sampled during each payments run. */
+  replicaLag?: boolean;
 }
 
 /** The longest the bench waits for statements a run left behind (a deep page by number at 10M orders). */
@@ -61,6 +64,7 @@ export async function measure(
     const { target, requests } = column;
     const rowsBefore = isPaymentWorkload(workload) ? await startPaymentRun(db, workload) : undefined;
     const before = sampleCpu(target.server.pid, database);
+    const lag = options.replicaLag && rowsBefore ? sampleReplicaLag(db) : undefined;
     const result = await generator.run({
       url: target.server.url,
       requests,
@@ -70,6 +74,12 @@ export async function measure(
       timeoutSeconds: column.timeoutSeconds,
     });
     const cpu = cpuPerRequest(before, sampleCpu(target.server.pid, database), result.requests);
+    const replica = await lag?.();
+    if (replica) {
+      log(
+        `(${keyOf(workload)}) ${column.name}: standby replay lag p50 ${replica.p50Ms.toFixed(1)} ms, p99 ${replica.p99Ms.toFixed(1)} ms, max ${replica.maxMs.toFixed(1)} ms, at most ${replica.maxBytes.toLocaleString('en-US')} bytes behind (${replica.samples} samples)`,
+      );
+    }
     await waitForLeftoverStatements(db, database, new Date(), log);
     const fail = (what: string) => new Error(`(${keyOf(workload)}) ${column.name}: ${what}`);
     if (result.unexpected > 0 && requests.method === 'GET')

@@ -10,7 +10,9 @@
 // (keys among a, b, c, av, bv, f, fr, g, d, e, dw, dx, i, e.g. "d,dw"; all by default; (h), the servers'
 // memory, is sampled during whichever run, so "h" selects nothing; (i) runs servers of its own, after the rest),
 // BENCH_POOLER (pgbouncer: both servers reach PostgreSQL through PgBouncer in transaction mode,
-// test/helpers/pgbouncer.ts; the figures are printed, never written).
+// test/helpers/pgbouncer.ts; the figures are printed, never written), BENCH_REPLICA (standby: the
+// bench runs on a PostgreSQL primary of its own with a streaming standby, test/faults/postgres-cluster.ts,
+// seeded afresh, and prints the standby's replay lag during each payments run; printed, never written).
 // The page: a full run at 1M orders writes bench/results/orders-1000000.json, the page's figures;
 // a run at another size, full or not (BENCH_ORDERS=10000000 BENCH_SCENARIOS=a,b,c,g is what the
 // page's Scale section compares), writes bench/results/orders-<N>.json. Either then renders
@@ -32,7 +34,9 @@ import { resetPaymentTables } from './payments.ts';
 import { findFreePort, nodeCommand, ORDERPAY_SERVE_COMMAND, startServerProcess, type ServerProcess, type Target } from './processes.ts';
 import { describeMachine, formatConsoleTable, type BenchResults } from './report.ts';
 import { REFERENCE_ORDERS, renderDocFromResults, writeResults } from './results.ts';
+import { countStandbys } from './replica-lag.ts';
 import { mergeRssReports, startRssSampling, WEBHOOK_RSS_LABEL, type RssReport } from './rss.ts';
+import { startCluster, startStandby } from '../test/faults/postgres-cluster.ts';
 import { startPgBouncer } from '../test/helpers/pgbouncer.ts';
 import { sizeLabel } from './scale.ts';
 import { measureSlowProcessor, type SlowProcessorResult } from './slow-processor.ts';
@@ -56,6 +60,8 @@ interface Options {
   scenarios: Set<string> | undefined;
   /** Both servers through PgBouncer in transaction mode. */
   pooler: 'pgbouncer' | undefined;
+  /** A primary of the bench's own with a streaming standby, whose lag is sampled. */
+  replica: 'standby' | undefined;
 }
 
 const log = (line: string) => console.error(`bench: ${line}`);
@@ -105,7 +111,40 @@ function readOptions(argv: string[], env: NodeJS.ProcessEnv): Options {
     connections: int('BENCH_CONNECTIONS', 32, 1, 1_000),
     scenarios: readScenarios(env.BENCH_SCENARIOS),
     pooler: readPooler(env.BENCH_POOLER),
+    replica: readReplica(env.BENCH_REPLICA),
   };
+}
+
+function readReplica(value: string | undefined): 'standby' | undefined {
+  if (!value) return undefined;
+  if (value !== 'standby') throw new Error('BENCH_REPLICA must be standby (or unset)');
+  return value;
+}
+
+/**
+ * With BENCH_REPLICA: a primary and a streaming standby of the bench's own (initdb and
+ * pg_basebackup into temporary directories, as the fault suite's topology), the bench database on
+ * the primary. Without: the URL as given.
+ */
+async function startReplicatedCluster(options: Options): Promise<{ url: string; stop(): void }> {
+  if (!options.replica) return { url: options.databaseUrl, stop: () => {} };
+  const settings = { shared_buffers: "'256MB'", max_connections: 200 };
+  const primary = await startCluster(settings, await findFreePort());
+  try {
+    const standby = await startStandby(primary, await findFreePort(), settings);
+    log(`the bench database is on a primary of its own (port ${primary.port}) with a streaming standby (port ${standby.port})`);
+    const name = decodeURIComponent(new URL(options.databaseUrl).pathname.slice(1));
+    return {
+      url: primary.adminUrl(name),
+      stop: () => {
+        standby.destroy();
+        primary.destroy();
+      },
+    };
+  } catch (error) {
+    primary.destroy();
+    throw error;
+  }
 }
 
 function readPooler(value: string | undefined): 'pgbouncer' | undefined {
@@ -238,6 +277,7 @@ function commandLine(options: Options): string {
     'BENCH_WARMUP_SECONDS',
     'BENCH_CONNECTIONS',
     'BENCH_POOLER',
+    'BENCH_REPLICA',
   ]
     .filter((name) => process.env[name])
     .map((name) => `${name}=${process.env[name]} `)
@@ -267,8 +307,10 @@ async function measureWebhooks(db: Db, databaseUrl: string): Promise<{ throughpu
 
 /** Writes the results file where the run makes one, then renders the page from the files. */
 function publish(options: Options, results: BenchResults): void {
-  if (options.pooler) {
-    log('BENCH_POOLER: the figures through the pooler are printed, not written (the page shows direct connections)');
+  if (options.pooler || options.replica) {
+    log(
+      `${options.pooler ? 'BENCH_POOLER' : 'BENCH_REPLICA'}: the figures are printed, not written (the page shows direct connections to one server)`,
+    );
     return;
   }
   if (options.scenarios && options.orders === REFERENCE_ORDERS) {
@@ -291,6 +333,15 @@ async function main(): Promise<number> {
     log('rendered docs/benchmarks.md');
     return 0;
   }
+  const cluster = await startReplicatedCluster(options);
+  try {
+    return await runBench({ ...options, databaseUrl: cluster.url });
+  } finally {
+    cluster.stop();
+  }
+}
+
+async function runBench(options: Options): Promise<number> {
   const generator = await chooseLoadGenerator(log);
   await ensureDatabase(options.databaseUrl);
   // One connection is all the seed needs; its statements may run long (building an index of 10M
@@ -335,7 +386,9 @@ async function main(): Promise<number> {
     workloads = await prepareWorkloads(workloads, targets, options.orders);
     await verifyResponses(db, workloads, targets);
     log(`${generator.name}: ${options.connections} connections, ${options.rounds} rounds × ${options.seconds} s per column and scenario`);
-    const measured = await measure(db, generator, options, workloads, targets, rss, log);
+    const replicaLag = options.replica !== undefined && (await countStandbys(db)) > 0;
+    if (options.replica && !replicaLag) throw new Error('BENCH_REPLICA: the standby is not streaming from the primary');
+    const measured = await measure(db, generator, { ...options, replicaLag }, workloads, targets, rss, log);
     let memory = rss.stop();
     await stopServers();
     servers = [];

@@ -53,6 +53,11 @@ export function isUniqueViolation(error: unknown, constraint?: string): error is
   return isDatabaseError(error) && error.code === '23505' && (constraint === undefined || error.constraint === constraint);
 }
 
+/** A foreign key violation (a row names one that does not exist). */
+export function isForeignKeyViolation(error: unknown): error is DatabaseError {
+  return isDatabaseError(error) && error.code === '23503';
+}
+
 const UNREACHABLE_NODE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND']);
 // The process (EMFILE) or the machine (ENFILE) is out of file descriptors: a new connection to the
 // database cannot even be opened. Our overload, not the client's fault, and it passes.

@@ -9,7 +9,7 @@ import { lockOrder, type OrderRecord } from '../orders/orders.store.ts';
 import { checkOrderAmount, isInProgress } from '../payments/payments.rules.ts';
 import { type PaymentContext, recordNewPayment } from '../payments/payments.service.ts';
 import { lockReservingPaymentOfOrder, type PaymentRecord } from '../payments/payments.store.ts';
-import { assertSubjectExists } from '../users/users.service.ts';
+import { forExistingSubject } from '../users/users.service.ts';
 
 export interface PayCommand {
   amount: number;
@@ -84,14 +84,15 @@ export async function beginPayment(
   checkPaymentMethod(context, command);
   const order = command.orderId === undefined ? undefined : await reservePayableOrder(tx, principal, command.orderId, command);
   // A payment without an order belongs to the paying user, who must (still) exist.
-  if (!order) await assertSubjectExists(tx, principal);
-  return recordNewPayment(tx, principal, context, {
-    amount: command.amount,
-    currency: command.currency,
-    customerId: order?.customerId ?? (principal.kind === 'user' ? principal.userId : null),
-    orderId: order?.id ?? null,
-    reference: command.reference,
-    paymentMethod: command.paymentMethod ?? null,
-    returnUrl: command.returnUrl ?? null,
-  });
+  return forExistingSubject(principal, () =>
+    recordNewPayment(tx, principal, context, {
+      amount: command.amount,
+      currency: command.currency,
+      customerId: order?.customerId ?? (principal.kind === 'user' ? principal.userId : null),
+      orderId: order?.id ?? null,
+      reference: command.reference,
+      paymentMethod: command.paymentMethod ?? null,
+      returnUrl: command.returnUrl ?? null,
+    }),
+  );
 }

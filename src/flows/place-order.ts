@@ -6,7 +6,7 @@ import { assertOrderable, type PricedLine } from '../orders/orders.rules.ts';
 import { createOrder, orderingCustomer } from '../orders/orders.service.ts';
 import type { OrderWithItems } from '../orders/orders.store.ts';
 import { findProducts } from '../products/products.store.ts';
-import { assertSubjectExists } from '../users/users.service.ts';
+import { forExistingSubject } from '../users/users.service.ts';
 
 export interface PlaceOrderCommand {
   /** The lines as requested, in order: 1–MAX_ORDER_LINES, each a product and a quantity. */
@@ -16,9 +16,7 @@ export interface PlaceOrderCommand {
 export async function placeOrder(tx: Queryable, principal: Principal, command: PlaceOrderCommand): Promise<OrderWithItems> {
   const customerId = orderingCustomer(principal);
   const lines = await priceLines(tx, command.items);
-  // Checked before the insert for a clear answer; orders.customer_id refuses one deleted meanwhile.
-  await assertSubjectExists(tx, principal);
-  return createOrder(tx, customerId, lines);
+  return forExistingSubject(principal, () => createOrder(tx, customerId, lines));
 }
 
 /** Step: every line's product, for sale, at its current price (one query for all lines). */

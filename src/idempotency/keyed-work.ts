@@ -98,6 +98,13 @@ async function claimKey(
   { owner, key, binding, times }: KeyedRequest,
   options: KeyedWorkOptions,
 ): Promise<{ kind: 'claimed'; claim: KeyClaim } | { kind: 'replay'; response: StoredResponse }> {
+  // The repeat of a finished operation (a client's retry) is answered by this one read.
+  const finished = await findKeyRecord(db, owner, key);
+  if (finished?.state === 'completed' && !finished.expired) {
+    const decision = decideOnTakenKey(finished, binding);
+    if (decision.kind === 'refuse') throw decision.problem;
+    if (decision.kind === 'replay') return decision;
+  }
   for (let attempt = 0; attempt < 3; attempt++) {
     const lockToken = randomUUID();
     const inserted = await insertKeyClaim(db, owner, key, binding, lockToken, times);
