@@ -96,6 +96,9 @@ export function createProvider({ config, db, signingKeys, cookieKeys, staticClie
     ttl: TOKEN_TTL,
     features: {
       devInteractions: { enabled: false },
+      // RFC 9449: the API does not verify DPoP proofs yet (it refuses bound tokens), so no client
+      // is offered a binding it could not use; a DPoP header at the token endpoint is ignored.
+      dPoP: { enabled: false },
       clientCredentials: { enabled: true },
       // RFC 7662 §2.1: clients that authenticate may introspect any token (the JWT access tokens
       // too, src/auth/jwt-introspection.ts); public clients none. RFC 7009: a client may revoke

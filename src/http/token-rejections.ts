@@ -18,6 +18,7 @@ export type TokenCheck =
   | 'not_yet_valid'
   | 'issued_in_future'
   | 'expired'
+  | 'sender_constrained'
   | 'revoked';
 
 /** Claims the verifier reads; a name outside this list is never echoed. */
@@ -98,6 +99,8 @@ export function describeTokenRejection(rejection: TokenRejectedError): string {
       return 'the token was issued in the future (iat)';
     case 'expired':
       return 'the token has expired';
+    case 'sender_constrained':
+      return 'the token is bound to a key (cnf); this API accepts only unbound Bearer tokens';
     case 'revoked':
       return 'the token has been revoked';
   }

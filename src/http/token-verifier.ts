@@ -145,6 +145,10 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
     // A token issued in the future comes from a clock (or a forger) we do not trust; jose checks
     // iat only against a maximum age. Clocks may differ by MAX_CLOCK_SKEW_SECONDS.
     if ((payload.iat ?? 0) > nowSeconds + MAX_CLOCK_SKEW_SECONDS) throw new TokenRejectedError('issued_in_future');
+    // RFC 9449 §7.2 / RFC 8705 §3: a token bound to a key (DPoP's cnf.jkt, mTLS's cnf.x5t#S256)
+    // needs a proof of possession, which this API does not verify yet: accepted as a bearer token,
+    // a stolen bound token would work anywhere.
+    if (payload.cnf !== undefined) throw new TokenRejectedError('sender_constrained');
     // Another issuer's gid, if it has one, is not ours to read.
     return { principal: principalFrom(payload), payload, grantDigest: revocations ? grantDigestFrom(payload) : undefined };
   }
