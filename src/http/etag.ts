@@ -15,7 +15,15 @@ export function entityTag(resource: TaggedResource, id: number, version: number,
   return `"${ETAG_KINDS[resource]}${id}.${version}.v${apiVersion}"`;
 }
 
-const TAG_LIST = /^\s*(\*|(?:W\/)?"[\x21\x23-\x7e\x80-\xff]*"(?:\s*,\s*(?:W\/)?"[\x21\x23-\x7e\x80-\xff]*")*)\s*,?\s*$/;
+const ENTITY_TAG = String.raw`(?:W/)?"[\x21\x23-\x7e\x80-\xff]*"`;
+/**
+ * If-Match and If-None-Match: "*" or a list of entity tags (RFC 9110 §13.1.1–2). A list may have
+ * empty elements anywhere, which recipients must accept and ignore (§5.6.1.2), or none at all: an
+ * empty header is the empty list, which matches nothing. The pattern the OpenAPI documents give;
+ * each run of separators has one way to match, so a long header costs linear time, not quadratic.
+ */
+export const ENTITY_TAGS_PATTERN = String.raw`^\s*\*\s*$|^[\s,]*(?:${ENTITY_TAG}(?:\s*,[\s,]*${ENTITY_TAG})*[\s,]*)?$`;
+const TAG_LIST = new RegExp(ENTITY_TAGS_PATTERN);
 
 function parseTagList(header: string, name: string): string[] {
   if (!TAG_LIST.test(header)) {

@@ -112,9 +112,24 @@ describe('GET /orders/{orderId}: If-None-Match', () => {
     }
   });
 
+  test('empty list elements are ignored (RFC 9110 §5.6.1.2): the current tag among them → 304', async () => {
+    const { token, id, etag } = await tagged();
+    for (const header of [`, ${etag}`, `"x",,${etag}`, ` ,${etag}, ,`]) {
+      expectNotModified(await get(t, token, `/orders/${id}`, { 'if-none-match': header }), etag);
+    }
+  });
+
+  test('an empty If-None-Match (no element, or only empty ones) matches nothing → 200 with the full representation', async () => {
+    const { token, id, etag } = await tagged();
+    const body = await readStoredOrder(t.db, id);
+    for (const header of ['', ' ', ',', ', ,']) {
+      expectOrder(await get(t, token, `/orders/${id}`, { 'if-none-match': header }), etag, body);
+    }
+  });
+
   test('a malformed If-None-Match → 400 naming the header', async () => {
     const { token, id } = await tagged();
-    for (const header of [`o${id}.1.v1`, 'W/', '"unterminated', `"a" "b"`]) {
+    for (const header of [`o${id}.1.v1`, 'W/', '"unterminated', `"a" "b"`, '*, "a"', `, *`]) {
       const res = await get(t, token, `/orders/${id}`, { 'if-none-match': header });
       const detail = 'If-None-Match must be "*" or a comma-separated list of quoted entity tags';
       expectProblem(res, 400, 'REQUEST_HEADER_INVALID', `/orders/${id}`, 'If-None-Match must be "*" or a list of entity tags.', {

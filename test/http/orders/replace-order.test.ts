@@ -241,6 +241,23 @@ describe('PUT /orders/{orderId}: If-Match', () => {
     assert.equal((await stored(id)).version, 1);
   });
 
+  test('empty list elements are ignored (RFC 9110 §5.6.1.2): the current tag among them → 200', async () => {
+    const { token, id } = await pending();
+    const res = await put(token, id, { status: 'cancelled' }, { 'if-match': `, "x",, "o${id}.1.v1" ,` });
+    assert.equal(res.statusCode, 200, res.body);
+    assert.equal((await stored(id)).version, 2);
+  });
+
+  test('an empty If-Match (no element, or only empty ones) matches nothing → 412, never an unconditional write', async () => {
+    const { token, id } = await pending();
+    for (const header of ['', ' ', ',', ' , ,']) {
+      const res = await put(token, id, { status: 'cancelled' }, { 'if-match': header });
+      assert.equal(res.statusCode, 412, JSON.stringify(header));
+      assert.equal(res.json().code, 'REQUEST_PRECONDITION_FAILED');
+    }
+    assert.equal((await stored(id)).version, 1);
+  });
+
   test('a same-status PUT with a stale tag is still a 412', async () => {
     const { token, id } = await pending();
     const res = await put(token, id, { status: 'pending' }, { 'if-match': `"o${id}.0.v1"` });
