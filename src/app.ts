@@ -15,7 +15,7 @@ import { ensureCursorKey } from './db/cursor-key.ts';
 import type { Db } from './db/db.ts';
 import { renderEventObject } from './event-objects.ts';
 import { authenticatePlugin } from './http/authenticate.ts';
-import { answerClientError } from './http/client-errors.ts';
+import { answerClientError, answerUnmetExpectation } from './http/client-errors.ts';
 import { connectionsPlugin, serverOptions } from './http/connections.ts';
 import { contentCodingPlugin } from './http/content-coding.ts';
 import { corsPlugin } from './http/cors.ts';
@@ -117,6 +117,7 @@ export async function buildApp(config: Config, db: Db, options: AppOptions = {})
     frameworkErrors: sendFrameworkError,
     schemaController: { compilersFactory: { buildSerializer: sharedSerializers() } },
   });
+  app.server.on('checkExpectation', answerUnmetExpectation(config.publicUrl));
   app.decorate('config', config);
   app.decorate('db', db);
   // The resource server's payments: a processor only where the API runs.

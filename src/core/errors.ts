@@ -55,6 +55,12 @@ export const ERRORS = {
     description:
       'The request line and header fields together exceed 16 KiB (RFC 6585 §5): send fewer or smaller headers (large cookies, usually). The connection is closed.',
   },
+  REQUEST_EXPECTATION_FAILED: {
+    status: 417,
+    title: 'Expectation cannot be met',
+    description:
+      'The request has an `Expect` header other than `100-continue`, the only expectation this server meets (RFC 9110 §10.1.1). The request is not read and the connection is closed; send it again without that expectation.',
+  },
   REQUEST_TIMEOUT: {
     status: 408,
     title: 'Request timeout',

@@ -3,7 +3,7 @@
 // written straight to the socket, and the connection is closed (after a framing error nothing
 // more on it can be trusted to start where we think it does).
 import { randomUUID } from 'node:crypto';
-import { STATUS_CODES } from 'node:http';
+import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { ERRORS, type ErrorCode } from '../core/errors.ts';
@@ -30,30 +30,56 @@ const CLIENT_ERRORS: Record<string, [ErrorCode, string]> = {
 
 const MALFORMED: [ErrorCode, string] = ['REQUEST_MALFORMED', 'The request is not valid HTTP/1.1 (RFC 9112).'];
 
-/** The whole response, status line to body: RFC 9457 body, no-store, and Connection: close. */
-function rawProblemResponse(code: ErrorCode, detail: string, publicUrl: string, requestId: string, instance: string): string {
+/** A problem's status, headers and body, as written outside Fastify: RFC 9457 body, no-store, Connection: close. */
+function problemParts(
+  code: ErrorCode,
+  detail: string,
+  publicUrl: string,
+  requestId: string,
+  instance: string,
+): { status: number; headers: Record<string, string>; body: string } {
   const { status, title } = ERRORS[code];
-  const body = JSON.stringify({
-    type: problemTypeUri(publicUrl, code),
-    title,
-    status,
-    detail,
-    instance,
-    code,
-    requestId,
-  });
+  const body = JSON.stringify({ type: problemTypeUri(publicUrl, code), title, status, detail, instance, code, requestId });
+  const headers = {
+    'content-type': PROBLEM_CONTENT_TYPE,
+    'content-length': String(Buffer.byteLength(body)),
+    'cache-control': 'no-store',
+    'x-content-type-options': 'nosniff',
+    'x-request-id': requestId,
+    date: new Date().toUTCString(),
+    connection: 'close',
+  };
+  return { status, headers, body };
+}
+
+/** The whole response, status line to body. */
+function rawProblemResponse(code: ErrorCode, detail: string, publicUrl: string, requestId: string, instance: string): string {
+  const { status, headers, body } = problemParts(code, detail, publicUrl, requestId, instance);
   return [
     `HTTP/1.1 ${status} ${STATUS_CODES[status]}`,
-    `content-type: ${PROBLEM_CONTENT_TYPE}`,
-    `content-length: ${Buffer.byteLength(body)}`,
-    'cache-control: no-store',
-    'x-content-type-options: nosniff',
-    `x-request-id: ${requestId}`,
-    `date: ${new Date().toUTCString()}`,
-    'connection: close',
+    ...Object.entries(headers).map(([name, value]) => `${name}: ${value}`),
     '',
     body,
   ].join('\r\n');
+}
+
+/**
+ * The server's 'checkExpectation' listener: an Expect other than 100-continue (RFC 9110 §10.1.1)
+ * reaches no route; Node would answer a bare 417. The request is not read, so the connection closes.
+ */
+export function answerUnmetExpectation(publicUrl: string): (req: IncomingMessage, res: ServerResponse) => void {
+  return (req, res) => {
+    const requestId = randomUUID();
+    const detail = 'The only expectation this server meets is Expect: 100-continue.';
+    const { status, headers, body } = problemParts(
+      'REQUEST_EXPECTATION_FAILED',
+      detail,
+      publicUrl,
+      requestId,
+      req.url?.split('?', 1)[0] ?? '/',
+    );
+    res.writeHead(status, headers).end(body);
+  };
 }
 
 /**

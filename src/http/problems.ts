@@ -39,9 +39,21 @@ export function toProblem(error: FastifyError | Error): DomainError {
   return new DomainError('INTERNAL_ERROR', 'An unexpected error occurred.');
 }
 
+/**
+ * The client closed its connection before the body it declared had arrived: Node fails the request
+ * stream with its own error (ECONNRESET "aborted"), which must not read as a server fault or a lost
+ * database connection. The answer reaches no one; it is logged as the 400 it is.
+ */
+function abortedByClient(request: FastifyRequest, error: Error): DomainError | undefined {
+  if (request.raw.errored !== error) return undefined;
+  return new DomainError('REQUEST_BODY_MALFORMED', 'The connection closed before the request body arrived in full.');
+}
+
 /** Sends error as a problem; a server-side one is logged with its cause. */
 export function sendError(request: FastifyRequest, reply: FastifyReply, error: FastifyError | Error): FastifyReply {
-  const problem = toProblem(error);
+  const aborted = abortedByClient(request, error);
+  if (aborted) request.log.info('the client closed the connection before the request body arrived');
+  const problem = aborted ?? toProblem(error);
   if (problem.status >= 500) request.log.error({ err: error }, 'request failed');
   return sendProblem(request, reply, problem);
 }

@@ -2,6 +2,7 @@
 // connections it may hold (ORDERPAY_HTTP_MAX_CONNECTIONS), and requests Node's HTTP parser refuses:
 // each one answered as a problem with Connection: close, the connection then closed with a FIN.
 import assert from 'node:assert/strict';
+import { Writable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
 import { loadConfig, type Config } from '../../src/config.ts';
 import { ERRORS, problemSlug, type ErrorCode } from '../../src/core/errors.ts';
@@ -205,6 +206,13 @@ describe("requests Node's HTTP parser refuses → problems, and the connection c
       'A chunk size of the chunked body is not valid.',
       '/v1/orders',
     ],
+    [
+      'an Expect other than 100-continue (RFC 9110 §10.1.1)',
+      'POST /v1/orders HTTP/1.1\r\nHost: x\r\nExpect: bogus\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}',
+      'REQUEST_EXPECTATION_FAILED',
+      'The only expectation this server meets is Expect: 100-continue.',
+      '/v1/orders',
+    ],
   ];
 
   for (const [what, raw, code, detail, instance] of cases) {
@@ -309,5 +317,48 @@ describe('draining at shutdown (app.drainConnections, called by SIGTERM)', () =>
     await drained;
     assert.ok(drainedAt! - start < 2000, `drained ${drainedAt! - start} ms after it began`);
     for (const connection of [inFlight, idle, stalledHeaders, stalledBody, late]) connection.socket.destroy();
+  });
+});
+
+describe('a client that closes before its declared body has arrived', () => {
+  const PORT = 29714;
+  const ABORTED = 'the client closed the connection before the request body arrived';
+  const lines: { level: number; msg: string }[] = [];
+  let settled: (() => void) | undefined;
+  let t: TestApp;
+  before(async () => {
+    const stream = new Writable({
+      write(chunk, _encoding, done) {
+        const line = JSON.parse(String(chunk)) as { level: number; msg: string };
+        lines.push(line);
+        // What the server made of the abort: its info line, or (the fault) an error line.
+        if (line.msg === ABORTED || line.level >= 50) settled?.();
+        done();
+      },
+    });
+    t = await startTestApp({}, undefined, { logger: { level: 'info', stream } as never });
+    await t.app.listen({ host: '127.0.0.1', port: PORT });
+  });
+  after(() => t.close());
+
+  test('is logged at info as the client going away, with no error line (not a server or database failure)', async () => {
+    const { token } = await createCustomer(t);
+    for (const path of ['/v1/orders', '/v1/payments']) {
+      const connection = await connect(PORT);
+      const handled = new Promise<void>((resolve) => {
+        settled = resolve;
+      });
+      // Once the server reads the body (its stream starts flowing), the client goes away.
+      t.app.server.once('request', (request) => request.once('resume', () => connection.socket.destroy()));
+      connection.socket.write(
+        `POST ${path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\nIdempotency-Key: k-${path}\r\nContent-Length: 100\r\n\r\n{"amount":`,
+      );
+      await handled;
+    }
+    assert.equal(lines.filter((line) => line.msg === ABORTED).length, 2);
+    assert.deepEqual(
+      lines.filter((line) => line.level >= 50),
+      [],
+    );
   });
 });
