@@ -25,6 +25,26 @@ export const PAGE_HEADERS: Readonly<Record<string, string>> = {
   'x-content-type-options': 'nosniff',
 };
 
+/**
+ * Headers for whatever the provider renders itself: the self-submitting forms of /oauth/logout
+ * without a session and of response_mode=form_post. Set before the provider runs, because
+ * oidc-provider allows the form's one inline script by adding its hash to an existing
+ * script-src; no form-action, as such a form (and the redirect after it) goes to a client's origin.
+ * Our own pages replace them with PAGE_HEADERS.
+ */
+const PROVIDER_PAGE_HEADERS: Readonly<Record<string, string>> = {
+  'content-security-policy': "default-src 'none'; script-src 'self'; frame-ancestors 'none'; base-uri 'none'",
+  'x-frame-options': 'DENY',
+  'referrer-policy': 'no-referrer',
+};
+
+/** Koa middleware of the provider: PROVIDER_PAGE_HEADERS on every response it writes (not on one it leaves to Fastify). */
+export async function guardProviderPages(ctx: KoaContextWithOIDC, next: () => Promise<void>): Promise<void> {
+  for (const [name, value] of Object.entries(PROVIDER_PAGE_HEADERS)) ctx.set(name, value);
+  await next();
+  if (ctx.respond === false) for (const name of Object.keys(PROVIDER_PAGE_HEADERS)) ctx.remove(name);
+}
+
 export function escapeHtml(value: unknown): string {
   return String(value).replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }

@@ -14,7 +14,7 @@ import { accountFinder, findAccountRow } from './account.ts';
 import { createIntrospectionVerifier, introspectJwtAccessTokens, mayIntrospect } from './jwt-introspection.ts';
 import { askConsentForOfflineAccess } from './offline-access.ts';
 import { createOidcAdapter, digestOidcIdentifier } from './oidc.adapter.ts';
-import { renderErrorPage, renderLogoutPage, renderLoggedOutPage } from './pages.ts';
+import { guardProviderPages, renderErrorPage, renderLogoutPage, renderLoggedOutPage } from './pages.ts';
 import { verifyClientSecret } from './passwords.ts';
 import { TOKEN_TTL } from './token-lifetimes.ts';
 
@@ -152,6 +152,7 @@ export function createProvider({ config, db, signingKeys, cookieKeys, staticClie
   // Koa reads the scheme from X-Forwarded-Proto, which the mount pins to PUBLIC_URL's scheme
   // (src/auth/authorization-server.ts): secure cookies and published URLs follow PUBLIC_URL.
   provider.proxy = true;
+  provider.use(guardProviderPages);
   provider.use(introspectJwtAccessTokens(createIntrospectionVerifier(db, config)));
   provider.use(askConsentForOfflineAccess(AUTHORIZATION_PATH));
   // Client secrets are stored as scrypt hashes (src/auth/passwords.ts), never in the clear.

@@ -166,6 +166,14 @@ withChromium('signing in with a real browser', () => {
       });
     });
 
+    test('signing out without a session: the self-submitting form runs under its CSP and ends on the signed-out page', async () => {
+      await withPage(async (page, consoleErrors) => {
+        await page.goto(`${server.issuer}/logout`);
+        await page.getByRole('heading', { name: 'You are signed out' }).waitFor();
+        assert.deepEqual(consoleErrors, [], 'no script or style refused by the CSP');
+      });
+    });
+
     test('the login and consent pages: accessible, styled under their CSP, plain-word scopes, screenshots', async () => {
       await withPage(async (page, consoleErrors) => {
         const { url } = await startAuthorization();

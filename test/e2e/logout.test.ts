@@ -1,5 +1,6 @@
 // OpenID Connect RP-Initiated Logout 1.0 at /oauth/logout: a confirmation page of ours (no-store,
 // framing forbidden) whose form, once submitted, ends the session at the authorization server.
+import { createHash } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as client from 'openid-client';
@@ -61,6 +62,19 @@ describe('RP-Initiated Logout 1.0', () => {
     // The session is gone: /oauth/logout has nobody left to ask.
     const again = await browser.request(`${server.issuer}/logout`);
     assert.doesNotMatch(await again.text(), /Sign out of orderpay\?/);
+  });
+
+  test('GET /oauth/logout without a session: the self-submitting form is framed by nobody and runs only its own script', async () => {
+    const page = await new FormBrowser().request(`${server.issuer}/logout`);
+    assert.equal(page.status, 200);
+    assert.equal(page.headers.get('x-frame-options'), 'DENY');
+    const csp = page.headers.get('content-security-policy') ?? '';
+    assert.match(csp, /default-src 'none'/);
+    assert.match(csp, /frame-ancestors 'none'/);
+    const script = /<script>([\s\S]*?)<\/script>/.exec(await page.text())?.[1];
+    assert.ok(script, 'the page submits its form by an inline script');
+    const hash = createHash('sha256').update(script).digest('base64');
+    assert.match(csp, new RegExp(`script-src 'self' 'sha256-${hash.replace(/[+/]/g, '\\$&')}'`), 'that script, and only it, by its hash');
   });
 
   test('a logout POST without the xsrf token is refused', async () => {
