@@ -137,6 +137,7 @@ export async function interactionRoutes(
       const password = String(request.body?.password ?? '');
       const result = await signIn(db, counters, { email, password, ip: request.ip });
       if (result.kind !== 'signed-in') {
+        if (result.kind === 'unavailable') request.log.warn({ err: result.cause }, 'sign-in: the attempt could not be counted; refused');
         app.businessMetrics.countSignInFailure(result.kind);
         return sendLoginRefusal(reply, details, email, result);
       }

@@ -2,6 +2,7 @@
 // account and per IP (brute force). Counted where the API's limits are (src/http/rate-limit/:
 // PostgreSQL, or Redis), so all processes share them. These are the login surface: while they
 // cannot be counted, /oauth answers 503 rather than let guessing go unlimited.
+import { createHash } from 'node:crypto';
 import { normalizeIP } from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { emailKey } from '../core/email.ts';
@@ -82,8 +83,9 @@ export interface SignInAttempt {
  * the IP, before the password is checked. Rejects when the counters cannot be reached.
  */
 export async function countSignInAttempt(counters: Counters, email: string, ip: string): Promise<SignInAttempt> {
-  // The account's key, as the lookup uses it; an address no account can have keeps its own.
-  const account = `${LOGIN_FAILURES_PER_ACCOUNT.name}:${emailKey(email) ?? email}`;
+  // The account's key, as the lookup uses it; an address no account can have keeps its own, as a
+  // digest: what was typed may hold characters no store keeps (a NUL in PostgreSQL's text).
+  const account = `${LOGIN_FAILURES_PER_ACCOUNT.name}:${emailKey(email) ?? `sha256:${createHash('sha256').update(email).digest('hex')}`}`;
   const address = `${LOGIN_FAILURES_PER_IP.name}:${normalizeIP(ip)}`;
   const byAccount = await countHit(counters, LOGIN_FAILURES_PER_ACCOUNT, account);
   const byIp = await countHit(counters, LOGIN_FAILURES_PER_IP, address);

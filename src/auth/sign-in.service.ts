@@ -17,7 +17,7 @@ interface SignInCommand {
 type SignInResult =
   | { kind: 'signed-in'; accountId: string }
   | { kind: 'blocked'; retryAfterSeconds: number }
-  | { kind: 'unavailable'; retryAfterSeconds: number }
+  | { kind: 'unavailable'; retryAfterSeconds: number; cause: unknown }
   | { kind: 'refused' };
 
 export type SignInRefusal = Exclude<SignInResult, { kind: 'signed-in' }>;
@@ -26,7 +26,7 @@ type Credentials = Awaited<ReturnType<typeof findUserCredentials>>;
 
 export async function signIn(db: Queryable, counters: Counters, command: SignInCommand): Promise<SignInResult> {
   const attempt = await countAttempt(counters, command);
-  if (!attempt) return { kind: 'unavailable', retryAfterSeconds: 1 };
+  if ('cause' in attempt) return { kind: 'unavailable', retryAfterSeconds: 1, cause: attempt.cause };
   if (attempt.blocked) return { kind: 'blocked', retryAfterSeconds: attempt.blocked.retryAfterSeconds };
   const credentials = await findCredentials(db, command.email);
   const accountId = await verifyCredentials(credentials, command.password);
@@ -37,11 +37,11 @@ export async function signIn(db: Queryable, counters: Counters, command: SignInC
 
 /**
  * Counted before the password is checked, so parallel guesses cannot all pass the limit while the
- * first ones are still hashing. Undefined when the counters cannot be reached: no password is
+ * first ones are still hashing. The failure when the counters cannot be reached: no password is
  * checked without its limit.
  */
-function countAttempt(counters: Counters, { email, ip }: SignInCommand): Promise<SignInAttempt | undefined> {
-  return countSignInAttempt(counters, email, ip).catch(() => undefined);
+function countAttempt(counters: Counters, { email, ip }: SignInCommand): Promise<SignInAttempt | { cause: unknown }> {
+  return countSignInAttempt(counters, email, ip).catch((cause: unknown) => ({ cause }));
 }
 
 async function findCredentials(db: Queryable, email: string): Promise<Credentials> {

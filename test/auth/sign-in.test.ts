@@ -59,6 +59,15 @@ for (const store of STORES) {
       }
     });
 
+    test('an address with characters no store keeps (NUL, controls) is refused, and its attempts are counted like any other', async () => {
+      const limit = LOGIN_FAILURES_PER_ACCOUNT.limit;
+      for (const typed of ['eve\u0000@example.com', 'eve\u0001\u007f@example.com']) {
+        for (let i = 0; i < limit; i++)
+          assert.equal((await attempt(typed, PASSWORD, `10.0.5.${i}`)).kind, 'refused', JSON.stringify(typed));
+        assert.equal((await attempt(typed, PASSWORD, '10.0.5.200')).kind, 'blocked', JSON.stringify(typed));
+      }
+    });
+
     test('a successful sign-in gives its attempt back: only failures use up the budget', async () => {
       const limit = LOGIN_FAILURES_PER_ACCOUNT.limit;
       for (let i = 0; i < limit - 1; i++) assert.equal((await attempt('bob@example.com', 'wrong', `10.0.3.${i}`)).kind, 'refused');
@@ -94,7 +103,8 @@ describe(`sign-in while its limits cannot be counted (${DATABASE}, Redis unreach
         passwordHash: await hashPassword(PASSWORD),
       });
       const result = await signIn(database.db, counters, { email: 'carol@example.com', password: PASSWORD, ip: '10.0.4.1' });
-      assert.deepEqual(result, { kind: 'unavailable', retryAfterSeconds: 1 });
+      assert.equal(result.kind, 'unavailable');
+      assert.ok(result.kind === 'unavailable' && result.retryAfterSeconds === 1 && result.cause instanceof Error, 'the cause, for the log');
       assert.ok(log.warnings.length >= 1, 'the unreachable Redis is logged');
     } finally {
       await counters.close();
