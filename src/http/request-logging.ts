@@ -1,7 +1,9 @@
-// The request log: Fastify's two lines per request (incoming, completed), except for the probes.
-// A load balancer or an orchestrator asks /livez and /readyz every few seconds on every instance:
-// at info that would be most of the log. Their lines go to debug, unless the probe failed (an
-// error or a 5xx keeps Fastify's lines; /readyz also warns of its cause).
+// The request log: one line per request, when it completes ("request completed", with the request
+// and the response: method, path, status, time), as the README promises. The line as it arrives
+// ("incoming request") is at debug, for following a request that never completes. The probes
+// (/livez, /readyz), which a load balancer or an orchestrator asks every few seconds on every
+// instance, are logged at debug too, unless the probe failed (an error or a 5xx is logged as any
+// request; /readyz also warns of its cause).
 import { LogController, type FastifyReply, type FastifyRequest } from 'fastify';
 
 const PROBE_ROUTES = new Set(['/livez', '/readyz']);
@@ -9,9 +11,8 @@ const PROBE_ROUTES = new Set(['/livez', '/readyz']);
 const isProbe = (request: FastifyRequest) => PROBE_ROUTES.has(request.routeOptions?.url ?? '');
 
 export class RequestLogController extends LogController {
-  override incomingRequest(request: FastifyRequest, reply: FastifyReply, metadata?: Record<string, unknown>): void {
-    if (isProbe(request)) request.log.debug({ req: request }, 'incoming request');
-    else super.incomingRequest(request, reply, metadata);
+  override incomingRequest(request: FastifyRequest): void {
+    request.log.debug({ req: request }, 'incoming request');
   }
 
   override requestCompleted(
@@ -20,7 +21,9 @@ export class RequestLogController extends LogController {
     reply: FastifyReply,
     metadata?: Record<string, unknown>,
   ): void {
-    if (error || reply.statusCode >= 500 || !isProbe(request)) super.requestCompleted(error, request, reply, metadata);
-    else reply.log.debug({ res: reply, responseTime: reply.elapsedTime }, 'request completed');
+    if (error) return super.requestCompleted(error, request, reply, metadata);
+    const line = { req: request, res: reply, responseTime: reply.elapsedTime };
+    if (reply.statusCode < 500 && isProbe(request)) reply.log.debug(line, 'request completed');
+    else reply.log.info(line, 'request completed');
   }
 }

@@ -113,7 +113,7 @@ describe(`a database without demo data says how to load it (${DATABASE_LABEL})`,
 });
 
 describe(`the request log (${DATABASE_LABEL})`, () => {
-  test('health probes are logged at debug, other requests at info', async () => {
+  test('one line per request at info (its arrival at debug); health probes at debug', async () => {
     const target = await createTargetDatabase();
     const launched = startProcess(
       process.execPath,
@@ -144,11 +144,18 @@ describe(`the request log (${DATABASE_LABEL})`, () => {
           { level: 20, msg: 'request completed' },
         ]);
       }
+      const completed = lines.find((line) => line.reqId === ids['/v1/orders'] && line.msg === 'request completed') as unknown as {
+        req?: { method?: string; url?: string };
+        res?: { statusCode?: number };
+      };
+      assert.equal(completed.req?.method, 'GET', 'the one line names the request');
+      assert.equal(completed.req?.url, '/v1/orders');
+      assert.equal(completed.res?.statusCode, 401);
       for (const url of ['/openapi.json', '/v1/orders']) {
         assert.deepEqual(
           levelsOf(url).filter(({ msg }) => msg === 'incoming request' || msg === 'request completed'),
           [
-            { level: 30, msg: 'incoming request' },
+            { level: 20, msg: 'incoming request' },
             { level: 30, msg: 'request completed' },
           ],
           url,

@@ -50,7 +50,7 @@ test('no log line holds a signing secret, sealed or not, nor its key', async () 
     rows[0]!.value,
   ];
   // The log is there, and it is about these requests: a check of an empty log would prove nothing.
-  assert.ok(lines.some((line) => line.includes(`${path}/secret-rotations`) && line.includes('incoming request')));
+  assert.ok(lines.some((line) => line.includes(`${path}/secret-rotations`) && line.includes('request completed')));
   assert.ok(lines.some((line) => line.includes('"statusCode":201')));
   for (const line of lines) {
     for (const value of forbidden) assert.ok(!line.includes(value), `a log line holds a secret: ${line}`);
