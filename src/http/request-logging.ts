@@ -21,9 +21,9 @@ export class RequestLogController extends LogController {
     reply: FastifyReply,
     metadata?: Record<string, unknown>,
   ): void {
-    if (error) return super.requestCompleted(error, request, reply, metadata);
     const line = { req: request, res: reply, responseTime: reply.elapsedTime };
-    if (reply.statusCode < 500 && isProbe(request)) reply.log.debug(line, 'request completed');
+    if (error) super.requestCompleted(error, request, reply, metadata);
+    else if (reply.statusCode < 500 && isProbe(request)) reply.log.debug(line, 'request completed');
     else reply.log.info(line, 'request completed');
   }
 }

@@ -62,12 +62,20 @@ async function createEmptyTarget(): Promise<TargetDatabase> {
  * commands. The embedded one admits one process: call it only while no command runs on it.
  */
 export async function withTargetDatabase<T>(target: TargetDatabase, fn: (db: Db) => Promise<T>): Promise<T> {
-  const db = await createDatabase({ databaseUrl: target.env.DATABASE_URL, dataDir: target.dataDir ?? '', db: DB_OPTIONS });
+  // Named apart from the server's own sessions (application_name orderpay), which tests look for.
+  const databaseUrl = target.env.DATABASE_URL && withApplicationName(target.env.DATABASE_URL, 'orderpay-test');
+  const db = await createDatabase({ databaseUrl, dataDir: target.dataDir ?? '', db: DB_OPTIONS });
   try {
     return await fn(db);
   } finally {
     await db.close();
   }
+}
+
+function withApplicationName(url: string, name: string): string {
+  const named = new URL(url);
+  named.searchParams.set('application_name', name);
+  return named.toString();
 }
 
 /** What a terminal has of its own: no DATABASE_URL, PORT or NODE_ENV leaks in from the runner. */
