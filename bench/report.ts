@@ -296,7 +296,7 @@ on the raw baseline, for comparison: \`/prepared/orders/{id}\` prepares its stat
 does, answers a matching tag (spelt as orderpay's v1 tag, and sent back in its ETag) after reading
 the version alone, and otherwise reads and sends (a)'s row: what a 304 saves where nothing but
 node:http and pg run. Unlike orderpay, the baseline sends one query per request (no coalescing).
-Why (f)'s target stays at 1.3×: docs/decisions.md, "The 304 and memory targets stay as set".`;
+Why (f)'s target stays at 1.3×: [decisions/0093-304-and-memory-targets.md](decisions/0093-304-and-memory-targets.md).`;
 
 /** The page: the 1M run's results (reference), and the Scale section comparing them with the other sizes'. */
 export function renderBenchmarksDoc(reference: BenchResults, others: BenchResults[]): string {
@@ -453,7 +453,7 @@ PostgreSQL does not parse and plan them on every call; the baseline sends them u
 plain \`pool.query(text, values)\` does, except under \`/prepared\` ((dw), (dx) and (fr)). That is why orderpay's PostgreSQL CPU per request is lower
 than the baseline's and why it can exceed 1× on (a) and (b). A lookup by id ((a), (av), (f))
 shares its round trip besides: the lookups asked for in one turn of the event loop go to
-PostgreSQL as one statement per owner scope (\`src/db/coalesce.ts\`, docs/decisions.md), where the
+PostgreSQL as one statement per owner scope (\`src/db/coalesce.ts\`, [decisions/0085-lookups-by-id-coalesced.md](decisions/0085-lookups-by-id-coalesced.md)), where the
 baseline sends one query per request; under 32 connections a turn holds several requests, so
 each pays a fraction of a round trip, in Node as in PostgreSQL. For the broad filter orderpay still
 does more work than the baseline: its one statement carries the exact total, the baseline's page

@@ -161,7 +161,7 @@ export function renderRssSection(report: RssReport): string {
 ${markdownTable(RSS_HEADER, rssRows(report))}
 
 **orderpay's most across the whole bench: ${report.max.orderpay === undefined ? 'not measured' : `${mb(report.max.orderpay)} MB`}** (target ≤ ${mb(RSS_TARGET_BYTES)} MB on
-PostgreSQL: ${mark(rssMet(report))}; why it stays: docs/decisions.md, "The 304 and memory targets stay as set"). The resident set size (\`VmRSS\` of \`/proc/<pid>/status\`) of each server
+PostgreSQL: ${mark(rssMet(report))}; why it stays: [decisions/0093-304-and-memory-targets.md](decisions/0093-304-and-memory-targets.md)). The resident set size (\`VmRSS\` of \`/proc/<pid>/status\`) of each server
 process, sampled every second from its start to its stop: per scenario the most while its rounds
 ran and the last sample, taken when its last round ended; "whole bench" is the most over every
 sample, warm-ups, checks and idle moments included.${ownMemoryLine(report)} A server is sampled also during the scenarios

@@ -214,8 +214,7 @@ asked with no transaction open (docs/payments.md, "How a payment is made"), so a
 connection only for its two short transactions: payments are bound by the connections paying and
 the processor's latency (${result.payingConnections} ÷ ${(result.latencyMs / 1000).toFixed(1)} s ≈ ${Math.round(result.payingConnections / (result.latencyMs / 1000))}/s at most) and the machine's
 cores. The embedded database is one connection in the server's thread: it runs each statement on
-a turn of the event loop of its own and the work of reads first (docs/decisions.md, "Reads first
-on the embedded database"), so its payments are bound by PGlite's speed and its reads stay
+a turn of the event loop of its own and the work of reads first ([decisions/0099-reads-first-on-embedded-database.md](decisions/0099-reads-first-on-embedded-database.md)), so its payments are bound by PGlite's speed and its reads stay
 served. Before the phases, with the processor call inside the payment's transaction, the same
 load made 32 payments/s on PostgreSQL with reads at p99 2.6 s, and 3.1 payments/s on the embedded
 database with no read served in 10 s.

@@ -27,7 +27,7 @@ MALLOC_ARENA_MAX=${MALLOC_ARENA_MAX:-2}; export MALLOC_ARENA_MAX
 # `orderpay serve` allocates through jemalloc where the system has it (Debian: libjemalloc2). glibc
 # keeps in its arenas what V8's optimising compiler frees after warm-up (~25 MB resident under the
 # bench's load); jemalloc hands freed pages back within a second. Only the server: browsers and
-# tools a test starts keep their own allocator. ORDERPAY_MALLOC=glibc opts out (docs/decisions.md).
+# tools a test starts keep their own allocator. ORDERPAY_MALLOC=glibc opts out (docs/decisions/0087-jemalloc.md).
 case " $* " in
   *" serve "*)
     if [ "${ORDERPAY_MALLOC:-jemalloc}" = jemalloc ] && [ -z "${LD_PRELOAD:-}" ]; then

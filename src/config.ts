@@ -283,7 +283,7 @@ for (const [name, schema] of Object.entries(EnvironmentSchema.properties)) {
 /**
  * The first keyword of its schema a value fails, or undefined. A few lines instead of a schema
  * compiler: compiling one at start-up (Ajv, or TypeBox's Value) made every request of the process
- * measurably slower (docs/decisions.md), and the environment needs only these keywords.
+ * measurably slower (docs/decisions/0052-environment-schema.md), and the environment needs only these keywords.
  */
 function failedKeyword(schema: VariableSchema, value: unknown): string | undefined {
   if (schema.type === 'integer' && !Number.isSafeInteger(value)) return 'type';

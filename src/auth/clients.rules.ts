@@ -103,7 +103,7 @@ export function buildPublicClientMetadata(clientId: string, input: PublicClientI
   };
 }
 
-/** `clientSecretHash` is stored in place of the secret (see passwords.ts and docs/decisions.md). */
+/** `clientSecretHash` is stored in place of the secret (see passwords.ts and docs/decisions/0025-client-secrets-stored-hashed.md). */
 export function buildConfidentialClientMetadata(
   clientId: string,
   clientSecretHash: string,

@@ -2,7 +2,7 @@
 // (`scrypt$N$r$p$salt$hash`, base64url), so stronger parameters later do not strand old hashes.
 import { randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from 'node:crypto';
 
-/** N = 2^15, r = 8, p = 1: 32 MiB and roughly 100 ms per hash on one core (docs/decisions.md). */
+/** N = 2^15, r = 8, p = 1: 32 MiB and roughly 100 ms per hash on one core (docs/decisions/0024-passwords-scrypt.md). */
 export const SCRYPT_PARAMS = { N: 2 ** 15, r: 8, p: 1 } as const;
 const SALT_BYTES = 16;
 const KEY_BYTES = 32;

@@ -184,7 +184,7 @@ export function createProvider({ config, db, signingKeys, cookieKeys, staticClie
  * JWT is readable by whoever holds it, and the grant id is the authorization server's internal
  * handle on the grant's rows. Client-credentials tokens have no grant, hence no gid.
  * `api_version`: the API version the client is pinned to, what its unversioned requests get
- * (docs/decisions.md); a new pin reaches the API with the client's next token.
+ * (docs/decisions/0054-api-version-in-access-tokens.md); a new pin reaches the API with the client's next token.
  */
 async function findExtraTokenClaims(db: Db, token: IssuedToken): Promise<Record<string, unknown> | undefined> {
   const claims: Record<string, unknown> = {};

@@ -5,7 +5,7 @@
 //
 // The work of read requests goes ahead of other waiting work, a few in a row at most: a read waits
 // for what is running, not for everything payments have queued (src/db/read-priority.ts;
-// docs/decisions.md, "Reads first on the embedded database"). The bound keeps writes moving under a
+// docs/decisions/0099-reads-first-on-embedded-database.md). The bound keeps writes moving under a
 // flood of reads.
 import type { PoolStats } from './db.ts';
 import { isReadWork } from './read-priority.ts';

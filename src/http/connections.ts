@@ -1,6 +1,7 @@
 // The server's client connections: how long a client may take (timeouts), how many connections it
 // may hold (the cap), and how they are closed at shutdown (drainConnections). docs/deploy.md
-// describes what a client sees; docs/decisions.md why.
+// describes what a client sees; why: docs/decisions/0017-http-timeouts-and-connection-cap.md and
+// docs/decisions/0016-graceful-shutdown-drains-connections.md.
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { Server as NetServer, type Socket } from 'node:net';
 import type { FastifyHttpOptions, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';

@@ -1,7 +1,7 @@
 // Request bodies are read as sent: no content coding (RFC 9110 §8.4) is undone, so a coded body is
 // refused with 415 and `Accept-Encoding: identity` (RFC 7694 §3) rather than parsed as if it were
 // plain JSON. Our bodies are at most 64 KiB; decoding them would buy little and open the door to
-// decompression bombs (docs/decisions.md).
+// decompression bombs (docs/decisions/0020-coded-request-bodies-refused.md).
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { ProblemError } from './problem.ts';

@@ -3,7 +3,7 @@
 // would be answered only after its client has given up. The lag is Node's own measure
 // (perf_hooks.monitorEventLoopDelay), counted from the moment the app is ready: the work of
 // starting up blocks the loop, and must not make a new process refuse its first requests
-// (docs/decisions.md, on why this is not @fastify/under-pressure).
+// (docs/decisions/0019-load-shedding-on-event-loop-lag.md, on why this is not @fastify/under-pressure).
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';

@@ -1,5 +1,5 @@
 // The changes between two OpenAPI 3.1 documents that break a client, as lines a developer can act on.
-// api-smart-diff finds and classifies the differences; around it (docs/decisions.md), references
+// api-smart-diff finds and classifies the differences; around it (docs/decisions/0053-v1-contract-frozen.md), references
 // it would not follow are inlined first, and four of its classifications are corrected.
 import { apiCompare, type Diff } from 'api-smart-diff';
 

@@ -7,7 +7,7 @@
 // lost to the others, so a caller spread over N processes may be refused up to (N−1) × (block − 1)
 // hits early, under (N−1) % of its limit. A caller with one request a window costs one round trip
 // and strands nothing; limits under 200 are counted one hit at a time, exactly.
-// docs/decisions.md, "Rate limits", has the bounds and the alternatives.
+// docs/decisions/0033-rate-limits.md has the bounds and the alternatives.
 import type { Clock } from '../../core/clock.ts';
 import type { Queryable } from '../../db/db.ts';
 import { addRateLimitHits, takeBackRateLimitHit } from '../../db/rate-limits.ts';

@@ -4,7 +4,7 @@
 // draft's RateLimit-Policy and RateLimit fields (./fields.ts) rather than the plugin's older ones,
 // and a refusal is a problem: 429 RATE_LIMITED with Retry-After. A store that cannot be reached
 // lets reads and writes through and refuses payments (503 RATE_LIMIT_UNAVAILABLE): see
-// docs/decisions.md, "Rate limits".
+// docs/decisions/0033-rate-limits.md.
 import fastifyRateLimit, { normalizeIP } from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 import fp from 'fastify-plugin';

@@ -1,4 +1,4 @@
-// The rate limits while their store cannot be reached (docs/decisions.md, "Rate limits"): reads
+// The rate limits while their store cannot be reached (docs/decisions/0033-rate-limits.md): reads
 // and writes go through unlimited (fail open), payments and refunds are refused with 503
 // RATE_LIMIT_UNAVAILABLE and Retry-After (fail closed), /oauth answers 503 temporarily_unavailable.
 // No other 5xx. Redis on a closed port, and the database store's database made unreachable.
