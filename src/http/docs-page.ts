@@ -36,6 +36,22 @@ function swaggerUiCsp(config: Config): string {
 }
 
 /**
+ * Swagger UI's requestInterceptor: "Try it out" pre-fills Idempotency-Key with the operation's
+ * example, and a second try with another body would be refused as the key's reuse (422). A key
+ * still showing the examples' marker (EXAMPLE_KEY_PREFIX, src/http/idempotency.ts) is replaced by
+ * a fresh one on every try; a key the user typed is sent as typed. @fastify/swagger-ui writes the
+ * function's source into the page's script, so it names nothing from outside itself.
+ */
+export function freshExampleIdempotencyKey<R extends { headers: Record<string, string> }>(request: R): R {
+  for (const name of Object.keys(request.headers)) {
+    if (name.toLowerCase() === 'idempotency-key' && request.headers[name]?.startsWith('e0e0e0e0-')) {
+      request.headers[name] = crypto.randomUUID();
+    }
+  }
+  return request;
+}
+
+/**
  * The options of @fastify/swagger-ui for /docs. With signIn, "Authorize" runs the authorization
  * code flow with PKCE (RFC 7636, S256) as DOCS_CLIENT_ID, the scopes a customer may hold ticked;
  * the redirect URI is the page's own (DOCS_REDIRECT_PATH on the origin it was opened at).
@@ -51,6 +67,7 @@ export function docsPageOptions(config: Config, signIn: boolean, latestDocument:
       // The topbar switches between the versions' documents, the latest first.
       urls: [...API_VERSION_NUMBERS].reverse().map((v) => ({ url: `/v${v}/openapi.json`, name: `v${v}` })),
       'urls.primaryName': `v${LATEST_API_VERSION}`,
+      requestInterceptor: freshExampleIdempotencyKey,
     } as never,
     initOAuth: signIn
       ? {

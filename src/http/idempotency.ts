@@ -3,6 +3,7 @@
 // transaction, replay that response to every retry. A route opts in with
 // `config: { idempotency: 'required' | 'optional' }`, the one place that decides: the plugin adds
 // the Idempotency-Key header to the route's schema (validated and documented) from it.
+import { createHash } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 import fp from 'fastify-plugin';
 import { Type, type TSchema } from 'typebox';
@@ -47,11 +48,25 @@ const NOT_STORED: ReadonlySet<string> = new Set(['RESOURCE_CONFLICT', 'IDEMPOTEN
 const KEY_HEADER = 'idempotency-key';
 const REPLAYED_HEADER = 'idempotent-replayed';
 
-const IdempotencyKey = Type.String({
-  description:
-    'Unique per logical operation, the same on every retry of it: 1–255 visible ASCII characters, bare or as a quoted string. Keys are scoped to the caller and kept 24 hours. See docs/payments.md.',
-  examples: ['5f0c7a8e-3b7e-4f57-9a61-1d2f0c6e8b11'],
-});
+/**
+ * An operation's example key in the OpenAPI documents: a UUID of its own (a tool that fills keys
+ * from examples must not send one operation's key to another), all starting with this marker, by
+ * which /docs knows a key nobody typed and sends a fresh one on every try (src/http/docs-page.ts).
+ */
+export const EXAMPLE_KEY_PREFIX = 'e0e0e0e0-';
+
+export function exampleIdempotencyKey(method: string, url: string): string {
+  const hex = createHash('sha256').update(`${method} ${url}`).digest('hex');
+  return `${EXAMPLE_KEY_PREFIX}${hex.slice(0, 4)}-4${hex.slice(5, 8)}-8${hex.slice(9, 12)}-${hex.slice(12, 24)}`;
+}
+
+function idempotencyKeySchema(method: string, url: string): TSchema {
+  return Type.String({
+    description:
+      'Unique per logical operation, the same on every retry of it: 1–255 visible ASCII characters, bare or as a quoted string. Keys are scoped to the caller and kept 24 hours. See docs/payments.md.',
+    examples: [exampleIdempotencyKey(method, url)],
+  });
+}
 
 /** 400 for a required Idempotency-Key left out: its own code, so clients learn keys are required. */
 function missingIdempotencyKey(): DomainError {
@@ -82,7 +97,7 @@ function declareKeyHeader(route: RouteOptions): void {
   schema.headers = {
     ...headers,
     type: 'object',
-    properties: { ...headers.properties, [KEY_HEADER]: IdempotencyKey },
+    properties: { ...headers.properties, [KEY_HEADER]: idempotencyKeySchema(String(route.method), route.url) },
     ...(mode === 'required' ? { required: [...(headers.required ?? []), KEY_HEADER] } : {}),
   };
   const formatValidationError = route.schemaErrorFormatter;

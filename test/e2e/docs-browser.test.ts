@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Browser } from 'playwright-core';
+import { EXAMPLE_KEY_PREFIX } from '../../src/http/idempotency.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
 import { launchChromium, withChromium } from '../helpers/browser.ts';
 
@@ -52,6 +53,34 @@ withChromium('Swagger UI in a real browser', () => {
         problems.filter((text) => !/status of 401/.test(text)),
         [],
       );
+      await page.close();
+    });
+
+    test('"Try it out" sends a fresh Idempotency-Key on every try, never the example the form shows', async () => {
+      const page = await browser.newPage();
+      const keys: string[] = [];
+      page.on('request', (request) => {
+        const key = request.headers()['idempotency-key'];
+        if (request.method() === 'POST' && key !== undefined) keys.push(key);
+      });
+      await page.goto(`${ORIGIN}/docs`, { waitUntil: 'networkidle' });
+      const pay = page.locator('.opblock-post', { has: page.locator('.opblock-summary-path', { hasText: /^\/payments$/ }) }).first();
+      await pay.locator('.opblock-summary').click();
+      await pay.locator('button.try-out__btn').click();
+      const shown = await pay.locator('tr[data-param-name="idempotency-key"] input').inputValue();
+      assert.ok(shown.startsWith(EXAMPLE_KEY_PREFIX), `the form shows the example: ${shown}`);
+      for (let attempt = 1; attempt <= 2; attempt++) {
+        const answered = page.waitForEvent(
+          'requestfinished',
+          (request) => request.method() === 'POST' && request.url().endsWith('/payments'),
+        );
+        await pay.locator('button.execute').click();
+        await answered;
+      }
+      assert.equal(keys.length, 2, keys.join(', '));
+      assert.notEqual(keys[0], keys[1]);
+      for (const key of keys) assert.match(key, /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+      assert.ok(!keys.some((key) => key.startsWith(EXAMPLE_KEY_PREFIX)));
       await page.close();
     });
   });

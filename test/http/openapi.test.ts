@@ -8,6 +8,8 @@ import addFormatsModule from 'ajv-formats';
 import type { FastifyInstance, LightMyRequestResponse, RouteOptions } from 'fastify';
 import { SCOPE_GRANTS, SCOPES } from '../../src/core/scopes.ts';
 import { API_VERSION_NUMBERS, LATEST_API_VERSION } from '../../src/core/api-versions.ts';
+import { freshExampleIdempotencyKey } from '../../src/http/docs-page.ts';
+import { EXAMPLE_KEY_PREFIX, exampleIdempotencyKey } from '../../src/http/idempotency.ts';
 import { PUBLIC_URL, startTestApp, type TestApp } from '../helpers/app.ts';
 import { createOrder, createUser } from '../helpers/factories.ts';
 import {
@@ -348,6 +350,36 @@ describe('OpenAPI document (OpenAPI 3.1)', () => {
     assert.match(initializer.body, new RegExp(`"urls.primaryName":"v${LATEST_API_VERSION}"`));
     const json = await t.app.inject({ method: 'GET', url: '/docs/json' });
     assert.deepEqual(json.json(), document);
+  });
+
+  it("every operation's Idempotency-Key example is its own, and /docs replaces an example key by a fresh one on every try", async () => {
+    const examples = new Map<string, string>();
+    for (const version of API_VERSION_NUMBERS) {
+      const body = (await t.app.inject({ method: 'GET', url: `/v${version}/openapi.json` })).json<OpenApiDocument>();
+      for (const { path, method, operation } of operationsOf(body)) {
+        const parameters = (operation as { parameters?: { name: string; in: string; example?: string }[] }).parameters ?? [];
+        const key = parameters.find((p) => p.in === 'header' && p.name.toLowerCase() === 'idempotency-key');
+        if (!key) continue;
+        const example = key.example ?? '';
+        assert.ok(example.startsWith(EXAMPLE_KEY_PREFIX), `${method} ${path}: ${example}`);
+        assert.match(example, /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-8[0-9a-f]{3}-[0-9a-f]{12}$/, 'shaped as a UUID v4');
+        examples.set(`v${version} ${method} ${path}`, example);
+      }
+    }
+    assert.ok(examples.size >= 6, `operations that take a key: ${[...examples.keys()].join(', ')}`);
+    const perOperation = new Map([...examples].map(([where, example]) => [where.replace(/^v\d+ /, ''), example]));
+    assert.equal(new Set(perOperation.values()).size, perOperation.size, 'no two operations share an example');
+
+    const headers = { 'Idempotency-Key': exampleIdempotencyKey('POST', '/v2/payments'), accept: 'application/json' };
+    const first = freshExampleIdempotencyKey({ headers: { ...headers } }).headers['Idempotency-Key']!;
+    const second = freshExampleIdempotencyKey({ headers: { ...headers } }).headers['Idempotency-Key']!;
+    assert.ok(!first.startsWith(EXAMPLE_KEY_PREFIX) && first !== second, 'a fresh key on every try');
+    assert.deepEqual(freshExampleIdempotencyKey({ headers: { 'idempotency-key': 'typed-by-me' } }).headers, {
+      'idempotency-key': 'typed-by-me',
+    });
+    const initializer = await t.app.inject({ method: 'GET', url: '/docs/static/swagger-initializer.js' });
+    assert.match(initializer.body, /"requestInterceptor":function freshExampleIdempotencyKey\s*\(/, 'the page has the interceptor');
+    assert.ok(initializer.body.includes(`startsWith('${EXAMPLE_KEY_PREFIX}')`), 'with the marker the examples carry');
   });
 });
 
