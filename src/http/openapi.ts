@@ -118,6 +118,15 @@ function documentMediaTypes(operation: Operation, version: number): void {
   // Any operation can meet a server-side failure; those answers are problems too.
   operation.responses ??= {};
   operation.responses['500'] ??= problemResponse('Unexpected server error (no internals in the body).');
+  // What the HTTP edge answers before any route runs (src/http/client-errors.ts): any operation's
+  // request can meet them, and the connection is closed after each.
+  operation.responses['408'] ??= problemResponse('The request did not arrive in time (REQUEST_TIMEOUT); the connection is closed.');
+  operation.responses['417'] ??= problemResponse(
+    'An Expect other than 100-continue (REQUEST_EXPECTATION_FAILED); the request is not read and the connection is closed.',
+  );
+  operation.responses['431'] ??= problemResponse(
+    'The request line and header fields exceed 16 KiB (REQUEST_HEADERS_TOO_LARGE); the connection is closed.',
+  );
   operation.responses['503'] ??= problemResponse(
     'Database unavailable, server shutting down, or (payments and refunds) the rate limits cannot be counted; see Retry-After.',
   );
@@ -212,6 +221,7 @@ async function openApi(app: FastifyInstance, { config, docsSignIn }: { config: C
         title: 'orderpay',
         version: String(LATEST_API_VERSION),
         contact: { name: 'orderpay API reference', url: `${config.publicUrl}/docs` },
+        license: { name: 'MIT', identifier: 'MIT' },
       },
       tags: TAGS,
       components: {
