@@ -57,7 +57,7 @@ async function missingDataHint(config: Config, db: Db): Promise<string> {
     return `No demo data in this database: load it with \`orderpay seed\` (in a clone: \`npm run orderpay -- seed\`), then restart for demo access tokens.`;
   }
   if ((await countUsers(db)) > 0) return '';
-  return 'No users yet: add one with `orderpay users create --email … --password …` (README: "The command").';
+  return 'No users yet: add one with `orderpay users create --email … --role staff` (it asks for the password; README: "The command").';
 }
 
 /** What the banner prints beyond the address: demo access tokens, or else a hint on what to load. */

@@ -108,7 +108,10 @@ describe(`a database without demo data says how to load it (${DATABASE_LABEL})`,
     const target = await createTargetDatabase();
     const banner = await serveBanner(commandEnv({ ...target.env, NODE_ENV: 'production', ORDERPAY_PAYMENT_PROCESSOR: 'simulator' }));
     assert.doesNotMatch(banner, /eyJ|demo|seed/i);
-    assert.match(banner, /^No users yet: add one with `orderpay users create --email … --password …` \(README: "The command"\)\.$/m);
+    assert.match(
+      banner,
+      /^No users yet: add one with `orderpay users create --email … --role staff` \(it asks for the password; README: "The command"\)\.$/m,
+    );
   });
 });
 
