@@ -99,7 +99,7 @@ async function runMigrate(config: Config, out: Output): Promise<void> {
 }
 
 async function runSeed(config: Config, out: Output): Promise<void> {
-  const result = await withMigratedDatabase(config, seedDemoData);
+  const result = await withMigratedDatabase(config, seedDemoData, { create: true });
   out.print(
     result.seeded
       ? `Seeded ${result.users} users (staff: ${DEMO_STAFF_EMAIL}; customers: ${DEMO_CUSTOMER_EMAILS.join(', ')}), ${result.products} products, ${result.orders} orders`

@@ -40,6 +40,9 @@ export async function signAccessToken(key: SigningKey, claims: AccessTokenClaims
 /** Thrown when a token is asked for a subject or scope that cannot have it. */
 export class TokenRequestError extends Error {}
 
+/** The subject asked for is not in the database: where that database is, the caller says. */
+export class UnknownSubjectError extends TokenRequestError {}
+
 /**
  * A token for a user (by email; role and allowed scopes from the database) or a service client.
  * Empty scopes means every API scope the subject may hold; customers never get staff-only ones.
@@ -67,7 +70,7 @@ export async function issueTokenFor(
     });
   }
   const user = await findUserByEmail(db, subject.email);
-  if (!user) throw new TokenRequestError(`no user with email ${subject.email}`);
+  if (!user) throw new UnknownSubjectError(`no user with email ${subject.email}`);
   const allowed: string[] = user.role === 'staff' ? [...SCOPES] : SCOPES.filter((s) => !STAFF_ONLY_SCOPES.has(s));
   const refused = scopes.filter((s) => !allowed.includes(s));
   if (refused.length) throw new TokenRequestError(`a ${user.role} cannot hold ${refused.join(', ')}`);

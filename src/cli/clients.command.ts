@@ -12,7 +12,7 @@ import {
 import { TOKEN_TTL } from '../auth/token-lifetimes.ts';
 import { API_VERSION_NUMBERS, LATEST_API_VERSION } from '../core/api-versions.ts';
 import { loadConfig } from '../config.ts';
-import { parseCommandLine, takeWord, UsageError, withMigratedDatabase, type Output } from './command.ts';
+import { describeDatabase, parseCommandLine, takeWord, UsageError, withMigratedDatabase, type Output } from './command.ts';
 
 export const CLIENTS_USAGE = `  clients create --public    a browser or native app (authorization code + PKCE, no secret)
       --name <name>
@@ -120,7 +120,7 @@ async function pinApiVersion(argv: string[], out: Output): Promise<void> {
   if (!clientId || requested === undefined) throw new UsageError('usage: orderpay clients set-api-version --client-id C --api-version N');
   const apiVersion = checkClientApiVersion(requested);
   const changed = await withMigratedDatabase(loadConfig(), (db) => setClientApiVersion(db, clientId, apiVersion));
-  if (!changed) throw new UsageError(`no client with id ${clientId}`);
+  if (!changed) throw new UsageError(`no client with id ${clientId} in ${describeDatabase(loadConfig())}`);
   const { client, previousApiVersion } = changed;
   const information = { ...toClientInformation(client), previous_api_version: previousApiVersion };
   if (previousApiVersion === apiVersion) {

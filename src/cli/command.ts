@@ -1,5 +1,7 @@
 // What every command shares: strict option parsing, --json output, usage errors (exit 2) and a
 // migrated database for the length of one command.
+import { existsSync } from 'node:fs';
+import path from 'node:path';
 import { parseArgs, type ParseArgsOptionsConfig } from 'node:util';
 import type { Config } from '../config.ts';
 import { openCommandDatabase } from '../db/create-database.ts';
@@ -61,9 +63,42 @@ export async function withDatabase<T>(config: Config, fn: (db: Db) => Promise<T>
   }
 }
 
-/** Commands that read or write rows migrate first, so they work on a brand-new database. */
-export function withMigratedDatabase<T>(config: Config, fn: (db: Db) => Promise<T>): Promise<T> {
+/** Which database a command used, in words: what it says when it finds nothing there. */
+export function describeDatabase(config: Pick<Config, 'databaseUrl' | 'dataDir'>): string {
+  if (!config.databaseUrl) return `${path.resolve(config.dataDir)} (DATA_DIR, the embedded database)`;
+  const url = new URL(config.databaseUrl);
+  return `${url.host}${url.pathname} (DATABASE_URL, PostgreSQL)`;
+}
+
+/** A command found no orderpay database where the configuration points: it creates none. */
+export class NoDatabaseError extends UsageError {}
+
+function noDatabase(config: Config): NoDatabaseError {
+  return new NoDatabaseError(
+    `no orderpay database at ${describeDatabase(config)}: start the server there first (orderpay serve, or orderpay migrate), or set DATA_DIR or DATABASE_URL to the server's`,
+  );
+}
+
+async function hasSchema(db: Db): Promise<boolean> {
+  const { rows } = await db.query<{ present: boolean }>("SELECT to_regclass('schema_migrations') IS NOT NULL AS present");
+  return rows[0]!.present;
+}
+
+/**
+ * Commands that read or write rows, on the database a server made: never a new one (a command run
+ * without the server's DATA_DIR would otherwise make and migrate ./data and then find nothing in
+ * it). Migrations the database lacks are applied first, as the server would on its next start.
+ */
+export async function withMigratedDatabase<T>(
+  config: Config,
+  fn: (db: Db) => Promise<T>,
+  /** `orderpay seed` makes the database it fills, as `serve` and `migrate` do. */
+  { create = false }: { create?: boolean } = {},
+): Promise<T> {
+  const embedded = !config.databaseUrl && !config.dataDir.startsWith('memory://');
+  if (!create && embedded && !existsSync(path.join(config.dataDir, 'PG_VERSION'))) throw noDatabase(config);
   return withDatabase(config, async (db) => {
+    if (!create && !(await hasSchema(db))) throw noDatabase(config);
     await migrateDatabase(config, db);
     return fn(db);
   });

@@ -1,8 +1,8 @@
 // `orderpay tokens issue`: an access token signed with the active key, for a user or a service client.
-import { issueTokenFor } from '../auth/access-token.ts';
+import { issueTokenFor, UnknownSubjectError } from '../auth/access-token.ts';
 import { MAX_TOKEN_LIFETIME_SECONDS } from '../auth/keys.store.ts';
 import { loadConfig } from '../config.ts';
-import { parseCommandLine, takeWord, UsageError, withMigratedDatabase, type Output } from './command.ts';
+import { describeDatabase, parseCommandLine, takeWord, UsageError, withMigratedDatabase, type Output } from './command.ts';
 
 export const TOKENS_USAGE = `  tokens issue               sign an access token with the active signing key
       --email <email>        for this user (role from the database), or
@@ -33,10 +33,19 @@ export async function runTokensCommand(argv: string[], out: Output): Promise<voi
   const scopes = (values.scope ?? []).flatMap((s) => s.split(' ')).filter(Boolean);
   const subject = email ? { email } : { clientId: clientId! };
   const config = loadConfig();
-  const token = await withMigratedDatabase(config, (db) => issueTokenFor(db, config, subject, scopes, expiresIn));
   const { issuer, audience } = config;
+  const token = await withMigratedDatabase(config, (db) => issueTokenFor(db, config, subject, scopes, expiresIn)).catch(
+    (error: unknown) => {
+      if (error instanceof UnknownSubjectError) throw new UnknownSubjectError(`${error.message} in ${describeDatabase(config)}`);
+      throw error;
+    },
+  );
   out.print(token, { access_token: token, token_type: 'Bearer', expires_in: expiresIn, issuer, audience });
   // Only a server with this issuer and audience (its PUBLIC_URL, or PORT) accepts the token. Said on
-  // stderr, so that TOKEN=$(orderpay tokens issue …) still captures the token alone.
+  // stderr, so that TOKEN=$(orderpay tokens issue …) still captures the token alone. With --json the
+  // object names them; a warning line is added when they come from PORT alone, which a command run
+  // without the server's settings gets wrong without a word.
+  const fromPortAlone = !process.env.PUBLIC_URL && !process.env.ORDERPAY_ISSUER;
   if (!out.json) console.error(`Signed for issuer ${issuer} and audience ${audience}: only a server with these accepts it.`);
+  else if (fromPortAlone) out.warn(`signed for issuer ${issuer} (from PORT; no PUBLIC_URL): only a server with this issuer accepts it`);
 }

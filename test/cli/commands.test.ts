@@ -18,7 +18,9 @@ import {
   ROOT,
   runOrderpay,
   type Env,
+  withTargetDatabase,
 } from './orderpay-process.ts';
+import { serverUrl } from '../helpers/db.ts';
 
 const ALL_SCOPES = 'orders:read orders:write products:write payments:read payments:write events:read webhooks:read webhooks:write';
 const CUSTOMER_SCOPES = 'orders:read orders:write payments:read payments:write';
@@ -178,7 +180,10 @@ describe(`orderpay tokens issue (${DATABASE_LABEL})`, () => {
   });
 
   test('an unknown user, or not exactly one subject, exits 2', async () => {
-    assert.match(await refuse(['--email', 'nobody@example.com']), /no user with email nobody@example\.com/);
+    const where = serverUrl ? /in [^ ]+ \(DATABASE_URL, PostgreSQL\)$/ : /in \/\S+\/data \(DATA_DIR, the embedded database\)$/;
+    const unknown = await refuse(['--email', 'nobody@example.com']);
+    assert.match(unknown, /^no user with email nobody@example\.com in /);
+    assert.match(unknown, where, 'it says which database it looked in');
     assert.match(await refuse([]), /exactly one of --email or --client-id/);
     assert.match(await refuse(['--email', 'alice@example.com', '--client-id', 'svc']), /exactly one of --email or --client-id/);
   });
@@ -189,6 +194,51 @@ describe(`orderpay tokens issue (${DATABASE_LABEL})`, () => {
     assert.match(result.stdout, /^[\w-]+\.[\w-]+\.[\w-]+\n$/);
     assert.equal(decodeJwt(result.stdout.trim()).sub, 'svc');
     assert.equal(result.stderr, `Signed for issuer ${PUBLIC_URL}/oauth and audience ${PUBLIC_URL}: only a server with these accepts it.\n`);
+  });
+});
+
+describe(`commands find the server's database, never make one (${DATABASE_LABEL})`, () => {
+  test('users, clients, keys and tokens on a database no server made exit 2 saying where they looked, and leave nothing behind', async () => {
+    const target = await createTargetDatabase();
+    const env = commandEnv(target.env);
+    for (const args of [
+      ['users', 'list'],
+      ['clients', 'list'],
+      ['keys', 'list'],
+      ['tokens', 'issue', '--email', 'alice@example.com'],
+    ]) {
+      const result = await runOrderpay([...args, '--json'], env);
+      assert.equal(result.code, 2, `${args.join(' ')}: ${result.stderr}`);
+      const { error } = parseJsonOutput(result.stderr) as { error: string };
+      assert.match(error, /^no orderpay database at /, args.join(' '));
+      assert.match(
+        error,
+        serverUrl ? /\(DATABASE_URL, PostgreSQL\)/ : new RegExp(`${target.dataDir} \\(DATA_DIR, the embedded database\\)`),
+      );
+    }
+    if (target.dataDir) assert.equal(existsSync(target.dataDir), false, 'no data directory was made');
+    else {
+      const tables = await withTargetDatabase(
+        target,
+        async (db) => (await db.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_tables WHERE schemaname = 'public'")).rows[0]!.n,
+      );
+      assert.equal(tables, 0, 'nothing was migrated');
+    }
+    // Once a server (here: migrate) has made it, the same commands work.
+    assert.deepEqual(Object.keys(await runJsonCommand(['migrate', '--json'], env)), ['applied']);
+    assert.equal((await runOrderpay(['users', 'list', '--json'], env)).code, 0);
+  });
+
+  test('tokens issue --json without PUBLIC_URL warns that the issuer comes from PORT alone', async () => {
+    const target = await createTargetDatabase();
+    const { PUBLIC_URL: _publicUrl, ...env } = commandEnv({ ...target.env, PORT: '3999' });
+    assert.equal((await runOrderpay(['seed', '--json'], env)).code, 0);
+    const result = await runOrderpay(['tokens', 'issue', '--email', 'alice@example.com', '--json'], env);
+    assert.equal(result.code, 0, result.stderr);
+    assert.equal(parseJsonOutput(result.stdout).issuer, 'http://127.0.0.1:3999/oauth');
+    assert.deepEqual(parseJsonOutput(result.stderr), {
+      warning: 'signed for issuer http://127.0.0.1:3999/oauth (from PORT; no PUBLIC_URL): only a server with this issuer accepts it',
+    });
   });
 });
 
