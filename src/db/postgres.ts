@@ -96,8 +96,9 @@ export async function openPostgres(url: string, options: PostgresOptions): Promi
     max: options.poolMax,
     connectionTimeoutMillis: options.connectTimeoutMs,
     idleTimeoutMillis: 30_000,
-    // Names orderpay's sessions in pg_stat_activity and the logs; an application_name in the URL wins.
-    application_name: 'orderpay',
+    // Names orderpay's sessions in pg_stat_activity and the logs, unless the URL's application_name
+    // or libpq's PGAPPNAME (which node-postgres reads itself, below any value given here) names them.
+    ...(process.env.PGAPPNAME ? {} : { application_name: 'orderpay' }),
     // Server-side limits, so a stuck statement or a forgotten transaction cannot hold locks forever.
     ...(settings.startup === undefined ? {} : { options: settings.startup }),
     query_timeout: options.statementTimeoutMs + 5_000,
