@@ -4,6 +4,7 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs, type ParseArgsOptionsConfig } from 'node:util';
 import type { Config } from '../config.ts';
+import { describeServer } from '../db/connect-failure.ts';
 import { openCommandDatabase } from '../db/create-database.ts';
 import type { Db } from '../db/db.ts';
 import { migrateDatabase } from '../db/migrate.ts';
@@ -66,15 +67,12 @@ export async function withDatabase<T>(config: Config, fn: (db: Db) => Promise<T>
 /** Which database a command used, in words: what it says when it finds nothing there. */
 export function describeDatabase(config: Pick<Config, 'databaseUrl' | 'dataDir'>): string {
   if (!config.databaseUrl) return `${path.resolve(config.dataDir)} (DATA_DIR, the embedded database)`;
-  const url = new URL(config.databaseUrl);
-  return `${url.host}${url.pathname} (DATABASE_URL, PostgreSQL)`;
+  return `${describeServer(config.databaseUrl)} (DATABASE_URL, PostgreSQL)`;
 }
 
 /** A command found no orderpay database where the configuration points: it creates none. */
-export class NoDatabaseError extends UsageError {}
-
-function noDatabase(config: Config): NoDatabaseError {
-  return new NoDatabaseError(
+function noDatabase(config: Config): UsageError {
+  return new UsageError(
     `no orderpay database at ${describeDatabase(config)}: start the server there first (orderpay serve, or orderpay migrate), or set DATA_DIR or DATABASE_URL to the server's`,
   );
 }

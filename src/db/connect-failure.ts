@@ -17,7 +17,7 @@ export class DatabaseConnectError extends Error {
 }
 
 /** host:port/database of the connection string, as a message may show it. */
-function describeServer(url: string): string {
+export function describeServer(url: string): string {
   const parsed = new URL(url);
   const host = parsed.searchParams.get('host') ?? (parsed.hostname || 'localhost');
   const database = decodeURIComponent(parsed.pathname.slice(1)) || decodeURIComponent(parsed.username) || '(default)';

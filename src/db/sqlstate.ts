@@ -1,13 +1,9 @@
-// Database failures → domain errors: the one SQLSTATE and constraint table (PostgreSQL
-// Appendix A), like PostgREST's Error.hs. Classes not listed are internal errors.
+// Database failures → domain errors: the one SQLSTATE table (PostgreSQL Appendix A), like
+// PostgREST's Error.hs. Classes not listed are internal errors. A constraint whose violation means
+// something to the client is answered where the write knows what (users.service.ts,
+// forExistingSubject: the token's user named by orders' and payments' customer_id).
 import { DomainError } from '../core/errors.ts';
 import { isDatabaseError, type DatabaseError } from './db.ts';
-
-/** Constraints whose violation tells the client something it can act on. */
-const CONSTRAINT_ERRORS: Readonly<Record<string, () => DomainError>> = {
-  // orders.customer_id → users.id: the token's subject is not (any more) a user.
-  orders_customer_id_fkey: () => new DomainError('AUTH_SUBJECT_UNKNOWN', 'The user named by the access token does not exist.'),
-};
 
 const unavailable = (detail: string) => new DomainError('SERVICE_UNAVAILABLE', detail);
 
@@ -72,8 +68,6 @@ const UNREACHABLE_MESSAGES =
 /** The database failure this error is, as a domain error; undefined when it is not one we know. */
 export function databaseFailure(error: unknown): DomainError | undefined {
   if (isDatabaseError(error)) {
-    const byConstraint = error.constraint ? CONSTRAINT_ERRORS[error.constraint] : undefined;
-    if (byConstraint) return byConstraint();
     return SQLSTATE_ERRORS.find((entry) => entry.matches(error.code))?.error();
   }
   if (!(error instanceof Error)) return undefined;
