@@ -8,6 +8,7 @@ import { buildDocsClient } from './auth/docs-client.ts';
 import { listPublishedKeys } from './auth/keys.store.ts';
 import { isAuthorizationServerPath } from './auth/oauth-paths.ts';
 import { listRevokedGrantsSince } from './auth/revoked-grants.store.ts';
+import { listRevokedSubjectsSince } from './auth/revoked-subjects.store.ts';
 import type { Config } from './config.ts';
 import { type Clock, systemClock } from './core/clock.ts';
 import { createCursorCodec, type CursorCodec } from './core/cursor.ts';
@@ -20,6 +21,7 @@ import { connectionsPlugin, serverOptions } from './http/connections.ts';
 import { contentCodingPlugin } from './http/content-coding.ts';
 import { corsPlugin } from './http/cors.ts';
 import { createGrantRevocations } from './http/grant-revocations.ts';
+import { createSubjectRevocations } from './http/subject-revocations.ts';
 import type { Failpoint } from './core/failpoints.ts';
 import { idempotencyPlugin } from './http/idempotency.ts';
 import { loadSheddingPlugin } from './http/load-shedding.ts';
@@ -64,11 +66,11 @@ import { webhookEndpointsRoutes } from './webhooks/endpoints.routes.ts';
 import { WebhookDelivery, WebhookEndpoint, WebhookEndpointWithSecret } from './webhooks/endpoints.schemas.ts';
 
 export interface AppOptions {
-  /** Clock for token expiry checks (tests inject one). */
+  /** Clock for token expiry checks and a rotated client secret's grace (tests inject one). */
   now?: Clock;
   /** How often the authorization server checks for rotated signing keys (tests use 0). */
   keyCheckIntervalMs?: number;
-  /** How stale the resource server's copy of revoked grants may get (default 1000; tests use 0). */
+  /** How stale the resource server's copies of revoked grants and subjects may get (default 1000; tests use 0). */
   revocationCheckIntervalMs?: number;
   /** Clock of the rate limits counted in the database (tests freeze it inside one window). */
   rateLimitNow?: Clock;
@@ -163,6 +165,11 @@ export async function buildApp(config: Config, db: Db, options: AppOptions = {})
         intervalMs: options.revocationCheckIntervalMs,
         now: options.now,
       }),
+      subjectRevocations: createSubjectRevocations({
+        loadChangedSince: (since) => listRevokedSubjectsSince(db, since),
+        intervalMs: options.revocationCheckIntervalMs,
+        now: options.now,
+      }),
       now: options.now,
     }),
   });
@@ -202,7 +209,12 @@ export async function buildApp(config: Config, db: Db, options: AppOptions = {})
     if (paymentDriver) await app.register(processorEventsRoutes, { driver: paymentDriver });
   }
   if (config.servers.authorization) {
-    await registerAuthorizationServer(app, config, db, { counters, keyCheckIntervalMs: options.keyCheckIntervalMs, docsClient });
+    await registerAuthorizationServer(app, config, db, {
+      counters,
+      keyCheckIntervalMs: options.keyCheckIntervalMs,
+      docsClient,
+      now: options.now,
+    });
   }
 
   // Events of the resource server are delivered by the processes that run it.

@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { importJWK, SignJWT } from 'jose';
 import type { Queryable } from '../db/db.ts';
 import { SCOPES, STAFF_ONLY_SCOPES } from '../core/scopes.ts';
-import { findUserByEmail } from '../users/users.store.ts';
+import { findUserAccount } from '../users/users.store.ts';
 import { findClientApiVersion } from './clients.store.ts';
 import { ensureActiveSigningKey, type SigningKey } from './keys.store.ts';
 
@@ -47,7 +47,8 @@ export class UnknownSubjectError extends TokenRequestError {}
  * A token for a user (by email; role and allowed scopes from the database) or a service client.
  * Empty scopes means every API scope the subject may hold; customers never get staff-only ones.
  * A registered client's token carries its pinned API version, as the authorization server's do;
- * user tokens (client orderpay-cli) and unregistered clients' carry none.
+ * user tokens (client orderpay-cli) and unregistered clients' carry none. A disabled user or
+ * client gets none, as from the authorization server (the API would refuse it anyway).
  */
 export async function issueTokenFor(
   db: Queryable,
@@ -61,16 +62,19 @@ export async function issueTokenFor(
   const key = await ensureActiveSigningKey(db);
   const base = { ...settings, expiresIn };
   if ('clientId' in subject) {
+    const client = await findClientApiVersion(db, subject.clientId);
+    if (client?.disabled) throw new TokenRequestError(`client ${subject.clientId} is disabled (orderpay clients enable)`);
     return signAccessToken(key, {
       ...base,
       subject: subject.clientId,
       clientId: subject.clientId,
       scope: (scopes.length ? scopes : [...SCOPES]).join(' '),
-      apiVersion: await findClientApiVersion(db, subject.clientId),
+      apiVersion: client?.apiVersion,
     });
   }
-  const user = await findUserByEmail(db, subject.email);
+  const user = await findUserAccount(db, { email: subject.email });
   if (!user) throw new UnknownSubjectError(`no user with email ${subject.email}`);
+  if (user.disabledAt !== null) throw new TokenRequestError(`user ${subject.email} is disabled (orderpay users enable)`);
   const allowed: string[] = user.role === 'staff' ? [...SCOPES] : SCOPES.filter((s) => !STAFF_ONLY_SCOPES.has(s));
   const refused = scopes.filter((s) => !allowed.includes(s));
   if (refused.length) throw new TokenRequestError(`a ${user.role} cannot hold ${refused.join(', ')}`);

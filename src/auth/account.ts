@@ -8,9 +8,15 @@ interface AccountRow {
   role: 'customer' | 'staff';
 }
 
+/**
+ * The account, unless it is disabled: oidc-provider then treats a session of it as signed out and
+ * refuses its codes and refresh tokens (invalid_grant), whatever a row left behind would allow.
+ */
 export async function findAccountRow(db: Queryable, accountId: string): Promise<AccountRow | undefined> {
   if (!/^[1-9]\d{0,15}$/.test(accountId)) return undefined;
-  const { rows } = await db.query<AccountRow>('SELECT id, email, name, role FROM users WHERE id = $1', [Number(accountId)]);
+  const { rows } = await db.query<AccountRow>('SELECT id, email, name, role FROM users WHERE id = $1 AND disabled_at IS NULL', [
+    Number(accountId),
+  ]);
   return rows[0];
 }
 

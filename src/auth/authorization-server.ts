@@ -2,6 +2,7 @@
 // signing keys rotate), the JWKS, and the login and consent pages.
 import type { FastifyInstance } from 'fastify';
 import type { Config } from '../config.ts';
+import type { Clock } from '../core/clock.ts';
 import type { Db } from '../db/db.ts';
 import type { Counters } from '../http/rate-limit/counters.ts';
 import type { ClientMetadata } from './clients.rules.ts';
@@ -22,7 +23,8 @@ export async function registerAuthorizationServer(
     counters,
     keyCheckIntervalMs = KEY_CHECK_INTERVAL_MS,
     docsClient,
-  }: { counters: Counters; keyCheckIntervalMs?: number; docsClient?: ClientMetadata },
+    now,
+  }: { counters: Counters; keyCheckIntervalMs?: number; docsClient?: ClientMetadata; now?: Clock },
 ): Promise<void> {
   await ensureActiveSigningKey(db);
   const cookieKeys = await ensureCookieKeys(db);
@@ -32,6 +34,7 @@ export async function registerAuthorizationServer(
     cookieKeys,
     keyCheckIntervalMs,
     staticClients: docsClient ? [docsClient] : [],
+    now,
   });
   await mountProvider(app, { config, provider, counters });
   registerJwksRoute(app, db);

@@ -127,3 +127,26 @@ export function buildConfidentialClientMetadata(
     scope: scopes.join(' '),
   };
 }
+
+/** After a rotation, how long the secret before it still authenticates when no grace is given. */
+export const DEFAULT_SECRET_GRACE = '24h';
+/** The longest grace a rotation may give: a secret meant to be retired is not kept for months. */
+const MAX_SECRET_GRACE_SECONDS = 30 * 24 * 3600;
+const GRACE_UNITS: Record<string, number> = { s: 1, m: 60, h: 3600, d: 24 * 3600 };
+
+/**
+ * A rotation's grace in seconds, from a whole number of seconds, minutes, hours or days ("90s",
+ * "15m", "24h", "7d"), or "0": the previous secret stops at once (a leaked one).
+ */
+export function parseSecretGrace(text: string): number {
+  const match = /^(\d{1,7})([smhd])$/.exec(text);
+  const seconds = text === '0' ? 0 : match ? Number(match[1]) * GRACE_UNITS[match[2]!]! : Number.NaN;
+  if (Number.isNaN(seconds)) {
+    throw new ClientMetadataError(
+      `--grace "${text}" is not a duration: a whole number with s, m, h or d (e.g. ${DEFAULT_SECRET_GRACE}), or 0`,
+    );
+  }
+  if (seconds > MAX_SECRET_GRACE_SECONDS)
+    throw new ClientMetadataError(`--grace "${text}" is longer than the 30 days a previous secret may be kept`);
+  return seconds;
+}

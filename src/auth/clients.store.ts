@@ -25,6 +25,10 @@ export interface ClientSummary {
   /** What the client's unversioned requests get (src/core/api-versions.ts). */
   apiVersion: number;
   createdAt: string;
+  /** Since when the client cannot get tokens (`orderpay clients disable`); null when it can. */
+  disabledAt: string | null;
+  /** Until when the secret before the last rotation still authenticates; null without one. */
+  previousSecretExpiresAt: string | null;
 }
 
 interface ClientRow {
@@ -33,21 +37,26 @@ interface ClientRow {
   metadata: ClientMetadata;
   api_version: number;
   created_at: string;
+  disabled_at: string | null;
+  previous_secret_expires_at: string | null;
 }
 
-/** The columns a ClientSummary is made of; never the secret's hash. */
-const SUMMARY_COLUMNS = `client_id, client_name, metadata - 'client_secret' AS metadata, api_version, created_at`;
+/** The columns a ClientSummary is made of; never a secret's hash. */
+const SUMMARY_COLUMNS = `client_id, client_name, metadata - 'client_secret' AS metadata, api_version, created_at, disabled_at,
+  previous_secret_expires_at`;
 
-const toSummary = ({ client_id, client_name, metadata, api_version, created_at }: ClientRow): ClientSummary => ({
-  clientId: client_id,
-  clientName: client_name,
-  type: metadata.token_endpoint_auth_method === 'none' ? 'public' : 'confidential',
-  grantTypes: (metadata.grant_types as string[] | undefined) ?? [],
-  redirectUris: (metadata.redirect_uris as string[] | undefined) ?? [],
-  scope: (metadata.scope as string | undefined) ?? '',
-  tokenEndpointAuthMethod: String(metadata.token_endpoint_auth_method),
-  apiVersion: api_version,
-  createdAt: created_at,
+const toSummary = (row: ClientRow): ClientSummary => ({
+  clientId: row.client_id,
+  clientName: row.client_name,
+  type: row.metadata.token_endpoint_auth_method === 'none' ? 'public' : 'confidential',
+  grantTypes: (row.metadata.grant_types as string[] | undefined) ?? [],
+  redirectUris: (row.metadata.redirect_uris as string[] | undefined) ?? [],
+  scope: (row.metadata.scope as string | undefined) ?? '',
+  tokenEndpointAuthMethod: String(row.metadata.token_endpoint_auth_method),
+  apiVersion: row.api_version,
+  createdAt: row.created_at,
+  disabledAt: row.disabled_at,
+  previousSecretExpiresAt: row.previous_secret_expires_at,
 });
 
 /** 'op_' + 128 random bits: unguessable, so a client id reveals nothing and cannot be enumerated. */
@@ -70,13 +79,18 @@ export async function createPublicClient(db: Queryable, input: PublicClientInput
   return insertClient(db, metadata, checkClientApiVersion(input.apiVersion));
 }
 
+/** 32 random bytes: a client secret, shown once; only its hash is kept. */
+export function generateClientSecret(): string {
+  return randomBytes(32).toString('base64url');
+}
+
 /** A client-credentials client; the returned clientSecret is the only time the plaintext exists. */
 export async function createConfidentialClient(
   db: Queryable,
   input: ConfidentialClientInput,
 ): Promise<ClientSummary & { clientSecret: string }> {
   const clientId = generateClientId();
-  const clientSecret = randomBytes(32).toString('base64url');
+  const clientSecret = generateClientSecret();
   // Validate before paying for the hash.
   buildConfidentialClientMetadata(clientId, '', input);
   const apiVersion = checkClientApiVersion(input.apiVersion);
@@ -104,29 +118,90 @@ export async function setClientApiVersion(
      FROM (SELECT client_id, api_version FROM oauth_clients WHERE client_id = $1 FOR UPDATE) AS previous
      WHERE client.client_id = previous.client_id
      RETURNING client.client_id, client.client_name, client.metadata - 'client_secret' AS metadata, client.api_version,
-       client.created_at, previous.api_version AS previous_api_version`,
+       client.created_at, client.disabled_at, client.previous_secret_expires_at, previous.api_version AS previous_api_version`,
     [clientId, checkClientApiVersion(apiVersion)],
   );
   const row = rows[0];
   return row && { client: toSummary(row), previousApiVersion: row.previous_api_version };
 }
 
-/** The API version a registered client is pinned to; undefined when no such client is registered. */
-export async function findClientApiVersion(db: Queryable, clientId: string): Promise<number | undefined> {
-  const { rows } = await db.query<{ api_version: number }>('SELECT api_version FROM oauth_clients WHERE client_id = $1', [clientId]);
-  return rows[0]?.api_version;
+/** The client, locked for the rest of the transaction; undefined when there is none. */
+export async function findClientForUpdate(db: Queryable, clientId: string): Promise<ClientSummary | undefined> {
+  const { rows } = await db.query<ClientRow>(`SELECT ${SUMMARY_COLUMNS} FROM oauth_clients WHERE client_id = $1 FOR UPDATE`, [clientId]);
+  return rows[0] && toSummary(rows[0]);
+}
+
+/** Disables the client (from now) or enables it again. */
+export async function setClientDisabled(db: Queryable, clientId: string, disabled: boolean): Promise<ClientSummary> {
+  const { rows } = await db.query<ClientRow>(
+    `UPDATE oauth_clients SET disabled_at = CASE WHEN $2::boolean THEN now() END WHERE client_id = $1 RETURNING ${SUMMARY_COLUMNS}`,
+    [clientId, disabled],
+  );
+  return toSummary(rows[0]!);
+}
+
+export async function deleteClientRow(db: Queryable, clientId: string): Promise<void> {
+  await db.query('DELETE FROM oauth_clients WHERE client_id = $1', [clientId]);
 }
 
 /**
- * The provider's metadata of one client (client_secret is the hash), or undefined; the client_id
- * column is authoritative. The pinned version rides along as `api_version`, client metadata the
- * provider keeps (extraClientMetadata in provider.ts), so issuing a token needs no second query.
+ * A new secret (its scrypt hash) authenticates the client from now on; the one it replaces for
+ * `graceSeconds` more (0: not at all). A secret kept by an earlier rotation is dropped.
+ */
+export async function replaceClientSecret(
+  db: Queryable,
+  clientId: string,
+  secretHash: string,
+  graceSeconds: number,
+): Promise<ClientSummary> {
+  // SET expressions read the row as it was: the previous secret is the one being replaced.
+  const { rows } = await db.query<ClientRow>(
+    `UPDATE oauth_clients SET metadata = jsonb_set(metadata, '{client_secret}', to_jsonb($2::text)),
+       previous_secret_hash = CASE WHEN $3::int > 0 THEN metadata ->> 'client_secret' END,
+       previous_secret_expires_at = CASE WHEN $3::int > 0 THEN now() + make_interval(secs => $3::int) END
+     WHERE client_id = $1 RETURNING ${SUMMARY_COLUMNS}`,
+    [clientId, secretHash, graceSeconds],
+  );
+  return toSummary(rows[0]!);
+}
+
+/** The API version a registered client is pinned to, and whether it is disabled; undefined when no such client is registered. */
+export async function findClientApiVersion(
+  db: Queryable,
+  clientId: string,
+): Promise<{ apiVersion: number; disabled: boolean } | undefined> {
+  const { rows } = await db.query<{ apiVersion: number; disabled: boolean }>(
+    'SELECT api_version AS "apiVersion", disabled_at IS NOT NULL AS disabled FROM oauth_clients WHERE client_id = $1',
+    [clientId],
+  );
+  return rows[0];
+}
+
+/**
+ * The provider's metadata of one client (client_secret is the hash), or undefined, also when the
+ * client is disabled: the provider then knows no such client (invalid_client). The client_id
+ * column is authoritative. Beside it, client metadata the provider keeps (extraClientMetadata in
+ * provider.ts): the pinned version as `api_version`, so issuing a token needs no second query, and
+ * after a rotation the previous secret's hash and when it stops authenticating (epoch seconds).
  */
 export async function findClientMetadata(db: Queryable, clientId: string): Promise<ClientMetadata | undefined> {
-  const { rows } = await db.query<{ client_id: string; metadata: ClientMetadata; api_version: number }>(
-    'SELECT client_id, metadata, api_version FROM oauth_clients WHERE client_id = $1',
+  const { rows } = await db.query<{
+    client_id: string;
+    metadata: ClientMetadata;
+    api_version: number;
+    previous_secret_hash: string | null;
+    previous_secret_expires_at: string | null;
+  }>(
+    `SELECT client_id, metadata, api_version, previous_secret_hash, previous_secret_expires_at
+     FROM oauth_clients WHERE client_id = $1 AND disabled_at IS NULL`,
     [clientId],
   );
   const row = rows[0];
-  return row && { ...row.metadata, client_id: row.client_id, api_version: row.api_version };
+  if (!row) return undefined;
+  const metadata: ClientMetadata = { ...row.metadata, client_id: row.client_id, api_version: row.api_version };
+  if (row.previous_secret_hash !== null && row.previous_secret_expires_at !== null) {
+    metadata.previous_client_secret = row.previous_secret_hash;
+    metadata.previous_client_secret_expires_at = Math.floor(Date.parse(row.previous_secret_expires_at) / 1000);
+  }
+  return metadata;
 }

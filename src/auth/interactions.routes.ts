@@ -94,7 +94,8 @@ export async function interactionRoutes(
             ? `Too many failed sign-in attempts. Try again in ${Math.ceil(refusal.retryAfterSeconds / 60)} minutes.`
             : refusal.kind === 'unavailable'
               ? 'Signing in is unavailable for a moment. Try again shortly.'
-              : 'The email or password is not correct.',
+              : // One answer for a wrong password, an unknown email and a disabled account (sign-in.service.ts).
+                'The email or password is not correct, or the account cannot sign in.',
       }),
     );
   }

@@ -2,13 +2,16 @@
 // only what it stores and refuses any JWT with unsupported_token_type
 // (lib/shared/reject_structured_tokens.js), after it has authenticated the client; this middleware
 // takes that refusal back and answers as the API would judge the token: signature, issuer,
-// audience, expiry and whether its grant has been revoked (src/http/token-verifier.ts).
+// audience, expiry, whether its grant has been revoked and whether its user or client has been
+// disabled, erased or deleted (src/http/token-verifier.ts).
 import type { Client, KoaContextWithOIDC } from 'oidc-provider';
 import type { Queryable } from '../db/db.ts';
 import { TokenRejectedError } from '../http/token-rejections.ts';
 import { createTokenVerifier, type TokenVerifier } from '../http/token-verifier.ts';
 import { listPublishedKeys } from './keys.store.ts';
+import { refusesTokenIssuedAt } from '../core/subject-revocation.ts';
 import { isGrantRevoked } from './revoked-grants.store.ts';
+import { findSubjectRevocations } from './revoked-subjects.store.ts';
 
 /**
  * RFC 7662 §2.1: the endpoint answers authenticated clients only, so tokens cannot be scanned for.
@@ -25,6 +28,10 @@ export function createIntrospectionVerifier(db: Queryable, settings: { issuer: s
     ...settings,
     loadKeys: () => listPublishedKeys(db),
     revocations: { isRevoked: (grantDigest) => isGrantRevoked(db, grantDigest) },
+    subjectRevocations: {
+      isRevoked: async (subjects, issuedAt) =>
+        (await findSubjectRevocations(db, subjects)).some((revocation) => refusesTokenIssuedAt(revocation, issuedAt)),
+    },
   });
 }
 

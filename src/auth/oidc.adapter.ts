@@ -5,7 +5,7 @@ import { hash } from 'node:crypto';
 import { errors, type Adapter, type AdapterConstructor, type AdapterPayload } from 'oidc-provider';
 import type { Queryable } from '../db/db.ts';
 import { findClientMetadata } from './clients.store.ts';
-import { recordRevokedGrant } from './revoked-grants.store.ts';
+import { recordRevokedGrant, recordRevokedGrants } from './revoked-grants.store.ts';
 
 /** How long an expired row is kept before the purge deletes it. */
 export const OIDC_PAYLOAD_PURGE_GRACE_SECONDS = 3600;
@@ -156,6 +156,41 @@ export function createOidcAdapter(db: Queryable, now: () => Date = () => new Dat
       }
     }
   };
+}
+
+/** Whose rows: a user's (the provider's accountId) or a client's. */
+export type OidcPayloadOwner = { accountId: string } | { clientId: string };
+
+/**
+ * The rows naming the owner: its grants, the codes and tokens issued under them, and a user's
+ * sessions and sign-ins in progress (an Interaction names its account in its session or result) or
+ * a client's (in its parameters). A scan of the table: operators' commands only.
+ */
+const OWNED_ROWS = {
+  accountId: `payload ->> 'accountId' = $1
+    OR (model = 'Interaction' AND (payload #>> '{session,accountId}' = $1 OR payload #>> '{result,login,accountId}' = $1))`,
+  clientId: `payload ->> 'clientId' = $1 OR (model = 'Interaction' AND payload #>> '{params,client_id}' = $1)`,
+} as const;
+
+/**
+ * Ends what the authorization server holds for a user or a client: its grants are recorded revoked
+ * (the JWT access tokens issued under them stay refused after it is enabled again, by their `gid`),
+ * and every row naming it is deleted, so no refresh token, code or session of it works any more.
+ * A Grant row's id is the digest of the grant id, which is what revoked_grants holds. Returns how
+ * many grants were revoked.
+ */
+export async function revokeOidcPayloadsOf(db: Queryable, owner: OidcPayloadOwner): Promise<number> {
+  const [field, value] = 'accountId' in owner ? (['accountId', owner.accountId] as const) : (['clientId', owner.clientId] as const);
+  const { rows } = await db.query<{ id: string }>(`SELECT id FROM oidc_payloads WHERE model = 'Grant' AND payload ->> $2 = $1`, [
+    value,
+    field,
+  ]);
+  await recordRevokedGrants(
+    db,
+    rows.map((row) => row.id),
+  );
+  await db.query(`DELETE FROM oidc_payloads WHERE ${OWNED_ROWS[field]}`, [value]);
+  return rows.length;
 }
 
 /**

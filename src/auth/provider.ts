@@ -6,6 +6,7 @@ import type { IncomingMessage } from 'node:http';
 import Provider, { errors, type Configuration } from 'oidc-provider';
 import type { JWK } from 'jose';
 import type { Config } from '../config.ts';
+import { systemClock, type Clock } from '../core/clock.ts';
 import type { Db } from '../db/db.ts';
 import { SCOPES } from '../core/scopes.ts';
 import { isAllowedOrigin } from '../http/cors.ts';
@@ -55,6 +56,8 @@ export interface ProviderOptions {
   cookieKeys: string[];
   /** Clients known from the configuration rather than the database (the /docs client: docs-client.ts). */
   staticClients?: ClientMetadata[];
+  /** The clock a rotated secret's grace period is judged by (tests move it on). */
+  now?: Clock;
 }
 
 const API_SCOPES: ReadonlySet<string> = new Set(SCOPES);
@@ -71,7 +74,29 @@ function asksForIdentityOnly(scope: unknown): boolean {
   return scopes.includes('openid') && !scopes.some((s) => API_SCOPES.has(s));
 }
 
-export function createProvider({ config, db, signingKeys, cookieKeys, staticClients = [] }: ProviderOptions): Provider {
+/** A client as compareClientSecret sees it: the secret's hash and, after a rotation, the one before (clients.store.ts). */
+interface ClientSecrets {
+  clientSecret?: string;
+  previous_client_secret?: string;
+  previous_client_secret_expires_at?: number;
+}
+
+/**
+ * Client secrets are stored as scrypt hashes (src/auth/passwords.ts), never in the clear, so the
+ * provider's own comparison is replaced (docs/decisions/0025-client-secrets-stored-hashed.md). After
+ * a rotation the previous secret authenticates too, until its grace period ends
+ * (docs/decisions/0113-client-secret-rotation.md): checked second, so the current one costs no more.
+ */
+function compareHashedClientSecrets(now: Clock) {
+  return async function compareHashedClientSecret(this: ClientSecrets, actual: string): Promise<boolean> {
+    if (this.clientSecret && (await verifyClientSecret(this.clientSecret, actual))) return true;
+    const { previous_client_secret: previous, previous_client_secret_expires_at: expiresAt } = this;
+    if (!previous || expiresAt === undefined || now().getTime() >= expiresAt * 1000) return false;
+    return verifyClientSecret(previous, actual);
+  };
+}
+
+export function createProvider({ config, db, signingKeys, cookieKeys, staticClients = [], now = systemClock }: ProviderOptions): Provider {
   const apiScopes = SCOPES.join(' ');
   const configuration: Configuration = {
     adapter: createOidcAdapter(db),
@@ -132,8 +157,9 @@ export function createProvider({ config, db, signingKeys, cookieKeys, staticClie
     rotateRefreshToken: () => true,
     extraTokenClaims: (_ctx, token) => findExtraTokenClaims(db, token),
     // The client's pinned API version, read with the rest of its row (findClientMetadata): kept on
-    // the provider's Client, so a token's api_version claim costs no query of its own.
-    extraClientMetadata: { properties: ['api_version'] },
+    // the provider's Client, so a token's api_version claim costs no query of its own. After a
+    // rotation, the previous secret's hash and its end, for compareHashedClientSecret.
+    extraClientMetadata: { properties: ['api_version', 'previous_client_secret', 'previous_client_secret_expires_at'] },
     interactions: { url: (_ctx, interaction) => `/oauth/interaction/${interaction.uid}` },
     // Only what a registered client can use: public clients (none) and services (Basic). Secrets
     // are stored hashed, so client_secret_jwt could only be keyed by the hash.
@@ -155,10 +181,7 @@ export function createProvider({ config, db, signingKeys, cookieKeys, staticClie
   provider.use(guardProviderPages);
   provider.use(introspectJwtAccessTokens(createIntrospectionVerifier(db, config)));
   provider.use(askConsentForOfflineAccess(AUTHORIZATION_PATH));
-  // Client secrets are stored as scrypt hashes (src/auth/passwords.ts), never in the clear.
-  provider.Client.prototype.compareClientSecret = function compareHashedClientSecret(this: { clientSecret?: string }, actual: string) {
-    return this.clientSecret ? verifyClientSecret(this.clientSecret, actual) : Promise.resolve(false);
-  } as never;
+  provider.Client.prototype.compareClientSecret = compareHashedClientSecrets(now) as never;
   // A request the provider does not answer (no route of its own, or a CORS route asked without
   // CORS) would get Koa's text/plain 404: it is handed back to Fastify instead, which answers it
   // as a problem (src/auth/provider-mount.ts).

@@ -79,13 +79,20 @@ export interface SignInAttempt {
 }
 
 /**
+ * The counter of failed sign-ins for an email: the account's key, as the lookup uses it; an
+ * address no account can have keeps its own, as a digest: what was typed may hold characters no
+ * store keeps (a NUL in PostgreSQL's text).
+ */
+export function signInAccountKey(email: string): string {
+  return `${LOGIN_FAILURES_PER_ACCOUNT.name}:${emailKey(email) ?? `sha256:${createHash('sha256').update(email).digest('hex')}`}`;
+}
+
+/**
  * Counts one sign-in attempt for the email as typed (known or not, so nothing is revealed) and for
  * the IP, before the password is checked. Rejects when the counters cannot be reached.
  */
 export async function countSignInAttempt(counters: Counters, email: string, ip: string): Promise<SignInAttempt> {
-  // The account's key, as the lookup uses it; an address no account can have keeps its own, as a
-  // digest: what was typed may hold characters no store keeps (a NUL in PostgreSQL's text).
-  const account = `${LOGIN_FAILURES_PER_ACCOUNT.name}:${emailKey(email) ?? `sha256:${createHash('sha256').update(email).digest('hex')}`}`;
+  const account = signInAccountKey(email);
   const address = `${LOGIN_FAILURES_PER_IP.name}:${normalizeIP(ip)}`;
   const byAccount = await countHit(counters, LOGIN_FAILURES_PER_ACCOUNT, account);
   const byIp = await countHit(counters, LOGIN_FAILURES_PER_IP, address);

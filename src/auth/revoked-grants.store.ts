@@ -30,6 +30,17 @@ export async function recordRevokedGrant(db: Queryable, grantDigest: string): Pr
   );
 }
 
+/** Records these grants (by digest) revoked at once; those already recorded keep their revoked_at. */
+export async function recordRevokedGrants(db: Queryable, grantDigests: readonly string[]): Promise<void> {
+  if (!grantDigests.length) return;
+  await db.query(
+    `INSERT INTO revoked_grants (grant_digest, expires_at)
+     SELECT digest, now() + make_interval(secs => $2) FROM unnest($1::text[]) AS digest
+     ON CONFLICT (grant_digest) DO NOTHING`,
+    [grantDigests, REVOKED_GRANT_KEPT_SECONDS],
+  );
+}
+
 /** Revocations recorded after `since` (all, when undefined) that have not expired yet. */
 export async function listRevokedGrantsSince(db: Queryable, since: string | undefined): Promise<RevokedGrant[]> {
   const { rows } = await db.query<{ grant_digest: string; revoked_at: string; expires_at: string }>(

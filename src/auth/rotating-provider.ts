@@ -3,6 +3,7 @@
 // the new key set, so every process signs with the new key and publishes both.
 import type Provider from 'oidc-provider';
 import type { Config } from '../config.ts';
+import type { Clock } from '../core/clock.ts';
 import type { Db } from '../db/db.ts';
 import type { ClientMetadata } from './clients.rules.ts';
 import { listSigningJwks } from './keys.store.ts';
@@ -23,6 +24,8 @@ interface RotatingProviderOptions {
   cookieKeys: string[];
   keyCheckIntervalMs: number;
   staticClients?: ClientMetadata[];
+  /** The clock a rotated client secret's grace is judged by. */
+  now?: Clock;
 }
 
 export async function createRotatingProvider({
@@ -31,9 +34,10 @@ export async function createRotatingProvider({
   cookieKeys,
   keyCheckIntervalMs,
   staticClients,
+  now,
 }: RotatingProviderOptions): Promise<RotatingProvider> {
   let signing = await listSigningJwks(db);
-  let provider: Provider = createProvider({ config, db, signingKeys: signing.keys, cookieKeys, staticClients });
+  let provider: Provider = createProvider({ config, db, signingKeys: signing.keys, cookieKeys, staticClients, now });
   let callback = provider.callback();
   let checkedAt = Date.now();
 
@@ -44,7 +48,7 @@ export async function createRotatingProvider({
       const latest = await listSigningJwks(db);
       if (latest.fingerprint !== signing.fingerprint) {
         signing = latest;
-        provider = createProvider({ config, db, signingKeys: latest.keys, cookieKeys, staticClients });
+        provider = createProvider({ config, db, signingKeys: latest.keys, cookieKeys, staticClients, now });
         callback = provider.callback();
       }
       return provider;

@@ -1,5 +1,6 @@
 // Signing in with an email and a password, as a checklist of named steps: count the attempt, refuse
-// while blocked, find the credentials, verify the password, give the attempt back. Knows no HTTP:
+// while blocked, find the credentials, verify the password (and that the account is not disabled),
+// give the attempt back. Knows no HTTP:
 // the interaction route renders the result.
 import type { Queryable } from '../db/db.ts';
 import type { Counters } from '../http/rate-limit/counters.ts';
@@ -49,12 +50,13 @@ async function findCredentials(db: Queryable, email: string): Promise<Credential
 }
 
 /**
- * The account id when the password matches. An unknown email (or an account without a password)
- * costs the same scrypt work and gets the same answer as a wrong password.
+ * The account id when the password matches and the account is not disabled. An unknown email, an
+ * account without a password and a disabled one cost the same scrypt work and get the same answer
+ * as a wrong password: the page reveals neither which accounts exist nor which are disabled.
  */
 async function verifyCredentials(credentials: Credentials, password: string): Promise<string | undefined> {
   const valid = await verifyPassword(credentials?.passwordHash ?? DUMMY_PASSWORD_HASH, password);
-  return credentials?.passwordHash && valid ? String(credentials.id) : undefined;
+  return credentials?.passwordHash && valid && !credentials.disabled ? String(credentials.id) : undefined;
 }
 
 /**

@@ -1,7 +1,15 @@
-// `orderpay clients create | list | set-api-version`: OAuth clients of the authorization server
-// and the API version each is pinned to. JSON output uses the names of an RFC 7591 client
-// information response (client_id, client_secret, …), plus api_version.
-import { buildConfidentialClientMetadata, buildPublicClientMetadata, checkClientApiVersion } from '../auth/clients.rules.ts';
+// `orderpay clients create | list | set-api-version | disable | enable | delete | rotate-secret`:
+// OAuth clients of the authorization server, the API version each is pinned to, and operators'
+// control of them. JSON output uses the names of an RFC 7591 client information response
+// (client_id, client_secret, …), plus api_version and status.
+import {
+  buildConfidentialClientMetadata,
+  buildPublicClientMetadata,
+  checkClientApiVersion,
+  DEFAULT_SECRET_GRACE,
+  parseSecretGrace,
+} from '../auth/clients.rules.ts';
+import { deleteClient, disableClient, enableClient, rotateClientSecret, type ClientChange } from '../auth/clients.service.ts';
 import {
   createConfidentialClient,
   createPublicClient,
@@ -12,6 +20,7 @@ import {
 import { TOKEN_TTL } from '../auth/token-lifetimes.ts';
 import { API_VERSION_NUMBERS, LATEST_API_VERSION } from '../core/api-versions.ts';
 import { loadConfig } from '../config.ts';
+import type { Db } from '../db/db.ts';
 import { describeDatabase, parseCommandLine, takeWord, UsageError, withMigratedDatabase, type Output } from './command.ts';
 
 export const CLIENTS_USAGE = `  clients create --public    a browser or native app (authorization code + PKCE, no secret)
@@ -29,7 +38,16 @@ export const CLIENTS_USAGE = `  clients create --public    a browser or native a
   clients set-api-version    pin a client to another API version; its tokens issued from
                              now on carry it (those issued before keep theirs until they expire)
       --client-id <id>
-      --api-version <n>`;
+      --api-version <n>
+  clients disable            the client can get no token: its grants and refresh tokens
+      --client-id <id>       end, and the API refuses its access tokens
+  clients enable             it can get tokens again; tokens from before stay refused
+      --client-id <id>
+  clients delete             remove the client with its grants; its access tokens are
+      --client-id <id>       refused; payments and events keep naming its id
+  clients rotate-secret      a new secret for a confidential client, printed once; the
+      --client-id <id>       previous one still works during the grace period
+      --grace <duration>     s, m, h or d, at most 30d (default ${DEFAULT_SECRET_GRACE}; 0: it stops at once)`;
 
 const CREATE_OPTIONS = {
   name: { type: 'string' },
@@ -46,12 +64,27 @@ const SET_API_VERSION_OPTIONS = {
   'api-version': { type: 'string' },
 } as const;
 
-/** RFC 7591 §3.2.1; client_secret_expires_at 0 means the secret does not expire. */
+const CLIENT_ID_OPTION = { 'client-id': { type: 'string' } } as const;
+
+const epochSeconds = (at: string) => Math.floor(Date.parse(at) / 1000);
+
+/** The previous secret's end, while it still authenticates. */
+const previousSecretUntil = (client: ClientSummary) =>
+  client.previousSecretExpiresAt !== null && Date.parse(client.previousSecretExpiresAt) > Date.now()
+    ? client.previousSecretExpiresAt
+    : undefined;
+
+/**
+ * RFC 7591 §3.2.1; client_secret_expires_at 0 means the secret does not expire. Beside it: the API
+ * version, whether the client is active or disabled, and while the secret before the last rotation
+ * still authenticates, until when (epoch seconds, like client_secret_expires_at).
+ */
 function toClientInformation(client: ClientSummary, clientSecret?: string): Record<string, unknown> {
+  const previousUntil = previousSecretUntil(client);
   return {
     client_id: client.clientId,
     ...(clientSecret === undefined ? {} : { client_secret: clientSecret, client_secret_expires_at: 0 }),
-    client_id_issued_at: Math.floor(Date.parse(client.createdAt) / 1000),
+    client_id_issued_at: epochSeconds(client.createdAt),
     client_name: client.clientName,
     client_type: client.type,
     redirect_uris: client.redirectUris,
@@ -59,17 +92,21 @@ function toClientInformation(client: ClientSummary, clientSecret?: string): Reco
     token_endpoint_auth_method: client.tokenEndpointAuthMethod,
     scope: client.scope,
     api_version: client.apiVersion,
+    status: client.disabledAt === null ? 'active' : 'disabled',
+    ...(previousUntil === undefined ? {} : { previous_client_secret_expires_at: epochSeconds(previousUntil) }),
   };
 }
 
 function describeClient(client: ClientSummary): string {
   const lines = [
-    `${client.clientId}  ${client.type}  "${client.clientName}"`,
+    `${client.clientId}  ${client.type}  "${client.clientName}"${client.disabledAt === null ? '' : `  disabled since ${client.disabledAt}`}`,
     `  grants: ${client.grantTypes.join(' ')}`,
     `  scope: ${client.scope}`,
     `  API version: v${client.apiVersion}`,
   ];
   for (const uri of client.redirectUris) lines.push(`  redirect URI: ${uri}`);
+  const previousUntil = previousSecretUntil(client);
+  if (previousUntil !== undefined) lines.push(`  previous secret: still accepted until ${previousUntil}`);
   return lines.join('\n');
 }
 
@@ -135,13 +172,92 @@ Tokens issued before keep v${previousApiVersion} until they expire (the authoriz
   );
 }
 
+/** The refusals every client command shares: an unknown client, and the /docs page's built-in one. */
+function refuseMissingClient(outcome: 'not-found' | 'built-in', clientId: string): never {
+  const config = loadConfig();
+  if (outcome === 'not-found') throw new UsageError(`no client with id ${clientId} in ${describeDatabase(config)}`);
+  throw new UsageError(
+    `${clientId} is the /docs page's built-in client, declared by the configuration rather than registered: commands cannot change it; ORDERPAY_DOCS_CLIENT=false turns it off`,
+  );
+}
+
+const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
+
+/** What each change says once it has been made, and when there was nothing to do. */
+const CLIENT_COMMANDS = {
+  disable: {
+    change: disableClient,
+    changed: (client: ClientSummary, revokedGrants: number) =>
+      `Disabled ${client.clientId} "${client.clientName}": it can get no token; ${plural(revokedGrants, 'grant')} ended with their refresh tokens, and the API refuses its access tokens (every process within about a second).`,
+    unchanged: (client: ClientSummary) => `${client.clientId} "${client.clientName}" is already disabled; nothing changed.`,
+  },
+  enable: {
+    change: enableClient,
+    changed: (client: ClientSummary) =>
+      `Enabled ${client.clientId} "${client.clientName}": it can get tokens again. Tokens issued before it was disabled stay refused.`,
+    unchanged: (client: ClientSummary) => `${client.clientId} "${client.clientName}" is already active; nothing changed.`,
+  },
+  delete: {
+    change: deleteClient,
+    changed: (client: ClientSummary, revokedGrants: number) =>
+      `Deleted ${client.clientId} "${client.clientName}": ${plural(revokedGrants, 'grant')} ended with their refresh tokens, and the API refuses its access tokens until they expire. Payments and events that name it keep its id.`,
+    // A deleted client is not found again: deleting changes something or refuses.
+    unchanged: undefined,
+  },
+} satisfies Record<
+  string,
+  {
+    change: (db: Db, clientId: string) => Promise<ClientChange>;
+    changed: (client: ClientSummary, revokedGrants: number) => string;
+    unchanged: ((client: ClientSummary) => string) | undefined;
+  }
+>;
+
+async function changeClient(command: keyof typeof CLIENT_COMMANDS, argv: string[], out: Output): Promise<void> {
+  const { 'client-id': clientId } = parseCommandLine(argv, CLIENT_ID_OPTION);
+  if (!clientId) throw new UsageError(`usage: orderpay clients ${command} --client-id C`);
+  const { change, changed, unchanged } = CLIENT_COMMANDS[command];
+  const result = await withMigratedDatabase(loadConfig(), (db) => change(db, clientId));
+  if (result.outcome === 'not-found' || result.outcome === 'built-in') refuseMissingClient(result.outcome, clientId);
+  const revokedGrants = result.outcome === 'changed' ? result.revokedGrants : 0;
+  const information = toClientInformation(result.client);
+  out.print(result.outcome === 'changed' || !unchanged ? changed(result.client, revokedGrants) : unchanged(result.client), {
+    ...information,
+    ...(command === 'delete' ? { status: 'deleted' } : {}),
+    changed: result.outcome === 'changed',
+    revoked_grants: revokedGrants,
+  });
+}
+
+/** A new secret, shown once as at creation; the previous one works until the grace period ends. */
+async function rotateSecret(argv: string[], out: Output): Promise<void> {
+  const values = parseCommandLine(argv, { ...CLIENT_ID_OPTION, grace: { type: 'string' } });
+  const clientId = values['client-id'];
+  if (!clientId) throw new UsageError('usage: orderpay clients rotate-secret --client-id C [--grace 24h]');
+  const graceSeconds = parseSecretGrace(values.grace ?? DEFAULT_SECRET_GRACE);
+  const result = await withMigratedDatabase(loadConfig(), (db) => rotateClientSecret(db, clientId, graceSeconds));
+  if (result.outcome === 'not-found' || result.outcome === 'built-in') refuseMissingClient(result.outcome, clientId);
+  if (result.outcome === 'public') throw new UsageError(`${clientId} is a public client: it has no secret to rotate`);
+  const { client, clientSecret } = result;
+  const previousUntil = previousSecretUntil(client);
+  out.print(
+    `Rotated the secret of ${client.clientId} "${client.clientName}"
+  client_secret: ${clientSecret}
+Store the secret now: it is shown only this once (orderpay keeps only its hash).
+${previousUntil === undefined ? 'The previous secret no longer works.' : `The previous secret still works until ${previousUntil}; then only this one does.`}`,
+    toClientInformation(client, clientSecret),
+  );
+}
+
 /** argv: what follows `clients`. */
 export async function runClientsCommand(argv: string[], out: Output): Promise<void> {
   const { word, rest } = takeWord(argv);
   if (word === 'create') return createClient(rest, out);
   if (word === 'list') return printClients(rest, out);
   if (word === 'set-api-version') return pinApiVersion(rest, out);
+  if (word === 'disable' || word === 'enable' || word === 'delete') return changeClient(word, rest, out);
+  if (word === 'rotate-secret') return rotateSecret(rest, out);
   throw new UsageError(
-    'usage: orderpay clients create --name N (--public --redirect-uri URI … | --confidential --grant client_credentials --scope S) [--api-version N] | orderpay clients list | orderpay clients set-api-version --client-id C --api-version N',
+    'usage: orderpay clients create --name N (--public --redirect-uri URI … | --confidential --grant client_credentials --scope S) [--api-version N] | orderpay clients list | orderpay clients set-api-version --client-id C --api-version N | orderpay clients disable|enable|delete --client-id C | orderpay clients rotate-secret --client-id C [--grace 24h]',
   );
 }

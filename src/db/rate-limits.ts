@@ -24,6 +24,11 @@ export async function takeBackRateLimitHit(db: Queryable, key: string, windowSta
   ]);
 }
 
+/** Deletes every window of key (a counter named after an email that is being erased). */
+export async function deleteRateLimitKey(db: Queryable, key: string): Promise<void> {
+  await db.query('DELETE FROM rate_limit_hits WHERE key = $1', [key]);
+}
+
 export async function purgeRateLimitWindows(db: Queryable, olderThanSeconds = 24 * 3600): Promise<void> {
   await db.query(`DELETE FROM rate_limit_hits WHERE window_start < now() - make_interval(secs => $1)`, [olderThanSeconds]);
 }

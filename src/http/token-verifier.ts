@@ -1,6 +1,7 @@
 // RFC 9068 JWT access tokens, verified with jose against the issuer's JWKS: iss, aud, exp, typ
-// "at+jwt", an algorithm allow-list, and (our own issuer's) not issued under a revoked grant. A
-// refusal names the check that failed (src/http/token-rejections.ts).
+// "at+jwt", an algorithm allow-list, and (our own issuer's) not issued under a revoked grant nor to
+// a user or client an operator disabled. A refusal names the check that failed
+// (src/http/token-rejections.ts).
 import {
   createLocalJWKSet,
   createRemoteJWKSet,
@@ -13,7 +14,9 @@ import {
 import { isApiVersion, UNPINNED_API_VERSION } from '../core/api-versions.ts';
 import { systemClock, type Clock } from '../core/clock.ts';
 import type { Principal } from '../core/principal.ts';
+import { subjectsOf } from '../core/subject-revocation.ts';
 import type { GrantRevocations } from './grant-revocations.ts';
+import type { SubjectRevocations } from './subject-revocations.ts';
 import { TokenRejectedError, tokenRejectionFrom } from './token-rejections.ts';
 
 // RFC 8725 §3.1: never let the token choose the algorithm; "none" and HMAC are not accepted.
@@ -31,6 +34,8 @@ export interface TokenVerifierOptions {
    * tokens' claims mean nothing to our revoked_grants table.
    */
   revocations?: GrantRevocations;
+  /** Our own issuer's disabled, erased and deleted users and clients; not consulted for an external issuer either. */
+  subjectRevocations?: SubjectRevocations;
   now?: Clock;
 }
 
@@ -119,18 +124,20 @@ export const MAX_CLOCK_SKEW_SECONDS = 60;
 /**
  * Verified tokens are remembered until they expire (bounded), so a client reusing its token pays
  * for the signature check once. This memoises a pure function of the token: a second instance
- * without the entry simply verifies again. Whether the token's grant was revoked is not part of
- * that function: it is asked on every call, cached or not.
+ * without the entry simply verifies again. Whether the token's grant was revoked, or its user or
+ * client disabled, is not part of that function: it is asked on every call, cached or not.
  */
 export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifier {
   const now = options.now ?? systemClock;
   const keys = options.jwksUrl ? createRemoteJWKSet(new URL(options.jwksUrl)) : reloadingJwks(options.loadKeys ?? (async () => []), now);
   const revocations = options.jwksUrl ? undefined : options.revocations;
+  const subjectRevocations = options.jwksUrl ? undefined : options.subjectRevocations;
   const cache = new Map<string, VerifiedToken>();
   const MAX_CACHED = 10_000;
 
-  async function refuseRevoked(grantDigest: string | undefined): Promise<void> {
+  async function refuseRevoked({ grantDigest, principal, payload }: VerifiedToken): Promise<void> {
     if (grantDigest !== undefined && (await revocations?.isRevoked(grantDigest))) throw new TokenRejectedError('revoked');
+    if (await subjectRevocations?.isRevoked(subjectsOf(principal), payload.iat!)) throw new TokenRejectedError('revoked');
   }
 
   async function verifySignatureAndClaims(token: string, nowSeconds: number): Promise<VerifiedToken> {
@@ -165,7 +172,7 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
       if (cache.size >= MAX_CACHED) cache.delete(cache.keys().next().value!);
       cache.set(token, verified);
     }
-    await refuseRevoked(verified.grantDigest);
+    await refuseRevoked(verified);
     return verified;
   }
 

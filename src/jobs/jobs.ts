@@ -3,6 +3,7 @@
 // process at once.
 import { purgeExpiredOidcPayloads } from '../auth/oidc.adapter.ts';
 import { purgeExpiredRevokedGrants } from '../auth/revoked-grants.store.ts';
+import { purgeExpiredRevokedSubjects } from '../auth/revoked-subjects.store.ts';
 import type { Config } from '../config.ts';
 import type { Db } from '../db/db.ts';
 import { purgeRateLimitWindows } from '../db/rate-limits.ts';
@@ -54,10 +55,11 @@ export function backgroundJobs(
     }
   }
   if (servers.authorization) {
-    // Expired codes, tokens and sessions; grant revocations no token can need.
+    // Expired codes, tokens and sessions; grant and subject revocations no token can need.
     jobs.push(
       { name: 'purge-oidc-payloads', everyMs: EVERY_TEN_MINUTES, run: () => purgeExpiredOidcPayloads(db) },
       { name: 'purge-revoked-grants', everyMs: EVERY_TEN_MINUTES, run: () => purgeExpiredRevokedGrants(db) },
+      { name: 'purge-revoked-subjects', everyMs: EVERY_TEN_MINUTES, run: () => purgeExpiredRevokedSubjects(db) },
     );
   }
   return jobs;

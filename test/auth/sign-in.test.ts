@@ -14,7 +14,7 @@ import type { Db } from '../../src/db/db.ts';
 import type { Counters } from '../../src/http/rate-limit/counters.ts';
 import { createPostgresCounters } from '../../src/http/rate-limit/postgres-counters.ts';
 import { createRedisCounters } from '../../src/http/rate-limit/redis-counters.ts';
-import { findUserByEmail, insertUser } from '../../src/users/users.store.ts';
+import { findUserByEmail, insertUser, setUserDisabled } from '../../src/users/users.store.ts';
 import { createTestDatabase, serverUrl, type TestDatabase } from '../helpers/db.ts';
 import { dropRedisKeys, recordingLog, TEST_REDIS_URL, UNREACHABLE_REDIS_URL, uniqueRedisPrefix } from '../helpers/redis.ts';
 
@@ -89,6 +89,35 @@ for (const store of STORES) {
     });
   });
 }
+
+describe(`a disabled account (${DATABASE})`, () => {
+  test('is refused with the right password exactly as with a wrong one, and the attempt counts as failed', async () => {
+    const database = await createTestDatabase();
+    const counters = await createPostgresCounters(database.db, { now: systemClock, log: recordingLog() });
+    try {
+      const dana = await insertUser(database.db, {
+        email: 'dana@example.com',
+        name: 'Dana',
+        role: 'customer',
+        passwordHash: await hashPassword(PASSWORD),
+      });
+      const attempt = (password: string, ip: string) => signIn(database.db, counters, { email: 'dana@example.com', password, ip });
+      assert.equal((await attempt(PASSWORD, '10.0.6.1')).kind, 'signed-in');
+      await setUserDisabled(database.db, dana.id, true);
+      assert.deepEqual(await attempt(PASSWORD, '10.0.6.2'), { kind: 'refused' });
+      assert.deepEqual(await attempt('wrong password', '10.0.6.3'), { kind: 'refused' });
+      // Not given back: the refusal costs the budget a wrong password would, so nothing tells them apart.
+      for (let i = 0; i < LOGIN_FAILURES_PER_ACCOUNT.limit - 2; i++)
+        assert.equal((await attempt(PASSWORD, `10.0.6.${10 + i}`)).kind, 'refused');
+      assert.equal((await attempt(PASSWORD, '10.0.6.100')).kind, 'blocked');
+      await setUserDisabled(database.db, dana.id, false);
+      assert.equal((await attempt(PASSWORD, '10.0.6.101')).kind, 'blocked', 'enabled again, the limit still holds');
+    } finally {
+      await counters.close();
+      await database.drop();
+    }
+  });
+});
 
 describe(`sign-in while its limits cannot be counted (${DATABASE}, Redis unreachable)`, () => {
   test('the attempt is refused as unavailable (Retry-After 1 s), whatever the password', async () => {

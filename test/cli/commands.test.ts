@@ -254,7 +254,8 @@ describe('orderpay usage and configuration errors', () => {
       assert.equal(result.code, 0, args.join(' '));
       assert.equal(result.stderr, '');
       assert.match(result.stdout, /^Usage: orderpay <command> \[options\]\n/);
-      for (const command of ['serve', 'migrate', 'seed', 'tokens issue', '--json']) assert.ok(result.stdout.includes(command), command);
+      for (const command of ['serve', 'migrate', 'seed', 'tokens issue', 'users disable', 'users erase', 'clients rotate-secret', '--json'])
+        assert.ok(result.stdout.includes(command), command);
     }
   });
 

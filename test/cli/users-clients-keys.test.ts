@@ -161,6 +161,9 @@ describe(`orderpay users (${DATABASE})`, () => {
       email: 'ivy@example.com',
       name: 'ivy',
       role: 'staff',
+      status: 'active',
+      disabledAt: null,
+      erasedAt: null,
       hasPassword: true,
       createdAt: ivy?.createdAt,
     });
@@ -168,7 +171,7 @@ describe(`orderpay users (${DATABASE})`, () => {
 
     const human = assertHuman(await runOrderpay(['users', 'list'], env));
     assert.ok(
-      tableRows(human).some((cells) => cells.join('|') === `${created.id}|staff|set|ivy@example.com|ivy`),
+      tableRows(human).some((cells) => cells.join('|') === `${created.id}|staff|active|set|ivy@example.com|ivy`),
       human,
     );
   });
@@ -180,12 +183,12 @@ describe(`orderpay users (${DATABASE})`, () => {
     );
     const human = assertHuman(await runOrderpay(['users', 'list'], env));
     const [header, ...rows] = tableRows(human);
-    assert.deepEqual(header, ['ID', 'ROLE', 'PASSWORD', 'EMAIL', 'NAME']);
+    assert.deepEqual(header, ['ID', 'ROLE', 'STATUS', 'PASSWORD', 'EMAIL', 'NAME']);
     assert.deepEqual(
       rows.find(([id]) => id === String(without!.id)),
-      [String(without!.id), 'customer', 'not set', 'nopass@example.com', 'No Pass'],
+      [String(without!.id), 'customer', 'active', 'not set', 'nopass@example.com', 'No Pass'],
     );
-    assert.equal(rows.find(([id]) => id === String(withPassword!.id))?.[2], 'set');
+    assert.equal(rows.find(([id]) => id === String(withPassword!.id))?.[3], 'set');
     // The columns line up: every row's email starts where the header's EMAIL does.
     const lines = human.trimEnd().split('\n');
     const emailColumn = lines[0]!.indexOf('EMAIL');
@@ -227,6 +230,7 @@ describe(`orderpay clients (${DATABASE})`, () => {
       token_endpoint_auth_method: 'none',
       scope: 'openid orders:read orders:write offline_access',
       api_version: LATEST_API_VERSION,
+      status: 'active',
     });
     assert.ok(Math.abs((client.client_id_issued_at as number) - Date.now() / 1000) < 120);
 
@@ -283,6 +287,7 @@ describe(`orderpay clients (${DATABASE})`, () => {
       token_endpoint_auth_method: 'client_secret_basic',
       scope: 'orders:read orders:write',
       api_version: LATEST_API_VERSION,
+      status: 'active',
     });
 
     const row = await findClient(client.client_id as string);

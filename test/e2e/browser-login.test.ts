@@ -153,7 +153,7 @@ withChromium('signing in with a real browser', () => {
         await signIn(page, EMAIL, 'not the password');
 
         await page.getByRole('alert').waitFor();
-        assert.equal(await page.getByRole('alert').innerText(), 'The email or password is not correct.');
+        assert.equal(await page.getByRole('alert').innerText(), 'The email or password is not correct, or the account cannot sign in.');
         assert.match(new URL(page.url()).pathname, /^\/oauth\/interaction\/[^/]+\/login$/);
         assert.equal(await page.title(), 'Sign in · orderpay');
         assert.equal(await page.getByLabel('Email').inputValue(), EMAIL, 'the email is kept');

@@ -590,7 +590,7 @@ describe('Login and consent pages (RFC 6749 §10.12 CSRF, §10.13 clickjacking; 
     const wrongPasswordPage = (await wrongPassword.text()).replace(`value="${CUSTOMER.email}"`, 'value=""');
     const unknownEmailPage = (await unknownEmail.text()).replace('value="nobody@example.test"', 'value=""');
     assert.equal(unknownEmailPage, wrongPasswordPage);
-    assert.match(wrongPasswordPage, /The email or password is not correct\./);
+    assert.match(wrongPasswordPage, /The email or password is not correct, or the account cannot sign in\./);
   });
 
   test('the login form needs its CSRF token: without or with a wrong one → 403 page, no redirect', async () => {

@@ -7,11 +7,17 @@ import assert from 'node:assert/strict';
 import type { FastifyInstance } from 'fastify';
 import * as client from 'openid-client';
 import { decodeJwt } from 'jose';
-import { buildApp } from '../../src/app.ts';
 import { createConfidentialClient, createPublicClient } from '../../src/auth/clients.store.ts';
 import { digestOidcIdentifier } from '../../src/auth/oidc.adapter.ts';
 import { REVOKED_GRANT_KEPT_SECONDS } from '../../src/auth/revoked-grants.store.ts';
-import { FormBrowser, signInWithForms, startAuthServer, type AuthServer } from '../helpers/oauth.ts';
+import {
+  assertRevokedToken,
+  FormBrowser,
+  signInWithForms,
+  startAuthServer,
+  startSecondInstance,
+  type AuthServer,
+} from '../helpers/oauth.ts';
 
 const PORT = 29_601;
 const SECOND_PORT = 29_602;
@@ -76,25 +82,7 @@ async function assertAccepted(accessToken: string, baseUrl = server.baseUrl): Pr
   assert.equal(response.status, 200, await response.text());
 }
 
-/** RFC 6750 §3.1: a revoked token is invalid_token, the problem says why. */
-async function assertRevoked(response: Response): Promise<void> {
-  assert.equal(response.status, 401);
-  assert.equal(response.headers.get('content-type'), 'application/problem+json; charset=utf-8');
-  assert.equal(response.headers.get('cache-control'), 'no-store');
-  assert.equal(
-    response.headers.get('www-authenticate'),
-    'Bearer realm="orderpay", error="invalid_token", error_description="the token has been revoked"',
-  );
-  assert.deepEqual(await response.json(), {
-    type: `${server.config.publicUrl}/problems/auth-token-invalid`,
-    title: 'Access token is invalid',
-    status: 401,
-    detail: 'The access token is invalid: the token has been revoked.',
-    instance: '/v1/orders',
-    code: 'AUTH_TOKEN_INVALID',
-    requestId: response.headers.get('x-request-id'),
-  });
-}
+const assertRevoked = (response: Response) => assertRevokedToken(server, response);
 
 async function grantIdOfRefreshToken(refreshToken: string): Promise<string> {
   const { rows } = await server.db.query<{ grant_id: string }>(
@@ -253,10 +241,7 @@ describe('every instance refuses a revoked grant through the shared database', (
   let second: FastifyInstance;
 
   before(async () => {
-    // Another process behind the same load balancer: same configuration and database, its own
-    // token memo and copy of revoked_grants, the default check interval (one second).
-    second = await buildApp(server.config, server.db, { logger: false });
-    await second.listen({ host: '127.0.0.1', port: SECOND_PORT });
+    second = await startSecondInstance(server, SECOND_PORT);
   });
   after(async () => {
     await second?.close();

@@ -2,6 +2,7 @@
 // redirects and cookies), plus a cookie-keeping form walker for the login and consent pages.
 import assert from 'node:assert/strict';
 import type { FastifyInstance } from 'fastify';
+import * as client from 'openid-client';
 import { buildApp, type AppOptions } from '../../src/app.ts';
 import { digestOidcIdentifier } from '../../src/auth/oidc.adapter.ts';
 import { hashPassword } from '../../src/auth/passwords.ts';
@@ -62,6 +63,16 @@ export async function startAuthServer(port: number, env: Record<string, string> 
       await drop();
     },
   };
+}
+
+/**
+ * Another process behind the same load balancer: the same configuration and database, its own
+ * token memo and copies of the revocations, read at the default interval (one second).
+ */
+export async function startSecondInstance(server: Pick<AuthServer, 'config' | 'db'>, port: number): Promise<FastifyInstance> {
+  const second = await buildApp(server.config, server.db, { logger: false });
+  await second.listen({ host: '127.0.0.1', port });
+  return second;
 }
 
 /** A minimal browser: keeps cookies per host, does not follow redirects by itself. */
@@ -136,4 +147,59 @@ export async function signInWithForms(
     ({ url } = await browser.follow(new URL(consent.action, server.baseUrl).toString(), { form: consent.fields }));
   }
   return new URL(url);
+}
+
+/**
+ * An authorization request with PKCE (RFC 7636, S256) and state: the URL to send the browser to,
+ * and the checks its code is exchanged with.
+ */
+export async function buildPkceAuthorization(config: client.Configuration, { redirectUri, scope }: { redirectUri: string; scope: string }) {
+  const pkceCodeVerifier = client.randomPKCECodeVerifier();
+  const expectedState = client.randomState();
+  const url = client.buildAuthorizationUrl(config, {
+    redirect_uri: redirectUri,
+    scope,
+    state: expectedState,
+    code_challenge: await client.calculatePKCECodeChallenge(pkceCodeVerifier),
+    code_challenge_method: 'S256',
+  });
+  return { url: url.toString(), checks: { pkceCodeVerifier, expectedState } };
+}
+
+/**
+ * Sends the request again until it is answered otherwise than 200, or the deadline passes, and
+ * returns the last answer: a process reads revocations at most once a second. Polled, not slept.
+ */
+export async function untilRefused(request: () => Promise<Response>, deadlineMs: number): Promise<Response> {
+  const deadline = performance.now() + deadlineMs;
+  let response = await request();
+  while (response.status === 200 && performance.now() < deadline) {
+    await response.body?.cancel();
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    response = await request();
+  }
+  return response;
+}
+
+/**
+ * RFC 6750 §3.1: a token whose grant was revoked, or whose user or client was disabled, is
+ * invalid_token, and the problem says revoked. `response` answered GET /v1/orders.
+ */
+export async function assertRevokedToken(server: Pick<AuthServer, 'config'>, response: Response): Promise<void> {
+  assert.equal(response.status, 401);
+  assert.equal(response.headers.get('content-type'), 'application/problem+json; charset=utf-8');
+  assert.equal(response.headers.get('cache-control'), 'no-store');
+  assert.equal(
+    response.headers.get('www-authenticate'),
+    'Bearer realm="orderpay", error="invalid_token", error_description="the token has been revoked"',
+  );
+  assert.deepEqual(await response.json(), {
+    type: `${server.config.publicUrl}/problems/auth-token-invalid`,
+    title: 'Access token is invalid',
+    status: 401,
+    detail: 'The access token is invalid: the token has been revoked.',
+    instance: '/v1/orders',
+    code: 'AUTH_TOKEN_INVALID',
+    requestId: response.headers.get('x-request-id'),
+  });
 }
