@@ -34,7 +34,7 @@ export const CLIENTS_USAGE = `  clients create --public    a browser or native a
       --scope "<scopes>"     API scopes only (orders:read orders:write products:write payments:read payments:write)
       --api-version <n>      either kind: the API version its unversioned requests get
                              (${API_VERSION_NUMBERS.join(', ')}; default: the latest, ${LATEST_API_VERSION})
-  clients list               every client and its API version (never secrets)
+  clients list               every client, its API version and status (never secrets)
   clients set-api-version    pin a client to another API version; its tokens issued from
                              now on carry it (those issued before keep theirs until they expire)
       --client-id <id>

@@ -25,11 +25,12 @@ export const USERS_USAGE = `  users create               add a user who can sign
       --id <n>               (either one names the user)
   users enable               the user can sign in again; tokens from before stay refused
       --email <email> | --id <n>
-  users erase                erase the user's personal data on request: email, name and
+  users erase                erase a user's personal data on request: email, name and
+                             password hash replaced by placeholders, the user disabled
+                             for good; its orders, payments and events are kept and
+                             still name its id
       --email <email> | --id <n>
-                             password replaced by placeholders, the user disabled for
-      --yes                  good; its orders, payments and events are kept and still
-                             name its id. Irreversible: refused without --yes`;
+      --yes                  required: erasure cannot be undone`;
 
 const OPTIONS = {
   email: { type: 'string' },
