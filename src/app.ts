@@ -18,6 +18,7 @@ import { authenticatePlugin } from './http/authenticate.ts';
 import { answerClientError, answerUnmetExpectation } from './http/client-errors.ts';
 import { connectionsPlugin, serverOptions } from './http/connections.ts';
 import { contentCodingPlugin } from './http/content-coding.ts';
+import { mergePatchPlugin } from './http/merge-patch.ts';
 import { corsPlugin } from './http/cors.ts';
 import { createGrantRevocations } from './http/grant-revocations.ts';
 import type { Failpoint } from './core/failpoints.ts';
@@ -151,6 +152,7 @@ export async function buildApp(config: Config, db: Db, options: AppOptions = {})
   await app.register(securityHeadersPlugin);
   await app.register(problemsPlugin);
   await app.register(contentCodingPlugin);
+  await app.register(mergePatchPlugin);
   await app.register(versioningPlugin);
   await app.register(authenticatePlugin, {
     verifier: createTokenVerifier({

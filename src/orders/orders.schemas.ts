@@ -63,6 +63,8 @@ export type CreateOrderBody = Static<typeof CreateOrderBody>;
 // Read-only and ignored fields take what v1 always took (its contract is frozen): any integer,
 // any string; a value other than the current one is refused by the service (422).
 const AnyInteger = (description: string) => Type.Integer({ format: 'int64', description });
+/** An order's items in a body that changes it: server-managed, so ignored whatever they hold. */
+const IgnoredItems = Type.Optional(Type.Array(Type.Unknown(), { maxItems: MAX_ORDER_LINES, description: 'Server-managed: ignored.' }));
 
 export const ReplaceOrderBody = Type.Object(
   {
@@ -77,7 +79,7 @@ export const ReplaceOrderBody = Type.Object(
     ),
     createdAt: Type.Optional(Type.String({ description: 'Server-managed: ignored.' })),
     updatedAt: Type.Optional(Type.String({ description: 'Server-managed: ignored.' })),
-    items: Type.Optional(Type.Array(Type.Unknown(), { maxItems: MAX_ORDER_LINES, description: 'Server-managed: ignored.' })),
+    items: IgnoredItems,
   },
   {
     title: 'ReplaceOrderBody',
@@ -87,6 +89,25 @@ export const ReplaceOrderBody = Type.Object(
   },
 );
 export type ReplaceOrderBody = Static<typeof ReplaceOrderBody>;
+
+// The members of an order, each optional at every depth: a merge patch names only what it sets
+// (RFC 7396), {"total": {"value": …}} included. A new operation, so typed as the order is (a PUT
+// body's looser types are v1's, frozen); items are server-managed and ignored, whatever they hold.
+const { items: _items, total: OrderTotal, ...orderMembers } = Order.properties;
+export const PatchOrderBody = Type.Object(
+  {
+    ...Type.Partial(Type.Object(orderMembers)).properties,
+    total: Type.Optional(Type.Partial(OrderTotal)),
+    items: IgnoredItems,
+  },
+  {
+    title: 'PatchOrderBody',
+    additionalProperties: false,
+    description:
+      'A JSON Merge Patch (RFC 7396) of the order, sent as application/merge-patch+json: the members it names take the values it gives, the others stay. Status is the writable member; read-only members (customerId, total) may be repeated with their current values, server-managed ones (id, createdAt, updatedAt, items) are ignored, as in a PUT. Every member of an order is required, so a null (which removes a member) is refused with 422.',
+  },
+);
+export type PatchOrderBody = Static<typeof PatchOrderBody>;
 
 export const OrderFilterParams = {
   status: Type.Optional(OrderStatusSchema),

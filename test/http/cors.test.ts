@@ -70,7 +70,7 @@ describe('CORS: an allow-list of origins (ORDERPAY_CORS_ORIGINS)', () => {
       assert.equal(response.body, '');
       assert.deepEqual(corsHeaders(response), {
         'access-control-allow-origin': APP,
-        'access-control-allow-methods': 'GET, HEAD, POST, PUT, DELETE',
+        'access-control-allow-methods': 'GET, HEAD, POST, PUT, PATCH, DELETE',
         'access-control-allow-headers': ALLOWED_HEADERS,
         'access-control-expose-headers': EXPOSED_HEADERS,
         'access-control-max-age': '7200',
