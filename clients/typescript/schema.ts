@@ -475,8 +475,9 @@ export interface components {
                 /**
                  * @description ISO 4217 alphabetic currency code.
                  * @example EUR
+                 * @enum {string}
                  */
-                currency: string;
+                currency: "AED" | "AFN" | "ALL" | "AMD" | "ANG" | "AOA" | "ARS" | "AUD" | "AWG" | "AZN" | "BAM" | "BBD" | "BDT" | "BGN" | "BHD" | "BIF" | "BMD" | "BND" | "BOB" | "BRL" | "BSD" | "BTN" | "BWP" | "BYN" | "BZD" | "CAD" | "CDF" | "CHF" | "CLP" | "CNY" | "COP" | "CRC" | "CUC" | "CUP" | "CVE" | "CZK" | "DJF" | "DKK" | "DOP" | "DZD" | "EGP" | "ERN" | "ETB" | "EUR" | "FJD" | "FKP" | "GBP" | "GEL" | "GHS" | "GIP" | "GMD" | "GNF" | "GTQ" | "GYD" | "HKD" | "HNL" | "HRK" | "HTG" | "HUF" | "IDR" | "ILS" | "INR" | "IQD" | "IRR" | "ISK" | "JMD" | "JOD" | "JPY" | "KES" | "KGS" | "KHR" | "KMF" | "KPW" | "KRW" | "KWD" | "KYD" | "KZT" | "LAK" | "LBP" | "LKR" | "LRD" | "LSL" | "LYD" | "MAD" | "MDL" | "MGA" | "MKD" | "MMK" | "MNT" | "MOP" | "MRU" | "MUR" | "MVR" | "MWK" | "MXN" | "MYR" | "MZN" | "NAD" | "NGN" | "NIO" | "NOK" | "NPR" | "NZD" | "OMR" | "PAB" | "PEN" | "PGK" | "PHP" | "PKR" | "PLN" | "PYG" | "QAR" | "RON" | "RSD" | "RUB" | "RWF" | "SAR" | "SBD" | "SCR" | "SDG" | "SEK" | "SGD" | "SHP" | "SLE" | "SLL" | "SOS" | "SRD" | "SSP" | "STN" | "SVC" | "SYP" | "SZL" | "THB" | "TJS" | "TMT" | "TND" | "TOP" | "TRY" | "TTD" | "TWD" | "TZS" | "UAH" | "UGX" | "USD" | "UYU" | "UZS" | "VES" | "VND" | "VUV" | "WST" | "XAF" | "XCD" | "XCG" | "XDR" | "XOF" | "XPF" | "XSU" | "YER" | "ZAR" | "ZMW" | "ZWG" | "ZWL";
             };
             /** @description unitPrice × qty. */
             lineTotal: {
@@ -488,8 +489,9 @@ export interface components {
                 /**
                  * @description ISO 4217 alphabetic currency code.
                  * @example EUR
+                 * @enum {string}
                  */
-                currency: string;
+                currency: "AED" | "AFN" | "ALL" | "AMD" | "ANG" | "AOA" | "ARS" | "AUD" | "AWG" | "AZN" | "BAM" | "BBD" | "BDT" | "BGN" | "BHD" | "BIF" | "BMD" | "BND" | "BOB" | "BRL" | "BSD" | "BTN" | "BWP" | "BYN" | "BZD" | "CAD" | "CDF" | "CHF" | "CLP" | "CNY" | "COP" | "CRC" | "CUC" | "CUP" | "CVE" | "CZK" | "DJF" | "DKK" | "DOP" | "DZD" | "EGP" | "ERN" | "ETB" | "EUR" | "FJD" | "FKP" | "GBP" | "GEL" | "GHS" | "GIP" | "GMD" | "GNF" | "GTQ" | "GYD" | "HKD" | "HNL" | "HRK" | "HTG" | "HUF" | "IDR" | "ILS" | "INR" | "IQD" | "IRR" | "ISK" | "JMD" | "JOD" | "JPY" | "KES" | "KGS" | "KHR" | "KMF" | "KPW" | "KRW" | "KWD" | "KYD" | "KZT" | "LAK" | "LBP" | "LKR" | "LRD" | "LSL" | "LYD" | "MAD" | "MDL" | "MGA" | "MKD" | "MMK" | "MNT" | "MOP" | "MRU" | "MUR" | "MVR" | "MWK" | "MXN" | "MYR" | "MZN" | "NAD" | "NGN" | "NIO" | "NOK" | "NPR" | "NZD" | "OMR" | "PAB" | "PEN" | "PGK" | "PHP" | "PKR" | "PLN" | "PYG" | "QAR" | "RON" | "RSD" | "RUB" | "RWF" | "SAR" | "SBD" | "SCR" | "SDG" | "SEK" | "SGD" | "SHP" | "SLE" | "SLL" | "SOS" | "SRD" | "SSP" | "STN" | "SVC" | "SYP" | "SZL" | "THB" | "TJS" | "TMT" | "TND" | "TOP" | "TRY" | "TTD" | "TWD" | "TZS" | "UAH" | "UGX" | "USD" | "UYU" | "UZS" | "VES" | "VND" | "VUV" | "WST" | "XAF" | "XCD" | "XCG" | "XDR" | "XOF" | "XPF" | "XSU" | "YER" | "ZAR" | "ZMW" | "ZWG" | "ZWL";
             };
         };
         Order: {
@@ -518,8 +520,9 @@ export interface components {
                 /**
                  * @description ISO 4217 alphabetic currency code.
                  * @example EUR
+                 * @enum {string}
                  */
-                currency: string;
+                currency: "AED" | "AFN" | "ALL" | "AMD" | "ANG" | "AOA" | "ARS" | "AUD" | "AWG" | "AZN" | "BAM" | "BBD" | "BDT" | "BGN" | "BHD" | "BIF" | "BMD" | "BND" | "BOB" | "BRL" | "BSD" | "BTN" | "BWP" | "BYN" | "BZD" | "CAD" | "CDF" | "CHF" | "CLP" | "CNY" | "COP" | "CRC" | "CUC" | "CUP" | "CVE" | "CZK" | "DJF" | "DKK" | "DOP" | "DZD" | "EGP" | "ERN" | "ETB" | "EUR" | "FJD" | "FKP" | "GBP" | "GEL" | "GHS" | "GIP" | "GMD" | "GNF" | "GTQ" | "GYD" | "HKD" | "HNL" | "HRK" | "HTG" | "HUF" | "IDR" | "ILS" | "INR" | "IQD" | "IRR" | "ISK" | "JMD" | "JOD" | "JPY" | "KES" | "KGS" | "KHR" | "KMF" | "KPW" | "KRW" | "KWD" | "KYD" | "KZT" | "LAK" | "LBP" | "LKR" | "LRD" | "LSL" | "LYD" | "MAD" | "MDL" | "MGA" | "MKD" | "MMK" | "MNT" | "MOP" | "MRU" | "MUR" | "MVR" | "MWK" | "MXN" | "MYR" | "MZN" | "NAD" | "NGN" | "NIO" | "NOK" | "NPR" | "NZD" | "OMR" | "PAB" | "PEN" | "PGK" | "PHP" | "PKR" | "PLN" | "PYG" | "QAR" | "RON" | "RSD" | "RUB" | "RWF" | "SAR" | "SBD" | "SCR" | "SDG" | "SEK" | "SGD" | "SHP" | "SLE" | "SLL" | "SOS" | "SRD" | "SSP" | "STN" | "SVC" | "SYP" | "SZL" | "THB" | "TJS" | "TMT" | "TND" | "TOP" | "TRY" | "TTD" | "TWD" | "TZS" | "UAH" | "UGX" | "USD" | "UYU" | "UZS" | "VES" | "VND" | "VUV" | "WST" | "XAF" | "XCD" | "XCG" | "XDR" | "XOF" | "XPF" | "XSU" | "YER" | "ZAR" | "ZMW" | "ZWG" | "ZWL";
             };
             /**
              * Format: date-time
@@ -551,8 +554,9 @@ export interface components {
                 /**
                  * @description ISO 4217 alphabetic currency code.
                  * @example EUR
+                 * @enum {string}
                  */
-                currency: string;
+                currency: "AED" | "AFN" | "ALL" | "AMD" | "ANG" | "AOA" | "ARS" | "AUD" | "AWG" | "AZN" | "BAM" | "BBD" | "BDT" | "BGN" | "BHD" | "BIF" | "BMD" | "BND" | "BOB" | "BRL" | "BSD" | "BTN" | "BWP" | "BYN" | "BZD" | "CAD" | "CDF" | "CHF" | "CLP" | "CNY" | "COP" | "CRC" | "CUC" | "CUP" | "CVE" | "CZK" | "DJF" | "DKK" | "DOP" | "DZD" | "EGP" | "ERN" | "ETB" | "EUR" | "FJD" | "FKP" | "GBP" | "GEL" | "GHS" | "GIP" | "GMD" | "GNF" | "GTQ" | "GYD" | "HKD" | "HNL" | "HRK" | "HTG" | "HUF" | "IDR" | "ILS" | "INR" | "IQD" | "IRR" | "ISK" | "JMD" | "JOD" | "JPY" | "KES" | "KGS" | "KHR" | "KMF" | "KPW" | "KRW" | "KWD" | "KYD" | "KZT" | "LAK" | "LBP" | "LKR" | "LRD" | "LSL" | "LYD" | "MAD" | "MDL" | "MGA" | "MKD" | "MMK" | "MNT" | "MOP" | "MRU" | "MUR" | "MVR" | "MWK" | "MXN" | "MYR" | "MZN" | "NAD" | "NGN" | "NIO" | "NOK" | "NPR" | "NZD" | "OMR" | "PAB" | "PEN" | "PGK" | "PHP" | "PKR" | "PLN" | "PYG" | "QAR" | "RON" | "RSD" | "RUB" | "RWF" | "SAR" | "SBD" | "SCR" | "SDG" | "SEK" | "SGD" | "SHP" | "SLE" | "SLL" | "SOS" | "SRD" | "SSP" | "STN" | "SVC" | "SYP" | "SZL" | "THB" | "TJS" | "TMT" | "TND" | "TOP" | "TRY" | "TTD" | "TWD" | "TZS" | "UAH" | "UGX" | "USD" | "UYU" | "UZS" | "VES" | "VND" | "VUV" | "WST" | "XAF" | "XCD" | "XCG" | "XDR" | "XOF" | "XPF" | "XSU" | "YER" | "ZAR" | "ZMW" | "ZWG" | "ZWL";
             };
             /** @description Only active products can be ordered. */
             active: boolean;
@@ -588,8 +592,9 @@ export interface components {
                 /**
                  * @description ISO 4217 alphabetic currency code.
                  * @example EUR
+                 * @enum {string}
                  */
-                currency: string;
+                currency: "AED" | "AFN" | "ALL" | "AMD" | "ANG" | "AOA" | "ARS" | "AUD" | "AWG" | "AZN" | "BAM" | "BBD" | "BDT" | "BGN" | "BHD" | "BIF" | "BMD" | "BND" | "BOB" | "BRL" | "BSD" | "BTN" | "BWP" | "BYN" | "BZD" | "CAD" | "CDF" | "CHF" | "CLP" | "CNY" | "COP" | "CRC" | "CUC" | "CUP" | "CVE" | "CZK" | "DJF" | "DKK" | "DOP" | "DZD" | "EGP" | "ERN" | "ETB" | "EUR" | "FJD" | "FKP" | "GBP" | "GEL" | "GHS" | "GIP" | "GMD" | "GNF" | "GTQ" | "GYD" | "HKD" | "HNL" | "HRK" | "HTG" | "HUF" | "IDR" | "ILS" | "INR" | "IQD" | "IRR" | "ISK" | "JMD" | "JOD" | "JPY" | "KES" | "KGS" | "KHR" | "KMF" | "KPW" | "KRW" | "KWD" | "KYD" | "KZT" | "LAK" | "LBP" | "LKR" | "LRD" | "LSL" | "LYD" | "MAD" | "MDL" | "MGA" | "MKD" | "MMK" | "MNT" | "MOP" | "MRU" | "MUR" | "MVR" | "MWK" | "MXN" | "MYR" | "MZN" | "NAD" | "NGN" | "NIO" | "NOK" | "NPR" | "NZD" | "OMR" | "PAB" | "PEN" | "PGK" | "PHP" | "PKR" | "PLN" | "PYG" | "QAR" | "RON" | "RSD" | "RUB" | "RWF" | "SAR" | "SBD" | "SCR" | "SDG" | "SEK" | "SGD" | "SHP" | "SLE" | "SLL" | "SOS" | "SRD" | "SSP" | "STN" | "SVC" | "SYP" | "SZL" | "THB" | "TJS" | "TMT" | "TND" | "TOP" | "TRY" | "TTD" | "TWD" | "TZS" | "UAH" | "UGX" | "USD" | "UYU" | "UZS" | "VES" | "VND" | "VUV" | "WST" | "XAF" | "XCD" | "XCG" | "XDR" | "XOF" | "XPF" | "XSU" | "YER" | "ZAR" | "ZMW" | "ZWG" | "ZWL";
             };
             /** @description Sum of the refunds so far, in the payment's currency. */
             amountRefunded: {
@@ -601,8 +606,9 @@ export interface components {
                 /**
                  * @description ISO 4217 alphabetic currency code.
                  * @example EUR
+                 * @enum {string}
                  */
-                currency: string;
+                currency: "AED" | "AFN" | "ALL" | "AMD" | "ANG" | "AOA" | "ARS" | "AUD" | "AWG" | "AZN" | "BAM" | "BBD" | "BDT" | "BGN" | "BHD" | "BIF" | "BMD" | "BND" | "BOB" | "BRL" | "BSD" | "BTN" | "BWP" | "BYN" | "BZD" | "CAD" | "CDF" | "CHF" | "CLP" | "CNY" | "COP" | "CRC" | "CUC" | "CUP" | "CVE" | "CZK" | "DJF" | "DKK" | "DOP" | "DZD" | "EGP" | "ERN" | "ETB" | "EUR" | "FJD" | "FKP" | "GBP" | "GEL" | "GHS" | "GIP" | "GMD" | "GNF" | "GTQ" | "GYD" | "HKD" | "HNL" | "HRK" | "HTG" | "HUF" | "IDR" | "ILS" | "INR" | "IQD" | "IRR" | "ISK" | "JMD" | "JOD" | "JPY" | "KES" | "KGS" | "KHR" | "KMF" | "KPW" | "KRW" | "KWD" | "KYD" | "KZT" | "LAK" | "LBP" | "LKR" | "LRD" | "LSL" | "LYD" | "MAD" | "MDL" | "MGA" | "MKD" | "MMK" | "MNT" | "MOP" | "MRU" | "MUR" | "MVR" | "MWK" | "MXN" | "MYR" | "MZN" | "NAD" | "NGN" | "NIO" | "NOK" | "NPR" | "NZD" | "OMR" | "PAB" | "PEN" | "PGK" | "PHP" | "PKR" | "PLN" | "PYG" | "QAR" | "RON" | "RSD" | "RUB" | "RWF" | "SAR" | "SBD" | "SCR" | "SDG" | "SEK" | "SGD" | "SHP" | "SLE" | "SLL" | "SOS" | "SRD" | "SSP" | "STN" | "SVC" | "SYP" | "SZL" | "THB" | "TJS" | "TMT" | "TND" | "TOP" | "TRY" | "TTD" | "TWD" | "TZS" | "UAH" | "UGX" | "USD" | "UYU" | "UZS" | "VES" | "VND" | "VUV" | "WST" | "XAF" | "XCD" | "XCG" | "XDR" | "XOF" | "XPF" | "XSU" | "YER" | "ZAR" | "ZMW" | "ZWG" | "ZWL";
             };
             orderId: number | null;
             customerId: number | null;
@@ -688,8 +694,9 @@ export interface components {
                 /**
                  * @description ISO 4217 alphabetic currency code.
                  * @example EUR
+                 * @enum {string}
                  */
-                currency: string;
+                currency: "AED" | "AFN" | "ALL" | "AMD" | "ANG" | "AOA" | "ARS" | "AUD" | "AWG" | "AZN" | "BAM" | "BBD" | "BDT" | "BGN" | "BHD" | "BIF" | "BMD" | "BND" | "BOB" | "BRL" | "BSD" | "BTN" | "BWP" | "BYN" | "BZD" | "CAD" | "CDF" | "CHF" | "CLP" | "CNY" | "COP" | "CRC" | "CUC" | "CUP" | "CVE" | "CZK" | "DJF" | "DKK" | "DOP" | "DZD" | "EGP" | "ERN" | "ETB" | "EUR" | "FJD" | "FKP" | "GBP" | "GEL" | "GHS" | "GIP" | "GMD" | "GNF" | "GTQ" | "GYD" | "HKD" | "HNL" | "HRK" | "HTG" | "HUF" | "IDR" | "ILS" | "INR" | "IQD" | "IRR" | "ISK" | "JMD" | "JOD" | "JPY" | "KES" | "KGS" | "KHR" | "KMF" | "KPW" | "KRW" | "KWD" | "KYD" | "KZT" | "LAK" | "LBP" | "LKR" | "LRD" | "LSL" | "LYD" | "MAD" | "MDL" | "MGA" | "MKD" | "MMK" | "MNT" | "MOP" | "MRU" | "MUR" | "MVR" | "MWK" | "MXN" | "MYR" | "MZN" | "NAD" | "NGN" | "NIO" | "NOK" | "NPR" | "NZD" | "OMR" | "PAB" | "PEN" | "PGK" | "PHP" | "PKR" | "PLN" | "PYG" | "QAR" | "RON" | "RSD" | "RUB" | "RWF" | "SAR" | "SBD" | "SCR" | "SDG" | "SEK" | "SGD" | "SHP" | "SLE" | "SLL" | "SOS" | "SRD" | "SSP" | "STN" | "SVC" | "SYP" | "SZL" | "THB" | "TJS" | "TMT" | "TND" | "TOP" | "TRY" | "TTD" | "TWD" | "TZS" | "UAH" | "UGX" | "USD" | "UYU" | "UZS" | "VES" | "VND" | "VUV" | "WST" | "XAF" | "XCD" | "XCG" | "XDR" | "XOF" | "XPF" | "XSU" | "YER" | "ZAR" | "ZMW" | "ZWG" | "ZWL";
             };
             /** @description Why the processor could not make the refund; null unless status is failed. */
             failureReason: string | null;
@@ -723,7 +730,7 @@ export interface components {
              *       "refund.succeeded"
              *     ]
              */
-            enabledEvents: string[];
+            enabledEvents: ("*" | "order.created" | "order.paid" | "order.shipped" | "order.delivered" | "order.cancelled" | "order.deleted" | "payment.succeeded" | "payment.declined" | "payment.requires_action" | "payment.canceled" | "payment.needs_attention" | "refund.succeeded" | "refund.failed" | "product.created" | "product.updated" | "webhook_endpoint.disabled")[];
             /**
              * Format: int32
              * @description The API version the event objects are rendered in, as GET would show them in that version (default 3, the latest).
@@ -768,7 +775,7 @@ export interface components {
              *       "refund.succeeded"
              *     ]
              */
-            enabledEvents: string[];
+            enabledEvents: ("*" | "order.created" | "order.paid" | "order.shipped" | "order.delivered" | "order.cancelled" | "order.deleted" | "payment.succeeded" | "payment.declined" | "payment.requires_action" | "payment.canceled" | "payment.needs_attention" | "refund.succeeded" | "refund.failed" | "product.created" | "product.updated" | "webhook_endpoint.disabled")[];
             /**
              * Format: int32
              * @description The API version the event objects are rendered in, as GET would show them in that version (default 3, the latest).
@@ -1588,7 +1595,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Entity tags; 304 when one matches the current representation (weak comparison). */
+                /** @description Entity tags, or *; 304 when one matches the current representation (weak comparison). */
                 "if-none-match"?: string;
             };
             path: {
@@ -1775,7 +1782,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Entity tag from a GET; the change is made only if it still matches (strong comparison). */
+                /** @description Entity tag from a GET, or a list of them, or *; the change is made only if one still matches (strong comparison). An empty list matches nothing (412). */
                 "if-match"?: string;
             };
             path: {
@@ -1797,28 +1804,28 @@ export interface operations {
                      * Format: int64
                      * @description Server-managed: ignored.
                      */
-                    id?: number;
+                    readonly id?: number;
                     /**
                      * Format: int64
                      * @description Read-only.
                      */
-                    customerId?: number;
+                    readonly customerId?: number;
                     /** @description Read-only. */
-                    total?: {
+                    readonly total?: {
                         /**
                          * Format: int64
                          * @description Read-only.
                          */
-                        value: number;
+                        readonly value: number;
                         /** @description Read-only. */
-                        currency: string;
+                        readonly currency: string;
                     };
                     /** @description Server-managed: ignored. */
-                    createdAt?: string;
+                    readonly createdAt?: string;
                     /** @description Server-managed: ignored. */
-                    updatedAt?: string;
+                    readonly updatedAt?: string;
                     /** @description Server-managed: ignored. */
-                    items?: unknown[];
+                    readonly items?: unknown[];
                 };
             };
         };
@@ -2053,7 +2060,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Entity tag from a GET; the change is made only if it still matches (strong comparison). */
+                /** @description Entity tag from a GET, or a list of them, or *; the change is made only if one still matches (strong comparison). An empty list matches nothing (412). */
                 "if-match"?: string;
             };
             path: {
@@ -2278,7 +2285,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Entity tag from a GET; the change is made only if it still matches (strong comparison). */
+                /** @description Entity tag from a GET, or a list of them, or *; the change is made only if one still matches (strong comparison). An empty list matches nothing (412). */
                 "if-match"?: string;
             };
             path: {
@@ -2292,44 +2299,46 @@ export interface operations {
             content: {
                 "application/merge-patch+json": {
                     /**
-                     * Format: int64
-                     * @description Identifier of the order.
-                     */
-                    id?: number;
-                    /**
                      * @description pending → paid (by a payment) → shipped → delivered; pending or paid → cancelled. See docs/api.md.
                      * @enum {string}
                      */
                     status?: "pending" | "paid" | "shipped" | "delivered" | "cancelled";
                     /**
                      * Format: int64
+                     * @description Identifier of the order.
+                     */
+                    readonly id?: number;
+                    /**
+                     * Format: int64
                      * @description The user who placed the order.
                      */
-                    customerId?: number;
-                    /**
-                     * Format: date-time
-                     * @description When the order was placed. RFC 3339, UTC.
-                     */
-                    createdAt?: string;
-                    /**
-                     * Format: date-time
-                     * @description When the order last changed. RFC 3339, UTC.
-                     */
-                    updatedAt?: string;
-                    total?: {
+                    readonly customerId?: number;
+                    /** @description Order total: the sum of its items' line totals, in their one currency. */
+                    readonly total?: {
                         /**
                          * Format: int64
                          * @description Order total. Integer count of minor units of `currency` (cents for EUR/USD, yen for JPY).
                          */
-                        value?: number;
+                        readonly value?: number;
                         /**
                          * @description ISO 4217 alphabetic currency code.
                          * @example EUR
+                         * @enum {string}
                          */
-                        currency?: string;
+                        readonly currency?: "AED" | "AFN" | "ALL" | "AMD" | "ANG" | "AOA" | "ARS" | "AUD" | "AWG" | "AZN" | "BAM" | "BBD" | "BDT" | "BGN" | "BHD" | "BIF" | "BMD" | "BND" | "BOB" | "BRL" | "BSD" | "BTN" | "BWP" | "BYN" | "BZD" | "CAD" | "CDF" | "CHF" | "CLP" | "CNY" | "COP" | "CRC" | "CUC" | "CUP" | "CVE" | "CZK" | "DJF" | "DKK" | "DOP" | "DZD" | "EGP" | "ERN" | "ETB" | "EUR" | "FJD" | "FKP" | "GBP" | "GEL" | "GHS" | "GIP" | "GMD" | "GNF" | "GTQ" | "GYD" | "HKD" | "HNL" | "HRK" | "HTG" | "HUF" | "IDR" | "ILS" | "INR" | "IQD" | "IRR" | "ISK" | "JMD" | "JOD" | "JPY" | "KES" | "KGS" | "KHR" | "KMF" | "KPW" | "KRW" | "KWD" | "KYD" | "KZT" | "LAK" | "LBP" | "LKR" | "LRD" | "LSL" | "LYD" | "MAD" | "MDL" | "MGA" | "MKD" | "MMK" | "MNT" | "MOP" | "MRU" | "MUR" | "MVR" | "MWK" | "MXN" | "MYR" | "MZN" | "NAD" | "NGN" | "NIO" | "NOK" | "NPR" | "NZD" | "OMR" | "PAB" | "PEN" | "PGK" | "PHP" | "PKR" | "PLN" | "PYG" | "QAR" | "RON" | "RSD" | "RUB" | "RWF" | "SAR" | "SBD" | "SCR" | "SDG" | "SEK" | "SGD" | "SHP" | "SLE" | "SLL" | "SOS" | "SRD" | "SSP" | "STN" | "SVC" | "SYP" | "SZL" | "THB" | "TJS" | "TMT" | "TND" | "TOP" | "TRY" | "TTD" | "TWD" | "TZS" | "UAH" | "UGX" | "USD" | "UYU" | "UZS" | "VES" | "VND" | "VUV" | "WST" | "XAF" | "XCD" | "XCG" | "XDR" | "XOF" | "XPF" | "XSU" | "YER" | "ZAR" | "ZMW" | "ZWG" | "ZWL";
                     };
+                    /**
+                     * Format: date-time
+                     * @description When the order was placed. RFC 3339, UTC.
+                     */
+                    readonly createdAt?: string;
+                    /**
+                     * Format: date-time
+                     * @description When the order last changed. RFC 3339, UTC.
+                     */
+                    readonly updatedAt?: string;
                     /** @description Server-managed: ignored. */
-                    items?: unknown[];
+                    readonly items?: unknown[];
                 };
             };
         };
@@ -3010,8 +3019,9 @@ export interface operations {
                         /**
                          * @description ISO 4217 alphabetic currency code.
                          * @example EUR
+                         * @enum {string}
                          */
-                        currency: string;
+                        currency: "AED" | "AFN" | "ALL" | "AMD" | "ANG" | "AOA" | "ARS" | "AUD" | "AWG" | "AZN" | "BAM" | "BBD" | "BDT" | "BGN" | "BHD" | "BIF" | "BMD" | "BND" | "BOB" | "BRL" | "BSD" | "BTN" | "BWP" | "BYN" | "BZD" | "CAD" | "CDF" | "CHF" | "CLP" | "CNY" | "COP" | "CRC" | "CUC" | "CUP" | "CVE" | "CZK" | "DJF" | "DKK" | "DOP" | "DZD" | "EGP" | "ERN" | "ETB" | "EUR" | "FJD" | "FKP" | "GBP" | "GEL" | "GHS" | "GIP" | "GMD" | "GNF" | "GTQ" | "GYD" | "HKD" | "HNL" | "HRK" | "HTG" | "HUF" | "IDR" | "ILS" | "INR" | "IQD" | "IRR" | "ISK" | "JMD" | "JOD" | "JPY" | "KES" | "KGS" | "KHR" | "KMF" | "KPW" | "KRW" | "KWD" | "KYD" | "KZT" | "LAK" | "LBP" | "LKR" | "LRD" | "LSL" | "LYD" | "MAD" | "MDL" | "MGA" | "MKD" | "MMK" | "MNT" | "MOP" | "MRU" | "MUR" | "MVR" | "MWK" | "MXN" | "MYR" | "MZN" | "NAD" | "NGN" | "NIO" | "NOK" | "NPR" | "NZD" | "OMR" | "PAB" | "PEN" | "PGK" | "PHP" | "PKR" | "PLN" | "PYG" | "QAR" | "RON" | "RSD" | "RUB" | "RWF" | "SAR" | "SBD" | "SCR" | "SDG" | "SEK" | "SGD" | "SHP" | "SLE" | "SLL" | "SOS" | "SRD" | "SSP" | "STN" | "SVC" | "SYP" | "SZL" | "THB" | "TJS" | "TMT" | "TND" | "TOP" | "TRY" | "TTD" | "TWD" | "TZS" | "UAH" | "UGX" | "USD" | "UYU" | "UZS" | "VES" | "VND" | "VUV" | "WST" | "XAF" | "XCD" | "XCG" | "XDR" | "XOF" | "XPF" | "XSU" | "YER" | "ZAR" | "ZMW" | "ZWG" | "ZWL";
                     };
                     /**
                      * @description Defaults to true.
@@ -3200,7 +3210,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Entity tags; 304 when one matches the current representation (weak comparison). */
+                /** @description Entity tags, or *; 304 when one matches the current representation (weak comparison). */
                 "if-none-match"?: string;
             };
             path: {
@@ -3374,7 +3384,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Entity tag from a GET; the change is made only if it still matches (strong comparison). */
+                /** @description Entity tag from a GET, or a list of them, or *; the change is made only if one still matches (strong comparison). An empty list matches nothing (412). */
                 "if-match"?: string;
             };
             path: {
@@ -3398,8 +3408,9 @@ export interface operations {
                         /**
                          * @description ISO 4217 alphabetic currency code.
                          * @example EUR
+                         * @enum {string}
                          */
-                        currency: string;
+                        currency: "AED" | "AFN" | "ALL" | "AMD" | "ANG" | "AOA" | "ARS" | "AUD" | "AWG" | "AZN" | "BAM" | "BBD" | "BDT" | "BGN" | "BHD" | "BIF" | "BMD" | "BND" | "BOB" | "BRL" | "BSD" | "BTN" | "BWP" | "BYN" | "BZD" | "CAD" | "CDF" | "CHF" | "CLP" | "CNY" | "COP" | "CRC" | "CUC" | "CUP" | "CVE" | "CZK" | "DJF" | "DKK" | "DOP" | "DZD" | "EGP" | "ERN" | "ETB" | "EUR" | "FJD" | "FKP" | "GBP" | "GEL" | "GHS" | "GIP" | "GMD" | "GNF" | "GTQ" | "GYD" | "HKD" | "HNL" | "HRK" | "HTG" | "HUF" | "IDR" | "ILS" | "INR" | "IQD" | "IRR" | "ISK" | "JMD" | "JOD" | "JPY" | "KES" | "KGS" | "KHR" | "KMF" | "KPW" | "KRW" | "KWD" | "KYD" | "KZT" | "LAK" | "LBP" | "LKR" | "LRD" | "LSL" | "LYD" | "MAD" | "MDL" | "MGA" | "MKD" | "MMK" | "MNT" | "MOP" | "MRU" | "MUR" | "MVR" | "MWK" | "MXN" | "MYR" | "MZN" | "NAD" | "NGN" | "NIO" | "NOK" | "NPR" | "NZD" | "OMR" | "PAB" | "PEN" | "PGK" | "PHP" | "PKR" | "PLN" | "PYG" | "QAR" | "RON" | "RSD" | "RUB" | "RWF" | "SAR" | "SBD" | "SCR" | "SDG" | "SEK" | "SGD" | "SHP" | "SLE" | "SLL" | "SOS" | "SRD" | "SSP" | "STN" | "SVC" | "SYP" | "SZL" | "THB" | "TJS" | "TMT" | "TND" | "TOP" | "TRY" | "TTD" | "TWD" | "TZS" | "UAH" | "UGX" | "USD" | "UYU" | "UZS" | "VES" | "VND" | "VUV" | "WST" | "XAF" | "XCD" | "XCG" | "XDR" | "XOF" | "XPF" | "XSU" | "YER" | "ZAR" | "ZMW" | "ZWG" | "ZWL";
                     };
                     active: boolean;
                 };
@@ -3853,8 +3864,9 @@ export interface operations {
                         /**
                          * @description ISO 4217 alphabetic currency code.
                          * @example EUR
+                         * @enum {string}
                          */
-                        currency: string;
+                        currency: "AED" | "AFN" | "ALL" | "AMD" | "ANG" | "AOA" | "ARS" | "AUD" | "AWG" | "AZN" | "BAM" | "BBD" | "BDT" | "BGN" | "BHD" | "BIF" | "BMD" | "BND" | "BOB" | "BRL" | "BSD" | "BTN" | "BWP" | "BYN" | "BZD" | "CAD" | "CDF" | "CHF" | "CLP" | "CNY" | "COP" | "CRC" | "CUC" | "CUP" | "CVE" | "CZK" | "DJF" | "DKK" | "DOP" | "DZD" | "EGP" | "ERN" | "ETB" | "EUR" | "FJD" | "FKP" | "GBP" | "GEL" | "GHS" | "GIP" | "GMD" | "GNF" | "GTQ" | "GYD" | "HKD" | "HNL" | "HRK" | "HTG" | "HUF" | "IDR" | "ILS" | "INR" | "IQD" | "IRR" | "ISK" | "JMD" | "JOD" | "JPY" | "KES" | "KGS" | "KHR" | "KMF" | "KPW" | "KRW" | "KWD" | "KYD" | "KZT" | "LAK" | "LBP" | "LKR" | "LRD" | "LSL" | "LYD" | "MAD" | "MDL" | "MGA" | "MKD" | "MMK" | "MNT" | "MOP" | "MRU" | "MUR" | "MVR" | "MWK" | "MXN" | "MYR" | "MZN" | "NAD" | "NGN" | "NIO" | "NOK" | "NPR" | "NZD" | "OMR" | "PAB" | "PEN" | "PGK" | "PHP" | "PKR" | "PLN" | "PYG" | "QAR" | "RON" | "RSD" | "RUB" | "RWF" | "SAR" | "SBD" | "SCR" | "SDG" | "SEK" | "SGD" | "SHP" | "SLE" | "SLL" | "SOS" | "SRD" | "SSP" | "STN" | "SVC" | "SYP" | "SZL" | "THB" | "TJS" | "TMT" | "TND" | "TOP" | "TRY" | "TTD" | "TWD" | "TZS" | "UAH" | "UGX" | "USD" | "UYU" | "UZS" | "VES" | "VND" | "VUV" | "WST" | "XAF" | "XCD" | "XCG" | "XDR" | "XOF" | "XPF" | "XSU" | "YER" | "ZAR" | "ZMW" | "ZWG" | "ZWL";
                     };
                     /**
                      * Format: int64
@@ -4093,7 +4105,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Entity tags; 304 when one matches the current representation (weak comparison). */
+                /** @description Entity tags, or *; 304 when one matches the current representation (weak comparison). */
                 "if-none-match"?: string;
             };
             path: {
@@ -4531,8 +4543,9 @@ export interface operations {
                         /**
                          * @description ISO 4217 alphabetic currency code.
                          * @example EUR
+                         * @enum {string}
                          */
-                        currency: string;
+                        currency: "AED" | "AFN" | "ALL" | "AMD" | "ANG" | "AOA" | "ARS" | "AUD" | "AWG" | "AZN" | "BAM" | "BBD" | "BDT" | "BGN" | "BHD" | "BIF" | "BMD" | "BND" | "BOB" | "BRL" | "BSD" | "BTN" | "BWP" | "BYN" | "BZD" | "CAD" | "CDF" | "CHF" | "CLP" | "CNY" | "COP" | "CRC" | "CUC" | "CUP" | "CVE" | "CZK" | "DJF" | "DKK" | "DOP" | "DZD" | "EGP" | "ERN" | "ETB" | "EUR" | "FJD" | "FKP" | "GBP" | "GEL" | "GHS" | "GIP" | "GMD" | "GNF" | "GTQ" | "GYD" | "HKD" | "HNL" | "HRK" | "HTG" | "HUF" | "IDR" | "ILS" | "INR" | "IQD" | "IRR" | "ISK" | "JMD" | "JOD" | "JPY" | "KES" | "KGS" | "KHR" | "KMF" | "KPW" | "KRW" | "KWD" | "KYD" | "KZT" | "LAK" | "LBP" | "LKR" | "LRD" | "LSL" | "LYD" | "MAD" | "MDL" | "MGA" | "MKD" | "MMK" | "MNT" | "MOP" | "MRU" | "MUR" | "MVR" | "MWK" | "MXN" | "MYR" | "MZN" | "NAD" | "NGN" | "NIO" | "NOK" | "NPR" | "NZD" | "OMR" | "PAB" | "PEN" | "PGK" | "PHP" | "PKR" | "PLN" | "PYG" | "QAR" | "RON" | "RSD" | "RUB" | "RWF" | "SAR" | "SBD" | "SCR" | "SDG" | "SEK" | "SGD" | "SHP" | "SLE" | "SLL" | "SOS" | "SRD" | "SSP" | "STN" | "SVC" | "SYP" | "SZL" | "THB" | "TJS" | "TMT" | "TND" | "TOP" | "TRY" | "TTD" | "TWD" | "TZS" | "UAH" | "UGX" | "USD" | "UYU" | "UZS" | "VES" | "VND" | "VUV" | "WST" | "XAF" | "XCD" | "XCG" | "XDR" | "XOF" | "XPF" | "XSU" | "YER" | "ZAR" | "ZMW" | "ZWG" | "ZWL";
                     };
                 };
             };
@@ -4755,7 +4768,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Entity tags; 304 when one matches the current representation (weak comparison). */
+                /** @description Entity tags, or *; 304 when one matches the current representation (weak comparison). */
                 "if-none-match"?: string;
             };
             path: {
@@ -5180,7 +5193,7 @@ export interface operations {
                      *       "refund.succeeded"
                      *     ]
                      */
-                    enabledEvents: string[];
+                    enabledEvents: ("*" | "order.created" | "order.paid" | "order.shipped" | "order.delivered" | "order.cancelled" | "order.deleted" | "payment.succeeded" | "payment.declined" | "payment.requires_action" | "payment.canceled" | "payment.needs_attention" | "refund.succeeded" | "refund.failed" | "product.created" | "product.updated" | "webhook_endpoint.disabled")[];
                     /**
                      * Format: int32
                      * @description The API version the event objects are rendered in, as GET would show them in that version (default 3, the latest).
@@ -5372,7 +5385,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Entity tags; 304 when one matches the current representation (weak comparison). */
+                /** @description Entity tags, or *; 304 when one matches the current representation (weak comparison). */
                 "if-none-match"?: string;
             };
             path: {
@@ -5559,7 +5572,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Entity tag from a GET; the change is made only if it still matches (strong comparison). */
+                /** @description Entity tag from a GET, or a list of them, or *; the change is made only if one still matches (strong comparison). An empty list matches nothing (412). */
                 "if-match"?: string;
             };
             path: {
@@ -5585,7 +5598,7 @@ export interface operations {
                      *       "refund.succeeded"
                      *     ]
                      */
-                    enabledEvents: string[];
+                    enabledEvents: ("*" | "order.created" | "order.paid" | "order.shipped" | "order.delivered" | "order.cancelled" | "order.deleted" | "payment.succeeded" | "payment.declined" | "payment.requires_action" | "payment.canceled" | "payment.needs_attention" | "refund.succeeded" | "refund.failed" | "product.created" | "product.updated" | "webhook_endpoint.disabled")[];
                     /**
                      * Format: int32
                      * @description The API version the event objects are rendered in, as GET would show them in that version (default 3, the latest).
@@ -5803,7 +5816,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Entity tag from a GET; the change is made only if it still matches (strong comparison). */
+                /** @description Entity tag from a GET, or a list of them, or *; the change is made only if one still matches (strong comparison). An empty list matches nothing (412). */
                 "if-match"?: string;
             };
             path: {
