@@ -6,7 +6,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import { registerAuthorizationServer } from './auth/authorization-server.ts';
 import { buildDocsClient } from './auth/docs-client.ts';
 import { listPublishedKeys } from './auth/keys.store.ts';
-import { isAuthorizationServerPath } from './auth/oauth-paths.ts';
+import { setsOwnCorsHeaders } from './auth/oauth-paths.ts';
 import { listRevokedGrantsSince } from './auth/revoked-grants.store.ts';
 import type { Config } from './config.ts';
 import { type Clock, systemClock } from './core/clock.ts';
@@ -146,8 +146,8 @@ export async function buildApp(config: Config, db: Db, options: AppOptions = {})
   // connections first: its onRequest hook refuses requests that arrive while the server drains.
   await app.register(connectionsPlugin, { config: config.http });
   // CORS next: every later answer, refusals included, carries what a browser app needs to read it;
-  // /oauth sets its own, from the same allow-list (src/auth/provider-mount.ts).
-  await app.register(corsPlugin, { config: config.cors, answersItself: isAuthorizationServerPath });
+  // /oauth sets its own, from the same allow-list (src/auth/provider-mount.ts), but for userinfo.
+  await app.register(corsPlugin, { config: config.cors, answersItself: setsOwnCorsHeaders });
   await app.register(loadSheddingPlugin, { maxEventLoopDelayMs: config.http.maxEventLoopDelayMs });
   await app.register(securityHeadersPlugin);
   await app.register(problemsPlugin);

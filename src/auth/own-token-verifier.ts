@@ -1,0 +1,16 @@
+// orderpay's own access tokens, judged as the API judges them (src/http/token-verifier.ts) by the
+// authorization server's endpoints that take them, introspection and userinfo: the keys from the
+// database, and a grant's revocation read at the moment of asking rather than from the API's copy
+// a second old (src/http/grant-revocations.ts).
+import type { Queryable } from '../db/db.ts';
+import { createTokenVerifier, type TokenVerifier } from '../http/token-verifier.ts';
+import { listPublishedKeys } from './keys.store.ts';
+import { isGrantRevoked } from './revoked-grants.store.ts';
+
+export function createOwnTokenVerifier(db: Queryable, settings: { issuer: string; audience: string }): TokenVerifier {
+  return createTokenVerifier({
+    ...settings,
+    loadKeys: () => listPublishedKeys(db),
+    revocations: { isRevoked: (grantDigest) => isGrantRevoked(db, grantDigest) },
+  });
+}
