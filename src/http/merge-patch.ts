@@ -3,6 +3,7 @@
 // §2.2), and a merge patch sent to another method is refused like any body that is not JSON.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
+import { hasBody } from './content-coding.ts';
 import { ProblemError } from './problem.ts';
 
 export const MERGE_PATCH_MEDIA_TYPE = 'application/merge-patch+json';
@@ -40,9 +41,6 @@ export function removedMembers(patch: unknown, pointer = ''): string[] {
 function mediaType(request: FastifyRequest): string {
   return (request.headers['content-type'] ?? '').split(';', 1)[0]!.trim().toLowerCase();
 }
-
-const hasBody = (request: FastifyRequest) =>
-  request.headers['transfer-encoding'] !== undefined || Number(request.headers['content-length'] ?? 0) > 0;
 
 /** preParsing of a PATCH route: its body is a merge patch, or the request is refused before it is read. */
 export async function requireMergePatch(request: FastifyRequest): Promise<void> {
