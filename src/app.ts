@@ -6,7 +6,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import { registerAuthorizationServer } from './auth/authorization-server.ts';
 import { buildDocsClient } from './auth/docs-client.ts';
 import { listPublishedKeys } from './auth/keys.store.ts';
-import { isAuthorizationServerPath } from './auth/oauth-paths.ts';
+import { setsOwnCorsHeaders } from './auth/oauth-paths.ts';
 import { listRevokedGrantsSince } from './auth/revoked-grants.store.ts';
 import { listRevokedSubjectsSince } from './auth/revoked-subjects.store.ts';
 import type { Config } from './config.ts';
@@ -19,6 +19,7 @@ import { authenticatePlugin } from './http/authenticate.ts';
 import { answerClientError, answerUnmetExpectation } from './http/client-errors.ts';
 import { connectionsPlugin, serverOptions } from './http/connections.ts';
 import { contentCodingPlugin } from './http/content-coding.ts';
+import { mergePatchPlugin } from './http/merge-patch.ts';
 import { corsPlugin } from './http/cors.ts';
 import { createGrantRevocations } from './http/grant-revocations.ts';
 import { createSubjectRevocations } from './http/subject-revocations.ts';
@@ -147,12 +148,13 @@ export async function buildApp(config: Config, db: Db, options: AppOptions = {})
   // connections first: its onRequest hook refuses requests that arrive while the server drains.
   await app.register(connectionsPlugin, { config: config.http });
   // CORS next: every later answer, refusals included, carries what a browser app needs to read it;
-  // /oauth sets its own, from the same allow-list (src/auth/provider-mount.ts).
-  await app.register(corsPlugin, { config: config.cors, answersItself: isAuthorizationServerPath });
+  // /oauth sets its own, from the same allow-list (src/auth/provider-mount.ts), but for userinfo.
+  await app.register(corsPlugin, { config: config.cors, answersItself: setsOwnCorsHeaders });
   await app.register(loadSheddingPlugin, { maxEventLoopDelayMs: config.http.maxEventLoopDelayMs });
   await app.register(securityHeadersPlugin);
   await app.register(problemsPlugin);
   await app.register(contentCodingPlugin);
+  await app.register(mergePatchPlugin);
   await app.register(versioningPlugin);
   await app.register(authenticatePlugin, {
     verifier: createTokenVerifier({

@@ -73,7 +73,11 @@ export interface paths {
         delete: operations["deleteOrder"];
         options?: never;
         head?: never;
-        patch?: never;
+        /**
+         * Change an order in part (JSON Merge Patch)
+         * @description A JSON Merge Patch (RFC 7396) as application/merge-patch+json: what the body names takes the value it gives, the rest stays. It sets absolute values, so the same PATCH repeated changes nothing and answers the same. Status changes follow the state machine, as with PUT (cancelling a paid order refunds it); read-only members may be repeated with their current values (422 otherwise); a null would remove a required member (422). If-Match is honoured (strong comparison). Any other media type is refused with 415 and Accept-Patch.
+         */
+        patch: operations["patchOrder"];
         trace?: never;
     };
     "/order-items": {
@@ -425,8 +429,11 @@ export interface components {
             detail: string;
             /** @description The request path this occurrence belongs to. */
             instance: string;
-            /** @description Stable machine-readable code from the error catalogue (docs/errors.md). */
-            code: string;
+            /**
+             * @description Stable machine-readable code from the error catalogue (docs/errors.md).
+             * @enum {string}
+             */
+            code: "AUTH_FORBIDDEN" | "AUTH_INSUFFICIENT_SCOPE" | "AUTH_METRICS_TOKEN_INVALID" | "AUTH_SUBJECT_UNKNOWN" | "AUTH_TOKEN_INVALID" | "AUTH_TOKEN_MISSING" | "AUTH_TOKEN_NOT_IN_HEADER" | "EVENT_NOT_FOUND" | "IDEMPOTENCY_KEY_INVALID" | "IDEMPOTENCY_KEY_IN_USE" | "IDEMPOTENCY_KEY_MISSING" | "IDEMPOTENCY_KEY_REUSED" | "INTERNAL_ERROR" | "METHOD_NOT_ALLOWED" | "ORDER_CURRENCY_MIXED" | "ORDER_CUSTOMER_REQUIRED" | "ORDER_MEMBER_REQUIRED" | "ORDER_NOT_DELETABLE" | "ORDER_NOT_FOUND" | "ORDER_PAYMENT_IN_PROGRESS" | "ORDER_PRODUCT_INACTIVE" | "ORDER_PRODUCT_NOT_FOUND" | "ORDER_READ_ONLY_FIELD" | "ORDER_TOTAL_TOO_LARGE" | "ORDER_TRANSITION_NOT_ALLOWED" | "PAYMENT_AMOUNT_MISMATCH" | "PAYMENT_IN_PROGRESS" | "PAYMENT_METHOD_REQUIRED" | "PAYMENT_NOT_FOUND" | "PAYMENT_NOT_REFUNDABLE" | "PAYMENT_ORDER_NOT_FOUND" | "PAYMENT_ORDER_NOT_PAYABLE" | "PAYMENT_ORDER_PAYMENT_IN_PROGRESS" | "PAYMENT_PROCESSOR_EVENT_INVALID" | "PAYMENT_PROCESSOR_UNAVAILABLE" | "PAYMENT_REFUND_CURRENCY_MISMATCH" | "PAYMENT_REFUND_EXCEEDS_BALANCE" | "PAYMENT_REFUND_FAILED" | "PAYMENT_REFUND_NOT_FOUND" | "PRODUCT_NOT_FOUND" | "QUERY_CURSOR_INVALID" | "QUERY_DUPLICATE_SORT_KEY" | "QUERY_UNKNOWN_PARAMETER" | "QUERY_UNKNOWN_SORT_KEY" | "RATE_LIMITED" | "RATE_LIMIT_UNAVAILABLE" | "REQUEST_BODY_INVALID" | "REQUEST_BODY_MALFORMED" | "REQUEST_BODY_TOO_LARGE" | "REQUEST_EXPECTATION_FAILED" | "REQUEST_HEADERS_TOO_LARGE" | "REQUEST_HEADER_INVALID" | "REQUEST_MALFORMED" | "REQUEST_PARAMETER_INVALID" | "REQUEST_PRECONDITION_FAILED" | "REQUEST_TIMEOUT" | "REQUEST_UNSUPPORTED_MEDIA_TYPE" | "RESOURCE_CONFLICT" | "ROUTE_NOT_FOUND" | "SERVICE_UNAVAILABLE" | "USER_NOT_FOUND" | "VERSION_NOT_ACCEPTABLE" | "VERSION_SUNSET" | "WEBHOOK_DELIVERY_NOT_FOUND" | "WEBHOOK_ENDPOINT_DISABLED" | "WEBHOOK_ENDPOINT_NOT_FOUND" | "WEBHOOK_EVENT_NOT_SUBSCRIBED" | "WEBHOOK_URL_REFUSED";
             /** @description Also in the X-Request-Id response header; quote it in support requests. */
             requestId: string;
             /** @description At most 100 field errors, the first found. */
@@ -471,8 +478,9 @@ export interface components {
                 /**
                  * @description ISO 4217 alphabetic currency code.
                  * @example EUR
+                 * @enum {string}
                  */
-                currency: string;
+                currency: "AED" | "AFN" | "ALL" | "AMD" | "ANG" | "AOA" | "ARS" | "AUD" | "AWG" | "AZN" | "BAM" | "BBD" | "BDT" | "BGN" | "BHD" | "BIF" | "BMD" | "BND" | "BOB" | "BRL" | "BSD" | "BTN" | "BWP" | "BYN" | "BZD" | "CAD" | "CDF" | "CHF" | "CLP" | "CNY" | "COP" | "CRC" | "CUC" | "CUP" | "CVE" | "CZK" | "DJF" | "DKK" | "DOP" | "DZD" | "EGP" | "ERN" | "ETB" | "EUR" | "FJD" | "FKP" | "GBP" | "GEL" | "GHS" | "GIP" | "GMD" | "GNF" | "GTQ" | "GYD" | "HKD" | "HNL" | "HRK" | "HTG" | "HUF" | "IDR" | "ILS" | "INR" | "IQD" | "IRR" | "ISK" | "JMD" | "JOD" | "JPY" | "KES" | "KGS" | "KHR" | "KMF" | "KPW" | "KRW" | "KWD" | "KYD" | "KZT" | "LAK" | "LBP" | "LKR" | "LRD" | "LSL" | "LYD" | "MAD" | "MDL" | "MGA" | "MKD" | "MMK" | "MNT" | "MOP" | "MRU" | "MUR" | "MVR" | "MWK" | "MXN" | "MYR" | "MZN" | "NAD" | "NGN" | "NIO" | "NOK" | "NPR" | "NZD" | "OMR" | "PAB" | "PEN" | "PGK" | "PHP" | "PKR" | "PLN" | "PYG" | "QAR" | "RON" | "RSD" | "RUB" | "RWF" | "SAR" | "SBD" | "SCR" | "SDG" | "SEK" | "SGD" | "SHP" | "SLE" | "SLL" | "SOS" | "SRD" | "SSP" | "STN" | "SVC" | "SYP" | "SZL" | "THB" | "TJS" | "TMT" | "TND" | "TOP" | "TRY" | "TTD" | "TWD" | "TZS" | "UAH" | "UGX" | "USD" | "UYU" | "UZS" | "VES" | "VND" | "VUV" | "WST" | "XAF" | "XCD" | "XCG" | "XDR" | "XOF" | "XPF" | "XSU" | "YER" | "ZAR" | "ZMW" | "ZWG" | "ZWL";
             };
             /** @description unitPrice × qty. */
             lineTotal: {
@@ -484,8 +492,9 @@ export interface components {
                 /**
                  * @description ISO 4217 alphabetic currency code.
                  * @example EUR
+                 * @enum {string}
                  */
-                currency: string;
+                currency: "AED" | "AFN" | "ALL" | "AMD" | "ANG" | "AOA" | "ARS" | "AUD" | "AWG" | "AZN" | "BAM" | "BBD" | "BDT" | "BGN" | "BHD" | "BIF" | "BMD" | "BND" | "BOB" | "BRL" | "BSD" | "BTN" | "BWP" | "BYN" | "BZD" | "CAD" | "CDF" | "CHF" | "CLP" | "CNY" | "COP" | "CRC" | "CUC" | "CUP" | "CVE" | "CZK" | "DJF" | "DKK" | "DOP" | "DZD" | "EGP" | "ERN" | "ETB" | "EUR" | "FJD" | "FKP" | "GBP" | "GEL" | "GHS" | "GIP" | "GMD" | "GNF" | "GTQ" | "GYD" | "HKD" | "HNL" | "HRK" | "HTG" | "HUF" | "IDR" | "ILS" | "INR" | "IQD" | "IRR" | "ISK" | "JMD" | "JOD" | "JPY" | "KES" | "KGS" | "KHR" | "KMF" | "KPW" | "KRW" | "KWD" | "KYD" | "KZT" | "LAK" | "LBP" | "LKR" | "LRD" | "LSL" | "LYD" | "MAD" | "MDL" | "MGA" | "MKD" | "MMK" | "MNT" | "MOP" | "MRU" | "MUR" | "MVR" | "MWK" | "MXN" | "MYR" | "MZN" | "NAD" | "NGN" | "NIO" | "NOK" | "NPR" | "NZD" | "OMR" | "PAB" | "PEN" | "PGK" | "PHP" | "PKR" | "PLN" | "PYG" | "QAR" | "RON" | "RSD" | "RUB" | "RWF" | "SAR" | "SBD" | "SCR" | "SDG" | "SEK" | "SGD" | "SHP" | "SLE" | "SLL" | "SOS" | "SRD" | "SSP" | "STN" | "SVC" | "SYP" | "SZL" | "THB" | "TJS" | "TMT" | "TND" | "TOP" | "TRY" | "TTD" | "TWD" | "TZS" | "UAH" | "UGX" | "USD" | "UYU" | "UZS" | "VES" | "VND" | "VUV" | "WST" | "XAF" | "XCD" | "XCG" | "XDR" | "XOF" | "XPF" | "XSU" | "YER" | "ZAR" | "ZMW" | "ZWG" | "ZWL";
             };
         };
         Order: {
@@ -514,8 +523,9 @@ export interface components {
                 /**
                  * @description ISO 4217 alphabetic currency code.
                  * @example EUR
+                 * @enum {string}
                  */
-                currency: string;
+                currency: "AED" | "AFN" | "ALL" | "AMD" | "ANG" | "AOA" | "ARS" | "AUD" | "AWG" | "AZN" | "BAM" | "BBD" | "BDT" | "BGN" | "BHD" | "BIF" | "BMD" | "BND" | "BOB" | "BRL" | "BSD" | "BTN" | "BWP" | "BYN" | "BZD" | "CAD" | "CDF" | "CHF" | "CLP" | "CNY" | "COP" | "CRC" | "CUC" | "CUP" | "CVE" | "CZK" | "DJF" | "DKK" | "DOP" | "DZD" | "EGP" | "ERN" | "ETB" | "EUR" | "FJD" | "FKP" | "GBP" | "GEL" | "GHS" | "GIP" | "GMD" | "GNF" | "GTQ" | "GYD" | "HKD" | "HNL" | "HRK" | "HTG" | "HUF" | "IDR" | "ILS" | "INR" | "IQD" | "IRR" | "ISK" | "JMD" | "JOD" | "JPY" | "KES" | "KGS" | "KHR" | "KMF" | "KPW" | "KRW" | "KWD" | "KYD" | "KZT" | "LAK" | "LBP" | "LKR" | "LRD" | "LSL" | "LYD" | "MAD" | "MDL" | "MGA" | "MKD" | "MMK" | "MNT" | "MOP" | "MRU" | "MUR" | "MVR" | "MWK" | "MXN" | "MYR" | "MZN" | "NAD" | "NGN" | "NIO" | "NOK" | "NPR" | "NZD" | "OMR" | "PAB" | "PEN" | "PGK" | "PHP" | "PKR" | "PLN" | "PYG" | "QAR" | "RON" | "RSD" | "RUB" | "RWF" | "SAR" | "SBD" | "SCR" | "SDG" | "SEK" | "SGD" | "SHP" | "SLE" | "SLL" | "SOS" | "SRD" | "SSP" | "STN" | "SVC" | "SYP" | "SZL" | "THB" | "TJS" | "TMT" | "TND" | "TOP" | "TRY" | "TTD" | "TWD" | "TZS" | "UAH" | "UGX" | "USD" | "UYU" | "UZS" | "VES" | "VND" | "VUV" | "WST" | "XAF" | "XCD" | "XCG" | "XDR" | "XOF" | "XPF" | "XSU" | "YER" | "ZAR" | "ZMW" | "ZWG" | "ZWL";
             };
             /**
              * Format: date-time
@@ -547,8 +557,9 @@ export interface components {
                 /**
                  * @description ISO 4217 alphabetic currency code.
                  * @example EUR
+                 * @enum {string}
                  */
-                currency: string;
+                currency: "AED" | "AFN" | "ALL" | "AMD" | "ANG" | "AOA" | "ARS" | "AUD" | "AWG" | "AZN" | "BAM" | "BBD" | "BDT" | "BGN" | "BHD" | "BIF" | "BMD" | "BND" | "BOB" | "BRL" | "BSD" | "BTN" | "BWP" | "BYN" | "BZD" | "CAD" | "CDF" | "CHF" | "CLP" | "CNY" | "COP" | "CRC" | "CUC" | "CUP" | "CVE" | "CZK" | "DJF" | "DKK" | "DOP" | "DZD" | "EGP" | "ERN" | "ETB" | "EUR" | "FJD" | "FKP" | "GBP" | "GEL" | "GHS" | "GIP" | "GMD" | "GNF" | "GTQ" | "GYD" | "HKD" | "HNL" | "HRK" | "HTG" | "HUF" | "IDR" | "ILS" | "INR" | "IQD" | "IRR" | "ISK" | "JMD" | "JOD" | "JPY" | "KES" | "KGS" | "KHR" | "KMF" | "KPW" | "KRW" | "KWD" | "KYD" | "KZT" | "LAK" | "LBP" | "LKR" | "LRD" | "LSL" | "LYD" | "MAD" | "MDL" | "MGA" | "MKD" | "MMK" | "MNT" | "MOP" | "MRU" | "MUR" | "MVR" | "MWK" | "MXN" | "MYR" | "MZN" | "NAD" | "NGN" | "NIO" | "NOK" | "NPR" | "NZD" | "OMR" | "PAB" | "PEN" | "PGK" | "PHP" | "PKR" | "PLN" | "PYG" | "QAR" | "RON" | "RSD" | "RUB" | "RWF" | "SAR" | "SBD" | "SCR" | "SDG" | "SEK" | "SGD" | "SHP" | "SLE" | "SLL" | "SOS" | "SRD" | "SSP" | "STN" | "SVC" | "SYP" | "SZL" | "THB" | "TJS" | "TMT" | "TND" | "TOP" | "TRY" | "TTD" | "TWD" | "TZS" | "UAH" | "UGX" | "USD" | "UYU" | "UZS" | "VES" | "VND" | "VUV" | "WST" | "XAF" | "XCD" | "XCG" | "XDR" | "XOF" | "XPF" | "XSU" | "YER" | "ZAR" | "ZMW" | "ZWG" | "ZWL";
             };
             /** @description Only active products can be ordered. */
             active: boolean;
@@ -584,8 +595,9 @@ export interface components {
                 /**
                  * @description ISO 4217 alphabetic currency code.
                  * @example EUR
+                 * @enum {string}
                  */
-                currency: string;
+                currency: "AED" | "AFN" | "ALL" | "AMD" | "ANG" | "AOA" | "ARS" | "AUD" | "AWG" | "AZN" | "BAM" | "BBD" | "BDT" | "BGN" | "BHD" | "BIF" | "BMD" | "BND" | "BOB" | "BRL" | "BSD" | "BTN" | "BWP" | "BYN" | "BZD" | "CAD" | "CDF" | "CHF" | "CLP" | "CNY" | "COP" | "CRC" | "CUC" | "CUP" | "CVE" | "CZK" | "DJF" | "DKK" | "DOP" | "DZD" | "EGP" | "ERN" | "ETB" | "EUR" | "FJD" | "FKP" | "GBP" | "GEL" | "GHS" | "GIP" | "GMD" | "GNF" | "GTQ" | "GYD" | "HKD" | "HNL" | "HRK" | "HTG" | "HUF" | "IDR" | "ILS" | "INR" | "IQD" | "IRR" | "ISK" | "JMD" | "JOD" | "JPY" | "KES" | "KGS" | "KHR" | "KMF" | "KPW" | "KRW" | "KWD" | "KYD" | "KZT" | "LAK" | "LBP" | "LKR" | "LRD" | "LSL" | "LYD" | "MAD" | "MDL" | "MGA" | "MKD" | "MMK" | "MNT" | "MOP" | "MRU" | "MUR" | "MVR" | "MWK" | "MXN" | "MYR" | "MZN" | "NAD" | "NGN" | "NIO" | "NOK" | "NPR" | "NZD" | "OMR" | "PAB" | "PEN" | "PGK" | "PHP" | "PKR" | "PLN" | "PYG" | "QAR" | "RON" | "RSD" | "RUB" | "RWF" | "SAR" | "SBD" | "SCR" | "SDG" | "SEK" | "SGD" | "SHP" | "SLE" | "SLL" | "SOS" | "SRD" | "SSP" | "STN" | "SVC" | "SYP" | "SZL" | "THB" | "TJS" | "TMT" | "TND" | "TOP" | "TRY" | "TTD" | "TWD" | "TZS" | "UAH" | "UGX" | "USD" | "UYU" | "UZS" | "VES" | "VND" | "VUV" | "WST" | "XAF" | "XCD" | "XCG" | "XDR" | "XOF" | "XPF" | "XSU" | "YER" | "ZAR" | "ZMW" | "ZWG" | "ZWL";
             };
             /** @description Sum of the refunds so far, in the payment's currency. */
             amountRefunded: {
@@ -597,8 +609,9 @@ export interface components {
                 /**
                  * @description ISO 4217 alphabetic currency code.
                  * @example EUR
+                 * @enum {string}
                  */
-                currency: string;
+                currency: "AED" | "AFN" | "ALL" | "AMD" | "ANG" | "AOA" | "ARS" | "AUD" | "AWG" | "AZN" | "BAM" | "BBD" | "BDT" | "BGN" | "BHD" | "BIF" | "BMD" | "BND" | "BOB" | "BRL" | "BSD" | "BTN" | "BWP" | "BYN" | "BZD" | "CAD" | "CDF" | "CHF" | "CLP" | "CNY" | "COP" | "CRC" | "CUC" | "CUP" | "CVE" | "CZK" | "DJF" | "DKK" | "DOP" | "DZD" | "EGP" | "ERN" | "ETB" | "EUR" | "FJD" | "FKP" | "GBP" | "GEL" | "GHS" | "GIP" | "GMD" | "GNF" | "GTQ" | "GYD" | "HKD" | "HNL" | "HRK" | "HTG" | "HUF" | "IDR" | "ILS" | "INR" | "IQD" | "IRR" | "ISK" | "JMD" | "JOD" | "JPY" | "KES" | "KGS" | "KHR" | "KMF" | "KPW" | "KRW" | "KWD" | "KYD" | "KZT" | "LAK" | "LBP" | "LKR" | "LRD" | "LSL" | "LYD" | "MAD" | "MDL" | "MGA" | "MKD" | "MMK" | "MNT" | "MOP" | "MRU" | "MUR" | "MVR" | "MWK" | "MXN" | "MYR" | "MZN" | "NAD" | "NGN" | "NIO" | "NOK" | "NPR" | "NZD" | "OMR" | "PAB" | "PEN" | "PGK" | "PHP" | "PKR" | "PLN" | "PYG" | "QAR" | "RON" | "RSD" | "RUB" | "RWF" | "SAR" | "SBD" | "SCR" | "SDG" | "SEK" | "SGD" | "SHP" | "SLE" | "SLL" | "SOS" | "SRD" | "SSP" | "STN" | "SVC" | "SYP" | "SZL" | "THB" | "TJS" | "TMT" | "TND" | "TOP" | "TRY" | "TTD" | "TWD" | "TZS" | "UAH" | "UGX" | "USD" | "UYU" | "UZS" | "VES" | "VND" | "VUV" | "WST" | "XAF" | "XCD" | "XCG" | "XDR" | "XOF" | "XPF" | "XSU" | "YER" | "ZAR" | "ZMW" | "ZWG" | "ZWL";
             };
             orderId: number | null;
             customerId: number | null;
@@ -684,8 +697,9 @@ export interface components {
                 /**
                  * @description ISO 4217 alphabetic currency code.
                  * @example EUR
+                 * @enum {string}
                  */
-                currency: string;
+                currency: "AED" | "AFN" | "ALL" | "AMD" | "ANG" | "AOA" | "ARS" | "AUD" | "AWG" | "AZN" | "BAM" | "BBD" | "BDT" | "BGN" | "BHD" | "BIF" | "BMD" | "BND" | "BOB" | "BRL" | "BSD" | "BTN" | "BWP" | "BYN" | "BZD" | "CAD" | "CDF" | "CHF" | "CLP" | "CNY" | "COP" | "CRC" | "CUC" | "CUP" | "CVE" | "CZK" | "DJF" | "DKK" | "DOP" | "DZD" | "EGP" | "ERN" | "ETB" | "EUR" | "FJD" | "FKP" | "GBP" | "GEL" | "GHS" | "GIP" | "GMD" | "GNF" | "GTQ" | "GYD" | "HKD" | "HNL" | "HRK" | "HTG" | "HUF" | "IDR" | "ILS" | "INR" | "IQD" | "IRR" | "ISK" | "JMD" | "JOD" | "JPY" | "KES" | "KGS" | "KHR" | "KMF" | "KPW" | "KRW" | "KWD" | "KYD" | "KZT" | "LAK" | "LBP" | "LKR" | "LRD" | "LSL" | "LYD" | "MAD" | "MDL" | "MGA" | "MKD" | "MMK" | "MNT" | "MOP" | "MRU" | "MUR" | "MVR" | "MWK" | "MXN" | "MYR" | "MZN" | "NAD" | "NGN" | "NIO" | "NOK" | "NPR" | "NZD" | "OMR" | "PAB" | "PEN" | "PGK" | "PHP" | "PKR" | "PLN" | "PYG" | "QAR" | "RON" | "RSD" | "RUB" | "RWF" | "SAR" | "SBD" | "SCR" | "SDG" | "SEK" | "SGD" | "SHP" | "SLE" | "SLL" | "SOS" | "SRD" | "SSP" | "STN" | "SVC" | "SYP" | "SZL" | "THB" | "TJS" | "TMT" | "TND" | "TOP" | "TRY" | "TTD" | "TWD" | "TZS" | "UAH" | "UGX" | "USD" | "UYU" | "UZS" | "VES" | "VND" | "VUV" | "WST" | "XAF" | "XCD" | "XCG" | "XDR" | "XOF" | "XPF" | "XSU" | "YER" | "ZAR" | "ZMW" | "ZWG" | "ZWL";
             };
             /** @description Why the processor could not make the refund; null unless status is failed. */
             failureReason: string | null;
@@ -719,7 +733,7 @@ export interface components {
              *       "refund.succeeded"
              *     ]
              */
-            enabledEvents: string[];
+            enabledEvents: ("*" | "order.created" | "order.paid" | "order.shipped" | "order.delivered" | "order.cancelled" | "order.deleted" | "payment.succeeded" | "payment.declined" | "payment.requires_action" | "payment.canceled" | "payment.needs_attention" | "refund.succeeded" | "refund.failed" | "product.created" | "product.updated" | "webhook_endpoint.disabled")[];
             /**
              * Format: int32
              * @description The API version the event objects are rendered in, as GET would show them in that version (default 3, the latest).
@@ -764,7 +778,7 @@ export interface components {
              *       "refund.succeeded"
              *     ]
              */
-            enabledEvents: string[];
+            enabledEvents: ("*" | "order.created" | "order.paid" | "order.shipped" | "order.delivered" | "order.cancelled" | "order.deleted" | "payment.succeeded" | "payment.declined" | "payment.requires_action" | "payment.canceled" | "payment.needs_attention" | "refund.succeeded" | "refund.failed" | "product.created" | "product.updated" | "webhook_endpoint.disabled")[];
             /**
              * Format: int32
              * @description The API version the event objects are rendered in, as GET would show them in that version (default 3, the latest).
@@ -1584,7 +1598,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Entity tags; 304 when one matches the current representation (weak comparison). */
+                /** @description Entity tags, or *; 304 when one matches the current representation (weak comparison). */
                 "if-none-match"?: string;
             };
             path: {
@@ -1771,7 +1785,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Entity tag from a GET; the change is made only if it still matches (strong comparison). */
+                /** @description Entity tag from a GET, or a list of them, or *; the change is made only if one still matches (strong comparison). An empty list matches nothing (412). */
                 "if-match"?: string;
             };
             path: {
@@ -1793,28 +1807,28 @@ export interface operations {
                      * Format: int64
                      * @description Server-managed: ignored.
                      */
-                    id?: number;
+                    readonly id?: number;
                     /**
                      * Format: int64
                      * @description Read-only.
                      */
-                    customerId?: number;
+                    readonly customerId?: number;
                     /** @description Read-only. */
-                    total?: {
+                    readonly total?: {
                         /**
                          * Format: int64
                          * @description Read-only.
                          */
-                        value: number;
+                        readonly value: number;
                         /** @description Read-only. */
-                        currency: string;
+                        readonly currency: string;
                     };
                     /** @description Server-managed: ignored. */
-                    createdAt?: string;
+                    readonly createdAt?: string;
                     /** @description Server-managed: ignored. */
-                    updatedAt?: string;
+                    readonly updatedAt?: string;
                     /** @description Server-managed: ignored. */
-                    items?: unknown[];
+                    readonly items?: unknown[];
                 };
             };
         };
@@ -2049,7 +2063,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Entity tag from a GET; the change is made only if it still matches (strong comparison). */
+                /** @description Entity tag from a GET, or a list of them, or *; the change is made only if one still matches (strong comparison). An empty list matches nothing (412). */
                 "if-match"?: string;
             };
             path: {
@@ -2203,6 +2217,294 @@ export interface operations {
             };
             /** @description An Expect other than 100-continue (REQUEST_EXPECTATION_FAILED); the request is not read and the connection is closed. */
             417: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A rate-limit budget of the caller is used up (RATE_LIMITED): retry after Retry-After. */
+            429: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request line and header fields exceed 16 KiB (REQUEST_HEADERS_TOO_LARGE); the connection is closed. */
+            431: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unexpected server error (no internals in the body). */
+            500: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Database unavailable, server shutting down, or (payments and refunds) the rate limits cannot be counted; see Retry-After. */
+            503: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    patchOrder: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Entity tag from a GET, or a list of them, or *; the change is made only if one still matches (strong comparison). An empty list matches nothing (412). */
+                "if-match"?: string;
+            };
+            path: {
+                /** @description Identifier of the order. */
+                orderId: number;
+            };
+            cookie?: never;
+        };
+        /** @description A JSON Merge Patch (RFC 7396) of the order, sent as application/merge-patch+json: the members it names take the values it gives, the others stay. Status is the writable member; read-only members (customerId, total) may be repeated with their current values, server-managed ones (id, createdAt, updatedAt, items) are ignored, as in a PUT. Every member of an order is required, so a null (which removes a member) is refused with 422. */
+        requestBody: {
+            content: {
+                "application/merge-patch+json": {
+                    /**
+                     * @description pending → paid (by a payment) → shipped → delivered; pending or paid → cancelled. See docs/api.md.
+                     * @enum {string}
+                     */
+                    status?: "pending" | "paid" | "shipped" | "delivered" | "cancelled";
+                    /**
+                     * Format: int64
+                     * @description Identifier of the order.
+                     */
+                    readonly id?: number;
+                    /**
+                     * Format: int64
+                     * @description The user who placed the order.
+                     */
+                    readonly customerId?: number;
+                    /** @description Order total: the sum of its items' line totals, in their one currency. */
+                    readonly total?: {
+                        /**
+                         * Format: int64
+                         * @description Order total. Integer count of minor units of `currency` (cents for EUR/USD, yen for JPY).
+                         */
+                        readonly value?: number;
+                        /**
+                         * @description ISO 4217 alphabetic currency code.
+                         * @example EUR
+                         * @enum {string}
+                         */
+                        readonly currency?: "AED" | "AFN" | "ALL" | "AMD" | "ANG" | "AOA" | "ARS" | "AUD" | "AWG" | "AZN" | "BAM" | "BBD" | "BDT" | "BGN" | "BHD" | "BIF" | "BMD" | "BND" | "BOB" | "BRL" | "BSD" | "BTN" | "BWP" | "BYN" | "BZD" | "CAD" | "CDF" | "CHF" | "CLP" | "CNY" | "COP" | "CRC" | "CUC" | "CUP" | "CVE" | "CZK" | "DJF" | "DKK" | "DOP" | "DZD" | "EGP" | "ERN" | "ETB" | "EUR" | "FJD" | "FKP" | "GBP" | "GEL" | "GHS" | "GIP" | "GMD" | "GNF" | "GTQ" | "GYD" | "HKD" | "HNL" | "HRK" | "HTG" | "HUF" | "IDR" | "ILS" | "INR" | "IQD" | "IRR" | "ISK" | "JMD" | "JOD" | "JPY" | "KES" | "KGS" | "KHR" | "KMF" | "KPW" | "KRW" | "KWD" | "KYD" | "KZT" | "LAK" | "LBP" | "LKR" | "LRD" | "LSL" | "LYD" | "MAD" | "MDL" | "MGA" | "MKD" | "MMK" | "MNT" | "MOP" | "MRU" | "MUR" | "MVR" | "MWK" | "MXN" | "MYR" | "MZN" | "NAD" | "NGN" | "NIO" | "NOK" | "NPR" | "NZD" | "OMR" | "PAB" | "PEN" | "PGK" | "PHP" | "PKR" | "PLN" | "PYG" | "QAR" | "RON" | "RSD" | "RUB" | "RWF" | "SAR" | "SBD" | "SCR" | "SDG" | "SEK" | "SGD" | "SHP" | "SLE" | "SLL" | "SOS" | "SRD" | "SSP" | "STN" | "SVC" | "SYP" | "SZL" | "THB" | "TJS" | "TMT" | "TND" | "TOP" | "TRY" | "TTD" | "TWD" | "TZS" | "UAH" | "UGX" | "USD" | "UYU" | "UZS" | "VES" | "VND" | "VUV" | "WST" | "XAF" | "XCD" | "XCG" | "XDR" | "XOF" | "XPF" | "XSU" | "YER" | "ZAR" | "ZMW" | "ZWG" | "ZWL";
+                    };
+                    /**
+                     * Format: date-time
+                     * @description When the order was placed. RFC 3339, UTC.
+                     */
+                    readonly createdAt?: string;
+                    /**
+                     * Format: date-time
+                     * @description When the order last changed. RFC 3339, UTC.
+                     */
+                    readonly updatedAt?: string;
+                    /** @description Server-managed: ignored. */
+                    readonly items?: unknown[];
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Order"];
+                    "application/vnd.orderpay.v3+json": components["schemas"]["Order"];
+                };
+            };
+            /** @description RFC 9457 problem details. */
+            400: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details. */
+            401: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details. */
+            403: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details. */
+            404: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details. */
+            406: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request did not arrive in time (REQUEST_TIMEOUT); the connection is closed. */
+            408: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details. */
+            409: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details. */
+            412: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details. */
+            413: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details. */
+            415: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An Expect other than 100-continue (REQUEST_EXPECTATION_FAILED); the request is not read and the connection is closed. */
+            417: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details. */
+            422: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
@@ -2720,8 +3022,9 @@ export interface operations {
                         /**
                          * @description ISO 4217 alphabetic currency code.
                          * @example EUR
+                         * @enum {string}
                          */
-                        currency: string;
+                        currency: "AED" | "AFN" | "ALL" | "AMD" | "ANG" | "AOA" | "ARS" | "AUD" | "AWG" | "AZN" | "BAM" | "BBD" | "BDT" | "BGN" | "BHD" | "BIF" | "BMD" | "BND" | "BOB" | "BRL" | "BSD" | "BTN" | "BWP" | "BYN" | "BZD" | "CAD" | "CDF" | "CHF" | "CLP" | "CNY" | "COP" | "CRC" | "CUC" | "CUP" | "CVE" | "CZK" | "DJF" | "DKK" | "DOP" | "DZD" | "EGP" | "ERN" | "ETB" | "EUR" | "FJD" | "FKP" | "GBP" | "GEL" | "GHS" | "GIP" | "GMD" | "GNF" | "GTQ" | "GYD" | "HKD" | "HNL" | "HRK" | "HTG" | "HUF" | "IDR" | "ILS" | "INR" | "IQD" | "IRR" | "ISK" | "JMD" | "JOD" | "JPY" | "KES" | "KGS" | "KHR" | "KMF" | "KPW" | "KRW" | "KWD" | "KYD" | "KZT" | "LAK" | "LBP" | "LKR" | "LRD" | "LSL" | "LYD" | "MAD" | "MDL" | "MGA" | "MKD" | "MMK" | "MNT" | "MOP" | "MRU" | "MUR" | "MVR" | "MWK" | "MXN" | "MYR" | "MZN" | "NAD" | "NGN" | "NIO" | "NOK" | "NPR" | "NZD" | "OMR" | "PAB" | "PEN" | "PGK" | "PHP" | "PKR" | "PLN" | "PYG" | "QAR" | "RON" | "RSD" | "RUB" | "RWF" | "SAR" | "SBD" | "SCR" | "SDG" | "SEK" | "SGD" | "SHP" | "SLE" | "SLL" | "SOS" | "SRD" | "SSP" | "STN" | "SVC" | "SYP" | "SZL" | "THB" | "TJS" | "TMT" | "TND" | "TOP" | "TRY" | "TTD" | "TWD" | "TZS" | "UAH" | "UGX" | "USD" | "UYU" | "UZS" | "VES" | "VND" | "VUV" | "WST" | "XAF" | "XCD" | "XCG" | "XDR" | "XOF" | "XPF" | "XSU" | "YER" | "ZAR" | "ZMW" | "ZWG" | "ZWL";
                     };
                     /**
                      * @description Defaults to true.
@@ -2910,7 +3213,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Entity tags; 304 when one matches the current representation (weak comparison). */
+                /** @description Entity tags, or *; 304 when one matches the current representation (weak comparison). */
                 "if-none-match"?: string;
             };
             path: {
@@ -3084,7 +3387,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Entity tag from a GET; the change is made only if it still matches (strong comparison). */
+                /** @description Entity tag from a GET, or a list of them, or *; the change is made only if one still matches (strong comparison). An empty list matches nothing (412). */
                 "if-match"?: string;
             };
             path: {
@@ -3108,8 +3411,9 @@ export interface operations {
                         /**
                          * @description ISO 4217 alphabetic currency code.
                          * @example EUR
+                         * @enum {string}
                          */
-                        currency: string;
+                        currency: "AED" | "AFN" | "ALL" | "AMD" | "ANG" | "AOA" | "ARS" | "AUD" | "AWG" | "AZN" | "BAM" | "BBD" | "BDT" | "BGN" | "BHD" | "BIF" | "BMD" | "BND" | "BOB" | "BRL" | "BSD" | "BTN" | "BWP" | "BYN" | "BZD" | "CAD" | "CDF" | "CHF" | "CLP" | "CNY" | "COP" | "CRC" | "CUC" | "CUP" | "CVE" | "CZK" | "DJF" | "DKK" | "DOP" | "DZD" | "EGP" | "ERN" | "ETB" | "EUR" | "FJD" | "FKP" | "GBP" | "GEL" | "GHS" | "GIP" | "GMD" | "GNF" | "GTQ" | "GYD" | "HKD" | "HNL" | "HRK" | "HTG" | "HUF" | "IDR" | "ILS" | "INR" | "IQD" | "IRR" | "ISK" | "JMD" | "JOD" | "JPY" | "KES" | "KGS" | "KHR" | "KMF" | "KPW" | "KRW" | "KWD" | "KYD" | "KZT" | "LAK" | "LBP" | "LKR" | "LRD" | "LSL" | "LYD" | "MAD" | "MDL" | "MGA" | "MKD" | "MMK" | "MNT" | "MOP" | "MRU" | "MUR" | "MVR" | "MWK" | "MXN" | "MYR" | "MZN" | "NAD" | "NGN" | "NIO" | "NOK" | "NPR" | "NZD" | "OMR" | "PAB" | "PEN" | "PGK" | "PHP" | "PKR" | "PLN" | "PYG" | "QAR" | "RON" | "RSD" | "RUB" | "RWF" | "SAR" | "SBD" | "SCR" | "SDG" | "SEK" | "SGD" | "SHP" | "SLE" | "SLL" | "SOS" | "SRD" | "SSP" | "STN" | "SVC" | "SYP" | "SZL" | "THB" | "TJS" | "TMT" | "TND" | "TOP" | "TRY" | "TTD" | "TWD" | "TZS" | "UAH" | "UGX" | "USD" | "UYU" | "UZS" | "VES" | "VND" | "VUV" | "WST" | "XAF" | "XCD" | "XCG" | "XDR" | "XOF" | "XPF" | "XSU" | "YER" | "ZAR" | "ZMW" | "ZWG" | "ZWL";
                     };
                     active: boolean;
                 };
@@ -3563,8 +3867,9 @@ export interface operations {
                         /**
                          * @description ISO 4217 alphabetic currency code.
                          * @example EUR
+                         * @enum {string}
                          */
-                        currency: string;
+                        currency: "AED" | "AFN" | "ALL" | "AMD" | "ANG" | "AOA" | "ARS" | "AUD" | "AWG" | "AZN" | "BAM" | "BBD" | "BDT" | "BGN" | "BHD" | "BIF" | "BMD" | "BND" | "BOB" | "BRL" | "BSD" | "BTN" | "BWP" | "BYN" | "BZD" | "CAD" | "CDF" | "CHF" | "CLP" | "CNY" | "COP" | "CRC" | "CUC" | "CUP" | "CVE" | "CZK" | "DJF" | "DKK" | "DOP" | "DZD" | "EGP" | "ERN" | "ETB" | "EUR" | "FJD" | "FKP" | "GBP" | "GEL" | "GHS" | "GIP" | "GMD" | "GNF" | "GTQ" | "GYD" | "HKD" | "HNL" | "HRK" | "HTG" | "HUF" | "IDR" | "ILS" | "INR" | "IQD" | "IRR" | "ISK" | "JMD" | "JOD" | "JPY" | "KES" | "KGS" | "KHR" | "KMF" | "KPW" | "KRW" | "KWD" | "KYD" | "KZT" | "LAK" | "LBP" | "LKR" | "LRD" | "LSL" | "LYD" | "MAD" | "MDL" | "MGA" | "MKD" | "MMK" | "MNT" | "MOP" | "MRU" | "MUR" | "MVR" | "MWK" | "MXN" | "MYR" | "MZN" | "NAD" | "NGN" | "NIO" | "NOK" | "NPR" | "NZD" | "OMR" | "PAB" | "PEN" | "PGK" | "PHP" | "PKR" | "PLN" | "PYG" | "QAR" | "RON" | "RSD" | "RUB" | "RWF" | "SAR" | "SBD" | "SCR" | "SDG" | "SEK" | "SGD" | "SHP" | "SLE" | "SLL" | "SOS" | "SRD" | "SSP" | "STN" | "SVC" | "SYP" | "SZL" | "THB" | "TJS" | "TMT" | "TND" | "TOP" | "TRY" | "TTD" | "TWD" | "TZS" | "UAH" | "UGX" | "USD" | "UYU" | "UZS" | "VES" | "VND" | "VUV" | "WST" | "XAF" | "XCD" | "XCG" | "XDR" | "XOF" | "XPF" | "XSU" | "YER" | "ZAR" | "ZMW" | "ZWG" | "ZWL";
                     };
                     /**
                      * Format: int64
@@ -3803,7 +4108,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Entity tags; 304 when one matches the current representation (weak comparison). */
+                /** @description Entity tags, or *; 304 when one matches the current representation (weak comparison). */
                 "if-none-match"?: string;
             };
             path: {
@@ -4241,8 +4546,9 @@ export interface operations {
                         /**
                          * @description ISO 4217 alphabetic currency code.
                          * @example EUR
+                         * @enum {string}
                          */
-                        currency: string;
+                        currency: "AED" | "AFN" | "ALL" | "AMD" | "ANG" | "AOA" | "ARS" | "AUD" | "AWG" | "AZN" | "BAM" | "BBD" | "BDT" | "BGN" | "BHD" | "BIF" | "BMD" | "BND" | "BOB" | "BRL" | "BSD" | "BTN" | "BWP" | "BYN" | "BZD" | "CAD" | "CDF" | "CHF" | "CLP" | "CNY" | "COP" | "CRC" | "CUC" | "CUP" | "CVE" | "CZK" | "DJF" | "DKK" | "DOP" | "DZD" | "EGP" | "ERN" | "ETB" | "EUR" | "FJD" | "FKP" | "GBP" | "GEL" | "GHS" | "GIP" | "GMD" | "GNF" | "GTQ" | "GYD" | "HKD" | "HNL" | "HRK" | "HTG" | "HUF" | "IDR" | "ILS" | "INR" | "IQD" | "IRR" | "ISK" | "JMD" | "JOD" | "JPY" | "KES" | "KGS" | "KHR" | "KMF" | "KPW" | "KRW" | "KWD" | "KYD" | "KZT" | "LAK" | "LBP" | "LKR" | "LRD" | "LSL" | "LYD" | "MAD" | "MDL" | "MGA" | "MKD" | "MMK" | "MNT" | "MOP" | "MRU" | "MUR" | "MVR" | "MWK" | "MXN" | "MYR" | "MZN" | "NAD" | "NGN" | "NIO" | "NOK" | "NPR" | "NZD" | "OMR" | "PAB" | "PEN" | "PGK" | "PHP" | "PKR" | "PLN" | "PYG" | "QAR" | "RON" | "RSD" | "RUB" | "RWF" | "SAR" | "SBD" | "SCR" | "SDG" | "SEK" | "SGD" | "SHP" | "SLE" | "SLL" | "SOS" | "SRD" | "SSP" | "STN" | "SVC" | "SYP" | "SZL" | "THB" | "TJS" | "TMT" | "TND" | "TOP" | "TRY" | "TTD" | "TWD" | "TZS" | "UAH" | "UGX" | "USD" | "UYU" | "UZS" | "VES" | "VND" | "VUV" | "WST" | "XAF" | "XCD" | "XCG" | "XDR" | "XOF" | "XPF" | "XSU" | "YER" | "ZAR" | "ZMW" | "ZWG" | "ZWL";
                     };
                 };
             };
@@ -4465,7 +4771,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Entity tags; 304 when one matches the current representation (weak comparison). */
+                /** @description Entity tags, or *; 304 when one matches the current representation (weak comparison). */
                 "if-none-match"?: string;
             };
             path: {
@@ -4890,7 +5196,7 @@ export interface operations {
                      *       "refund.succeeded"
                      *     ]
                      */
-                    enabledEvents: string[];
+                    enabledEvents: ("*" | "order.created" | "order.paid" | "order.shipped" | "order.delivered" | "order.cancelled" | "order.deleted" | "payment.succeeded" | "payment.declined" | "payment.requires_action" | "payment.canceled" | "payment.needs_attention" | "refund.succeeded" | "refund.failed" | "product.created" | "product.updated" | "webhook_endpoint.disabled")[];
                     /**
                      * Format: int32
                      * @description The API version the event objects are rendered in, as GET would show them in that version (default 3, the latest).
@@ -5082,7 +5388,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Entity tags; 304 when one matches the current representation (weak comparison). */
+                /** @description Entity tags, or *; 304 when one matches the current representation (weak comparison). */
                 "if-none-match"?: string;
             };
             path: {
@@ -5269,7 +5575,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Entity tag from a GET; the change is made only if it still matches (strong comparison). */
+                /** @description Entity tag from a GET, or a list of them, or *; the change is made only if one still matches (strong comparison). An empty list matches nothing (412). */
                 "if-match"?: string;
             };
             path: {
@@ -5295,7 +5601,7 @@ export interface operations {
                      *       "refund.succeeded"
                      *     ]
                      */
-                    enabledEvents: string[];
+                    enabledEvents: ("*" | "order.created" | "order.paid" | "order.shipped" | "order.delivered" | "order.cancelled" | "order.deleted" | "payment.succeeded" | "payment.declined" | "payment.requires_action" | "payment.canceled" | "payment.needs_attention" | "refund.succeeded" | "refund.failed" | "product.created" | "product.updated" | "webhook_endpoint.disabled")[];
                     /**
                      * Format: int32
                      * @description The API version the event objects are rendered in, as GET would show them in that version (default 3, the latest).
@@ -5513,7 +5819,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Entity tag from a GET; the change is made only if it still matches (strong comparison). */
+                /** @description Entity tag from a GET, or a list of them, or *; the change is made only if one still matches (strong comparison). An empty list matches nothing (412). */
                 "if-match"?: string;
             };
             path: {

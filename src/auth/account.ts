@@ -1,4 +1,5 @@
-// Accounts for oidc-provider: our users, their claims, and the roles claim of access tokens.
+// Accounts for oidc-provider and /oauth/userinfo: our users, their claims, and the roles claim of
+// access tokens.
 import type { Queryable } from '../db/db.ts';
 
 interface AccountRow {
@@ -20,7 +21,15 @@ export async function findAccountRow(db: Queryable, accountId: string): Promise<
   return rows[0];
 }
 
-/** oidc-provider's findAccount: claims by scope (openid → sub, email, profile → name). */
+/**
+ * Every claim an account has (OpenID Connect Core §5.1); which of them a token may see is the
+ * scopes' business (SCOPE_CLAIMS). No address is ever verified: email_verified is always false.
+ */
+export function accountClaims(user: AccountRow) {
+  return { sub: String(user.id), email: user.email, email_verified: false, name: user.name };
+}
+
+/** oidc-provider's findAccount: the ID token's claims, masked by the provider to the granted scopes. */
 export function accountFinder(db: Queryable) {
   return async function findAccount(_ctx: unknown, sub: string) {
     const user = await findAccountRow(db, sub);
@@ -28,7 +37,7 @@ export function accountFinder(db: Queryable) {
     return {
       accountId: String(user.id),
       async claims() {
-        return { sub: String(user.id), email: user.email, email_verified: false, name: user.name };
+        return accountClaims(user);
       },
     };
   };

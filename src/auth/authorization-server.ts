@@ -1,5 +1,5 @@
 // The authorization server in the Fastify process: oidc-provider mounted at /oauth (rebuilt when
-// signing keys rotate), the JWKS, and the login and consent pages.
+// signing keys rotate), the JWKS, userinfo, and the login and consent pages.
 import type { FastifyInstance } from 'fastify';
 import type { Config } from '../config.ts';
 import type { Clock } from '../core/clock.ts';
@@ -9,9 +9,11 @@ import type { ClientMetadata } from './clients.rules.ts';
 import { interactionRoutes } from './interactions.routes.ts';
 import { registerJwksRoute } from './jwks.routes.ts';
 import { ensureActiveSigningKey } from './keys.store.ts';
+import { createOwnTokenVerifier } from './own-token-verifier.ts';
 import { createRotatingProvider } from './rotating-provider.ts';
 import { mountProvider } from './provider-mount.ts';
 import { ensureCookieKeys } from './secrets.store.ts';
+import { userinfoRoutes } from './userinfo.routes.ts';
 
 const KEY_CHECK_INTERVAL_MS = 5_000;
 
@@ -38,5 +40,12 @@ export async function registerAuthorizationServer(
   });
   await mountProvider(app, { config, provider, counters });
   registerJwksRoute(app, db);
+  await app.register(userinfoRoutes, {
+    config,
+    db,
+    verifier: createOwnTokenVerifier(db, config),
+    // The provider knows every client, those of the configuration (the /docs client) too.
+    findRedirectUris: async (clientId) => (await provider.latest().Client.find(clientId))?.redirectUris ?? [],
+  });
   await app.register(interactionRoutes, { provider: provider.latest, db, csrfKey: cookieKeys[0]!, counters });
 }

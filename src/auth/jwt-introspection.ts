@@ -3,15 +3,10 @@
 // (lib/shared/reject_structured_tokens.js), after it has authenticated the client; this middleware
 // takes that refusal back and answers as the API would judge the token: signature, issuer,
 // audience, expiry, whether its grant has been revoked and whether its user or client has been
-// disabled, erased or deleted (src/http/token-verifier.ts).
+// disabled, erased or deleted (src/auth/own-token-verifier.ts).
 import type { Client, KoaContextWithOIDC } from 'oidc-provider';
-import type { Queryable } from '../db/db.ts';
 import { TokenRejectedError } from '../http/token-rejections.ts';
-import { createTokenVerifier, type TokenVerifier } from '../http/token-verifier.ts';
-import { listPublishedKeys } from './keys.store.ts';
-import { refusesTokenIssuedAt } from '../core/subject-revocation.ts';
-import { isGrantRevoked } from './revoked-grants.store.ts';
-import { findSubjectRevocations } from './revoked-subjects.store.ts';
+import type { TokenVerifier } from '../http/token-verifier.ts';
 
 /**
  * RFC 7662 §2.1: the endpoint answers authenticated clients only, so tokens cannot be scanned for.
@@ -20,19 +15,6 @@ import { findSubjectRevocations } from './revoked-subjects.store.ts';
  */
 export function mayIntrospect(client: Client): boolean {
   return client.clientAuthMethod !== 'none';
-}
-
-/** Judges tokens as this server's API does, revocation read from the database at each call. */
-export function createIntrospectionVerifier(db: Queryable, settings: { issuer: string; audience: string }): TokenVerifier {
-  return createTokenVerifier({
-    ...settings,
-    loadKeys: () => listPublishedKeys(db),
-    revocations: { isRevoked: (grantDigest) => isGrantRevoked(db, grantDigest) },
-    subjectRevocations: {
-      isRevoked: async (subjects, issuedAt) =>
-        (await findSubjectRevocations(db, subjects)).some((revocation) => refusesTokenIssuedAt(revocation, issuedAt)),
-    },
-  });
 }
 
 /** The provider refused the token for being a JWT, once the client had authenticated. */

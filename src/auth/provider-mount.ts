@@ -24,7 +24,6 @@ export const PROVIDER_ENDPOINTS: Readonly<Record<string, readonly string[]>> = {
   '/authorize/:uid': ['GET', 'HEAD'],
   '/token': ['POST'],
   '/request': ['POST'],
-  '/userinfo': ['GET', 'HEAD', 'POST'],
   '/revoke': ['POST'],
   '/introspect': ['POST'],
   '/logout': ['GET', 'HEAD'],
@@ -33,6 +32,9 @@ export const PROVIDER_ENDPOINTS: Readonly<Record<string, readonly string[]>> = {
   '/.well-known/openid-configuration': ['GET', 'HEAD'],
   '/.well-known/oauth-authorization-server': ['GET', 'HEAD'],
 };
+
+/** /oauth/userinfo, as the mount sees its URL (src/auth/userinfo.routes.ts). */
+const USERINFO = /^\/userinfo(?:\?|$)/;
 
 interface MountOptions {
   config: Config;
@@ -99,8 +101,10 @@ export async function mountProvider(app: FastifyInstance, { config, provider, co
   app.use('/oauth', function serveAuthorizationServer(req, res, next) {
     identifyResponse(req, res);
     pinToPublicUrl(req, publicUrl);
-    // The interaction pages and the JWKS are Fastify routes; everything else is the provider's.
-    if (req.url?.startsWith('/interaction/') || req.url === '/jwks' || refusesPreflight(req, config)) return next();
+    // The interaction pages, the JWKS and userinfo are Fastify routes; everything else is the provider's.
+    if (req.url?.startsWith('/interaction/') || req.url === '/jwks' || USERINFO.test(req.url ?? '') || refusesPreflight(req, config)) {
+      return next();
+    }
     // RFC 6749 §5.1: token responses carry Pragma: no-cache beside the provider's no-store.
     if (req.url?.startsWith('/token')) res.setHeader('pragma', 'no-cache');
     provider

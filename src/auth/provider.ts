@@ -1,23 +1,25 @@
 // The authorization server: oidc-provider configured for orderpay (RFC 9700, OAuth 2.1 profile).
 // Authorization code + PKCE S256 for every client, rotating refresh tokens in every code exchange,
-// client credentials for services, RFC 9068 JWT access tokens for the orderpay API audience, and
-// opaque ones for /oauth/userinfo when a request asks for OpenID Connect scopes only.
+// client credentials for services, and RFC 9068 JWT access tokens for the orderpay API audience,
+// which orderpay's own /oauth/userinfo takes too (src/auth/userinfo.routes.ts).
 import type { IncomingMessage } from 'node:http';
 import Provider, { errors, type Configuration } from 'oidc-provider';
 import type { JWK } from 'jose';
 import type { Config } from '../config.ts';
 import { systemClock, type Clock } from '../core/clock.ts';
 import type { Db } from '../db/db.ts';
-import { SCOPES } from '../core/scopes.ts';
-import { isAllowedOrigin } from '../http/cors.ts';
 import { CLIENT_SCOPES, type ClientMetadata } from './clients.rules.ts';
 import { accountFinder, findAccountRow } from './account.ts';
-import { createIntrospectionVerifier, introspectJwtAccessTokens, mayIntrospect } from './jwt-introspection.ts';
+import { isClientOrigin } from './client-origins.ts';
+import { introspectJwtAccessTokens, mayIntrospect } from './jwt-introspection.ts';
+import { USERINFO_PATH } from './oauth-paths.ts';
 import { askConsentForOfflineAccess } from './offline-access.ts';
 import { createOidcAdapter, digestOidcIdentifier } from './oidc.adapter.ts';
+import { createOwnTokenVerifier } from './own-token-verifier.ts';
 import { guardProviderPages, renderErrorPage, renderLogoutPage, renderLoggedOutPage } from './pages.ts';
 import { verifyClientSecret } from './passwords.ts';
 import { TOKEN_TTL } from './token-lifetimes.ts';
+import { SCOPE_CLAIMS } from './userinfo.rules.ts';
 
 export { TOKEN_TTL };
 
@@ -31,17 +33,10 @@ export function isUnansweredByProvider(req: IncomingMessage): boolean {
   return (req as UnansweredRequest)[kUnanswered] === true;
 }
 
-/**
- * Which browser origins may call the token, revocation, introspection and userinfo endpoints for a
- * client: an origin on the allow-list (ORDERPAY_CORS_ORIGINS) that is also one of the client's
- * redirect URIs' (where its pages run); and our own, whose requests are not cross-origin at all
- * (browsers send Origin on a same-origin POST too).
- */
+/** Which browser origins may call the token, revocation and introspection endpoints for a client. */
 function allowClientOrigin(config: Config): NonNullable<Configuration['clientBasedCORS']> {
-  const ownOrigin = new URL(config.publicUrl).origin;
-  return function isClientOrigin(_ctx, origin, client) {
-    if (origin === ownOrigin) return true;
-    return isAllowedOrigin(config.cors, origin) && (client.redirectUris ?? []).some((uri) => new URL(uri).origin === origin);
+  return function allowsClientOrigin(_ctx, origin, client) {
+    return isClientOrigin(config, origin, client.redirectUris ?? []);
   };
 }
 
@@ -60,19 +55,7 @@ export interface ProviderOptions {
   now?: Clock;
 }
 
-const API_SCOPES: ReadonlySet<string> = new Set(SCOPES);
-
 const AUTHORIZATION_PATH = '/authorize';
-
-/**
- * A request (authorization, or a refresh narrowing its scope) for OpenID Connect scopes and no API
- * scope: its access token is for /oauth/userinfo, which takes only tokens without an audience.
- */
-function asksForIdentityOnly(scope: unknown): boolean {
-  if (typeof scope !== 'string') return false;
-  const scopes = scope.split(' ');
-  return scopes.includes('openid') && !scopes.some((s) => API_SCOPES.has(s));
-}
 
 /** A client as compareClientSecret sees it: the secret's hash and, after a rotation, the one before (clients.store.ts). */
 interface ClientSecrets {
@@ -97,14 +80,13 @@ function compareHashedClientSecrets(now: Clock) {
 }
 
 export function createProvider({ config, db, signingKeys, cookieKeys, staticClients = [], now = systemClock }: ProviderOptions): Provider {
-  const apiScopes = SCOPES.join(' ');
   const configuration: Configuration = {
     adapter: createOidcAdapter(db),
     clients: staticClients as Configuration['clients'],
     findAccount: accountFinder(db) as Configuration['findAccount'],
     jwks: { keys: signingKeys as never },
     cookies: { keys: cookieKeys, long: { httpOnly: true, sameSite: 'lax' }, short: { httpOnly: true, sameSite: 'lax' } },
-    claims: { openid: ['sub'], email: ['email', 'email_verified'], profile: ['name'] },
+    claims: Object.fromEntries(Object.entries(SCOPE_CLAIMS).map(([scope, claims]) => [scope, [...claims]])),
     scopes: [...CLIENT_SCOPES],
     responseTypes: ['code'],
     // RFC 9700 §2.1.1 / OAuth 2.1: PKCE for every client; oidc-provider 9 accepts only S256.
@@ -113,7 +95,6 @@ export function createProvider({ config, db, signingKeys, cookieKeys, staticClie
       authorization: AUTHORIZATION_PATH,
       token: '/token',
       jwks: '/jwks',
-      userinfo: '/userinfo',
       revocation: '/revoke',
       introspection: '/introspect',
       end_session: '/logout',
@@ -130,19 +111,23 @@ export function createProvider({ config, db, signingKeys, cookieKeys, staticClie
       // only its own tokens.
       introspection: { enabled: true, allowedPolicy: (_ctx, client) => mayIntrospect(client) },
       revocation: { enabled: true, allowedPolicy: (_ctx, client, token) => token.clientId === client.clientId },
-      userinfo: { enabled: true },
+      // OpenID Connect Core §5.3: oidc-provider's userinfo takes only tokens without an audience,
+      // and every access token is the API's; orderpay's own route answers at the URL advertised
+      // below (src/auth/userinfo.routes.ts, docs/decisions/0110-userinfo-for-api-tokens.md).
+      userinfo: { enabled: false },
       rpInitiatedLogout: { enabled: true, logoutSource: renderLogoutPage, postLogoutSuccessSource: renderLoggedOutPage },
-      // RFC 8707: an access token is for the orderpay API, as an RFC 9068 JWT, unless the request
-      // asks for OpenID Connect scopes only: then no resource, and oidc-provider issues an opaque
-      // token for /oauth/userinfo. A refresh with `scope` narrowed to those scopes gets one too.
+      // RFC 8707: every access token is for the orderpay API, as an RFC 9068 JWT. Its scopes are
+      // those of the API's resource server, which lists the OpenID Connect ones too: the token is
+      // also for /oauth/userinfo, and the token response's scope (RFC 6749 §5.1) lists everything
+      // granted rather than the API scopes only.
       resourceIndicators: {
         enabled: true,
-        defaultResource: (ctx) => (asksForIdentityOnly(ctx.oidc.params?.scope) ? undefined : config.audience),
-        useGrantedResource: (ctx) => !asksForIdentityOnly(ctx.oidc.params?.scope),
+        defaultResource: () => config.audience,
+        useGrantedResource: () => true,
         getResourceServerInfo(_ctx, resourceIndicator) {
           if (resourceIndicator !== config.audience) throw new errors.InvalidTarget();
           return {
-            scope: apiScopes,
+            scope: CLIENT_SCOPES.join(' '),
             audience: config.audience,
             accessTokenTTL: TOKEN_TTL.AccessToken,
             accessTokenFormat: 'jwt',
@@ -172,14 +157,15 @@ export function createProvider({ config, db, signingKeys, cookieKeys, staticClie
     enabledJWA: { idTokenSigningAlgValues: ['RS256'], userinfoSigningAlgValues: ['RS256'] },
     clientBasedCORS: allowClientOrigin(config),
     renderError: renderErrorPage,
-    conformIdTokenClaims: true,
+    // Where the provider's own endpoints are published: PUBLIC_URL's origin, the mount's path.
+    discovery: { userinfo_endpoint: new URL(USERINFO_PATH, config.publicUrl).href },
   };
   const provider = new Provider(config.issuer, configuration);
   // Koa reads the scheme from X-Forwarded-Proto, which the mount pins to PUBLIC_URL's scheme
   // (src/auth/authorization-server.ts): secure cookies and published URLs follow PUBLIC_URL.
   provider.proxy = true;
   provider.use(guardProviderPages);
-  provider.use(introspectJwtAccessTokens(createIntrospectionVerifier(db, config)));
+  provider.use(introspectJwtAccessTokens(createOwnTokenVerifier(db, config)));
   provider.use(askConsentForOfflineAccess(AUTHORIZATION_PATH));
   provider.Client.prototype.compareClientSecret = compareHashedClientSecrets(now) as never;
   // A request the provider does not answer (no route of its own, or a CORS route asked without

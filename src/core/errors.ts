@@ -179,7 +179,13 @@ export const ERRORS = {
   ORDER_READ_ONLY_FIELD: {
     status: 422,
     title: 'Read-only field changed',
-    description: 'A PUT body may repeat the read-only fields of the order, but only with their current values.',
+    description: 'A PUT or PATCH body may repeat the read-only fields of the order, but only with their current values.',
+  },
+  ORDER_MEMBER_REQUIRED: {
+    status: 422,
+    title: 'Required member removed',
+    description:
+      'A merge patch (PATCH, RFC 7396) sets a member to `null`, which removes it; every member of an order is required. `errors[].pointer` names each one: send its value or leave it out.',
   },
   ORDER_CUSTOMER_REQUIRED: {
     status: 403,

@@ -1,8 +1,9 @@
 // Money: integer minor units beside an ISO 4217 currency; never a float in arithmetic.
 import { DomainError } from './errors.ts';
 
-// ISO 4217 codes as the runtime's ICU knows them (active currencies).
-const CURRENCIES = new Set(Intl.supportedValuesOf('currency'));
+/** ISO 4217 codes as the runtime's ICU knows them (active currencies), in order. */
+export const CURRENCY_CODES: readonly string[] = Intl.supportedValuesOf('currency');
+const CURRENCIES = new Set(CURRENCY_CODES);
 
 export function isSupportedCurrency(code: string): boolean {
   return CURRENCIES.has(code);

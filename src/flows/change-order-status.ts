@@ -1,4 +1,4 @@
-// PUT of an order's status: the state machine (orders), and when a paid order is cancelled its
+// PUT or PATCH of an order's status: the state machine (orders), and when a paid order is cancelled its
 // payment refunded (payments). The cancellation and the refund's phase 1 commit together; the
 // processor is asked after the commit (src/flows/settle-refund.ts), and the completer goes on if it
 // does not answer. An order whose payment is in progress keeps its status until the outcome is known.
@@ -15,8 +15,9 @@ import { advanceRefund } from './settle-refund.ts';
 
 export interface ChangeOrderStatusCommand {
   orderId: number;
-  status: OrderStatus;
-  /** What the request requires of the order it replaces (If-Match, read-only fields). */
+  /** The status to set; absent (a PATCH that leaves it) keeps the order's. */
+  status?: OrderStatus;
+  /** What the request requires of the order it changes (If-Match, read-only fields). */
   precondition?: Precondition<OrderRecord>;
 }
 
@@ -36,7 +37,7 @@ export async function changeOrderStatus(
 ): Promise<StatusChange> {
   const { order, refund } = await driver.db.transaction(async (tx) => {
     const order = await lockOrderForChange(tx, principal, command.orderId, command.precondition);
-    const to = decideStatusChange(principal, order, command.status);
+    const to = command.status === undefined ? undefined : decideStatusChange(principal, order, command.status);
     if (to === undefined) return { order, refund: undefined };
     if (order.status === 'pending') await assertNoPaymentInProgress(tx, order.id, to);
     // A paid order that is cancelled gives its money back.

@@ -1,6 +1,7 @@
 // Bearer authentication at the resource server (RFC 6750): the onRequest hook that verifies the
 // access token (src/http/token-verifier.ts) and sets request.principal, and the route-level scope
-// check. Object-level checks (ownership) happen below, in the services.
+// check. Object-level checks (ownership) happen below, in the services. The reading of the
+// Authorization header and the challenges are /oauth/userinfo's too (src/auth/userinfo.routes.ts).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Principal } from '../core/principal.ts';
@@ -14,6 +15,9 @@ const REALM = 'orderpay';
 const SCHEME = /^([A-Za-z][A-Za-z0-9!#$%&'*+.^_`|~-]*)(?: |$)/;
 const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;
 
+/** The error_description of Bearer credentials outside b64token. */
+export const MALFORMED_CREDENTIALS = 'the Bearer credentials are malformed';
+
 /** RFC 6750 §2.1: the b64token of `Authorization: Bearer <token>`, or undefined when malformed. */
 export function bearerCredentials(header: string): string | undefined {
   return BEARER.exec(header)?.[1];
@@ -22,46 +26,64 @@ export function bearerCredentials(header: string): string | undefined {
 /** RFC 6750 §3: error, error_description and scope values use only %x20-21 / %x23-5B / %x5D-7E. */
 const OUTSIDE_CHALLENGE_VALUE = /[^\x20\x21\x23-\x5b\x5d-\x7e]/g;
 
-function challenge(params: Record<string, string> = {}): string {
+/** RFC 6750 §3: the WWW-Authenticate challenge of a refusal, with its error attributes. */
+export function bearerChallenge(params: Record<string, string> = {}): string {
   const extra = Object.entries(params)
     .map(([k, v]) => `, ${k}="${v.replace(OUTSIDE_CHALLENGE_VALUE, '')}"`)
     .join('');
   return `Bearer realm="${REALM}"${extra}`;
 }
 
+/** RFC 9700 §2.5: whether the query string carries an access token (which leaks into logs and Referer). */
+export function hasAccessTokenInQuery(url: string): boolean {
+  const queryStart = url.indexOf('?');
+  return queryStart >= 0 && url.includes('access_token') && new URLSearchParams(url.slice(queryStart + 1)).has('access_token');
+}
+
+/** What the Authorization header holds, as RFC 6750 §2.1 and §3.1 tell the cases apart. */
+export type AuthorizationBearer =
+  | { kind: 'token'; token: string }
+  /** No credentials, or another scheme (Basic…): a challenge without an error code. */
+  | { kind: 'absent' }
+  /** Several Authorization fields: which credentials were meant is ambiguous (invalid_request). */
+  | { kind: 'several' }
+  /** Bearer with credentials outside b64token (invalid_token). */
+  | { kind: 'malformed' };
+
+/** The bearer token of a request's Authorization header, or why there is none. */
+export function readAuthorizationBearer(request: FastifyRequest): AuthorizationBearer {
+  // Node keeps the first of several Authorization fields and drops the rest.
+  if (countAuthorizationFields(request.raw.rawHeaders) > 1) return { kind: 'several' };
+  const header = request.headers.authorization;
+  if (!header || SCHEME.exec(header)?.[1]?.toLowerCase() !== 'bearer') return { kind: 'absent' };
+  const token = bearerCredentials(header);
+  return token === undefined ? { kind: 'malformed' } : { kind: 'token', token };
+}
+
 /** onRequest hook: authenticates the caller, or answers 401/400 before any other work. */
 function bearerAuthentication(verifier: TokenVerifier) {
   return async function authenticateBearer(request: FastifyRequest, _reply: FastifyReply): Promise<void> {
     // RFC 9700 §2.5: tokens in the URI leak into logs and Referer; we accept only the header.
-    const queryStart = request.url.indexOf('?');
-    if (
-      queryStart >= 0 &&
-      request.url.includes('access_token') &&
-      new URLSearchParams(request.url.slice(queryStart + 1)).has('access_token')
-    ) {
+    if (hasAccessTokenInQuery(request.url)) {
       throw new ProblemError('AUTH_TOKEN_NOT_IN_HEADER', 'Send the access token in the Authorization header, not in the query string.', {
-        headers: { 'www-authenticate': challenge({ error: 'invalid_request', error_description: 'token in query string' }) },
+        headers: { 'www-authenticate': bearerChallenge({ error: 'invalid_request', error_description: 'token in query string' }) },
       });
     }
-    // Node keeps the first of several Authorization fields and drops the rest: which credentials
-    // were meant is ambiguous, so the request is malformed (RFC 6750 §3.1 invalid_request).
-    if (countAuthorizationFields(request.raw.rawHeaders) > 1) {
+    const bearer = readAuthorizationBearer(request);
+    if (bearer.kind === 'several') {
       throw new ProblemError('REQUEST_HEADER_INVALID', 'Send one Authorization header, not several.', {
         errors: [{ parameter: 'Authorization', detail: 'Authorization must be sent once' }],
-        headers: { 'www-authenticate': challenge({ error: 'invalid_request', error_description: 'several Authorization headers' }) },
+        headers: { 'www-authenticate': bearerChallenge({ error: 'invalid_request', error_description: 'several Authorization headers' }) },
       });
     }
-    const header = request.headers.authorization;
-    // RFC 6750 §3.1: no credentials, or another scheme (Basic…), is a challenge without an error code.
-    if (!header || SCHEME.exec(header)?.[1]?.toLowerCase() !== 'bearer') {
+    if (bearer.kind === 'absent') {
       throw new ProblemError('AUTH_TOKEN_MISSING', 'This endpoint requires an access token: Authorization: Bearer <token>.', {
-        headers: { 'www-authenticate': challenge() },
+        headers: { 'www-authenticate': bearerChallenge() },
       });
     }
-    const token = bearerCredentials(header);
-    if (token === undefined) throw invalidToken('the Bearer credentials are malformed');
+    if (bearer.kind === 'malformed') throw invalidToken(MALFORMED_CREDENTIALS);
     try {
-      request.principal = await verifier.verify(token);
+      request.principal = await verifier.verify(bearer.token);
     } catch (error) {
       const rejection = tokenRejectionFrom(error);
       if (!rejection) throw error;
@@ -76,7 +98,7 @@ function bearerAuthentication(verifier: TokenVerifier) {
  */
 function invalidToken(description: string, hint?: string): ProblemError {
   return new ProblemError('AUTH_TOKEN_INVALID', `The access token is invalid: ${description}.${hint ? ` ${hint}` : ''}`, {
-    headers: { 'www-authenticate': challenge({ error: 'invalid_token', error_description: description }) },
+    headers: { 'www-authenticate': bearerChallenge({ error: 'invalid_token', error_description: description }) },
   });
 }
 
@@ -100,7 +122,7 @@ export function requireScope(request: FastifyRequest, scope: Scope): Principal {
   if (!principal) throw new Error('requireScope called on an unauthenticated route');
   if (!principal.scopes.has(scope)) {
     throw new ProblemError('AUTH_INSUFFICIENT_SCOPE', `This operation requires the scope "${scope}".`, {
-      headers: { 'www-authenticate': challenge({ error: 'insufficient_scope', scope }) },
+      headers: { 'www-authenticate': bearerChallenge({ error: 'insufficient_scope', scope }) },
     });
   }
   return principal;

@@ -16,7 +16,8 @@ function contentCodings(request: FastifyRequest): string[] {
     .filter((coding) => coding !== '' && coding !== 'identity');
 }
 
-const hasBody = (request: FastifyRequest) =>
+/** Whether the request says it has a body (a length above zero, or a chunked one). */
+export const hasBody = (request: FastifyRequest) =>
   request.headers['transfer-encoding'] !== undefined || Number(request.headers['content-length'] ?? 0) > 0;
 
 async function contentCoding(app: FastifyInstance): Promise<void> {

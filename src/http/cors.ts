@@ -11,7 +11,7 @@ import type { CorsConfig } from '../config.ts';
 import { isLoopbackHost } from '../core/loopback.ts';
 
 /** The methods the API's routes answer. */
-const ALLOWED_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'DELETE'];
+const ALLOWED_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'];
 
 /** The request headers the API reads (Content-Type beyond the three CORS-safelisted types: application/json). */
 export const CORS_ALLOWED_HEADERS = [

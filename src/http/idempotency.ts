@@ -12,11 +12,12 @@ import type { Queryable } from '../db/db.ts';
 import { PROBLEM_CONTENT_TYPE, problemBody, problemHeaders } from './problem.ts';
 import { toProblem } from './problems.ts';
 import { CACHE_NONE } from './representation.ts';
+import { routeChecked } from './schemas.ts';
 import { isMissingHeader, type AjvError } from './validation-problems.ts';
 import { representAtVersion, sentBody } from './version-routes.ts';
 import { jsonContentType } from './versioning.ts';
 import type { Failpoint } from '../core/failpoints.ts';
-import { fingerprintRequest, parseIdempotencyKey, type StoredResponse } from '../idempotency/idempotency.rules.ts';
+import { fingerprintRequest, IDEMPOTENCY_KEY_PATTERN, parseIdempotencyKey, type StoredResponse } from '../idempotency/idempotency.rules.ts';
 import { runKeyedWork, type Completion, type KeyedRequest, type KeyedWork, type RecoveryPoint } from '../idempotency/keyed-work.ts';
 
 export type IdempotencyMode = 'required' | 'optional';
@@ -61,11 +62,12 @@ export function exampleIdempotencyKey(method: string, url: string): string {
 }
 
 function idempotencyKeySchema(method: string, url: string): TSchema {
-  return Type.String({
+  const key = Type.String({
     description:
       'Unique per logical operation, the same on every retry of it: 1–255 visible ASCII characters, bare or as a quoted string. Keys are scoped to the caller and kept 24 hours. See docs/payments.md.',
     examples: [exampleIdempotencyKey(method, url)],
   });
+  return routeChecked(key, { pattern: IDEMPOTENCY_KEY_PATTERN });
 }
 
 /** 400 for a required Idempotency-Key left out: its own code, so clients learn keys are required. */

@@ -13,11 +13,18 @@ import { SCOPE_GRANTS } from '../core/scopes.ts';
 import { CORS_HEADER_COMPONENTS } from './cors.ts';
 import { docsPageOptions } from './docs-page.ts';
 import { RATE_LIMIT_HEADER_COMPONENTS } from './rate-limit/fields.ts';
+import { ROUTE_CHECKED } from './schemas.ts';
+import { documentLinks } from './openapi-links.ts';
 import { migrationGuideUrl, vendorMediaType } from './versioning.ts';
 import { unversionedSchemaId } from './versions/versions.ts';
 
 type JsonObject = Record<string, unknown>;
-type Response = { description?: string; content?: Record<string, unknown>; headers?: Record<string, unknown> };
+type Response = {
+  description?: string;
+  content?: Record<string, unknown>;
+  headers?: Record<string, unknown>;
+  links?: Record<string, unknown>;
+};
 type Operation = JsonObject & { responses?: Record<string, Response> };
 type Document = JsonObject & { info: JsonObject; paths: Record<string, Record<string, Operation>>; components: { schemas?: JsonObject } };
 
@@ -52,12 +59,16 @@ function describeVersion(config: Config, version: number): string {
   return `Orders & Payments API, version ${version}. ${lifecycle} Paths answer under /v${version}; unversioned paths choose the version through \`Accept: ${vendorMediaType(version)}\`, else the version pinned to the calling client. Errors are RFC 9457 problem details (docs/errors.md).`;
 }
 
-/** Every $ref to a schema of this version ("v1.Order") → the plain name its document uses ("Order"). */
+/**
+ * Every $ref to a schema of this version ("v1.Order") → the plain name its document uses ("Order");
+ * the marker of keywords a route checks itself is the validator's business, not the reader's.
+ */
 function renameRefs(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(renameRefs);
   if (!value || typeof value !== 'object') return value;
   const copy: JsonObject = {};
   for (const [key, member] of Object.entries(value)) {
+    if (key === ROUTE_CHECKED) continue;
     copy[key] =
       key === '$ref' && typeof member === 'string' && member.startsWith('#/components/schemas/')
         ? `#/components/schemas/${unversionedSchemaId(member.slice('#/components/schemas/'.length))}`
@@ -93,6 +104,10 @@ export function versionDocument(all: Document, config: Config, version: number):
     }
     paths[path.slice(prefix.length)] = operations;
   }
+  // Links name operations of this document only (v1 has fewer).
+  const documented = Object.values(paths).flatMap((item) => Object.values(item ?? {}) as Operation[]);
+  const operationIds = new Set(documented.map((operation) => String(operation.operationId)));
+  for (const operation of documented) documentLinks(operation, operationIds);
   return renameRefs({
     ...all,
     info: { ...all.info, version: String(version), description: describeVersion(config, version) },

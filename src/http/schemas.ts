@@ -1,6 +1,19 @@
 // Schemas shared by every resource: problem body, collection envelope, ids and paging parameters.
 import { Type, type TInteger, type TSchema } from 'typebox';
+import { CURRENCY_CODES } from '../core/money.ts';
 import { MAX_PAGE } from '../core/paging.ts';
+import { ENTITY_TAGS_PATTERN } from './etag.ts';
+
+/**
+ * Keywords the OpenAPI documents state of a value that the route checks itself, to answer with its
+ * own problem (code and message) rather than the validator's generic one: the validator compiler
+ * leaves them out (src/http/validation.ts) and the documents drop the marker (src/http/openapi.ts).
+ */
+export const ROUTE_CHECKED = 'x-route-checked';
+
+export function routeChecked<T extends TSchema>(schema: T, keywords: Record<string, unknown>): T {
+  return Type.Unsafe({ ...schema, ...keywords, [ROUTE_CHECKED]: Object.keys(keywords) }) as unknown as T;
+}
 
 export const MAX_ID = Number.MAX_SAFE_INTEGER;
 const MAX_PAGE_SIZE = 100;
@@ -18,11 +31,15 @@ export const Money = (description: string) =>
     description: `${description} Integer count of minor units of \`currency\` (cents for EUR/USD, yen for JPY).`,
   });
 
-export const Currency = Type.String({
-  pattern: '^[A-Z]{3}$',
-  description: 'ISO 4217 alphabetic currency code.',
-  examples: ['EUR'],
-});
+/**
+ * One of the active ISO 4217 codes the server's ICU knows: the documents list them; a service
+ * names an unknown code of a request in its own problem (assertCurrency). Answers share the list,
+ * so that a currency read from one can be sent back in a request as it is.
+ */
+export const Currency = routeChecked(
+  Type.String({ pattern: '^[A-Z]{3}$', description: 'ISO 4217 alphabetic currency code.', examples: ['EUR'] }),
+  { enum: CURRENCY_CODES },
+);
 
 /** A money object (v2): an integer amount in minor units with its currency, as one value. */
 export const MoneyOf = (value: TInteger, description: string) =>
@@ -139,18 +156,32 @@ export const PageParams = {
   ),
 };
 
-/** A sort parameter: comma-separated keys, "-" for descending (parsed by src/core/paging.ts). */
-export const SortParam = (description: string, example: string) => Type.String({ description, examples: [example] });
+/**
+ * A sort parameter: comma-separated keys of the collection, "-" for descending (parsed by
+ * src/core/paging.ts, which names an unknown or repeated key in its own problem).
+ */
+export function SortParam(keys: readonly string[], description: string, example: string) {
+  const key = `-?(?:${keys.join('|')})`; // keys are identifiers: nothing to escape
+  return routeChecked(Type.String({ description, examples: [example] }), { pattern: `^${key}(?:,${key})*$` });
+}
 
-/** Conditional request headers (RFC 9110 §13.1), as read by GET, PUT and DELETE. */
+/** Conditional request headers (RFC 9110 §13.1), as read by GET, PUT, PATCH and DELETE; parsed by src/http/etag.ts. */
 export const IfMatchHeaders = Type.Object({
   'if-match': Type.Optional(
-    Type.String({ description: 'Entity tag from a GET; the change is made only if it still matches (strong comparison).' }),
+    routeChecked(
+      Type.String({
+        description:
+          'Entity tag from a GET, or a list of them, or *; the change is made only if one still matches (strong comparison). An empty list matches nothing (412).',
+      }),
+      { pattern: ENTITY_TAGS_PATTERN },
+    ),
   ),
 });
 export const IfNoneMatchHeaders = Type.Object({
   'if-none-match': Type.Optional(
-    Type.String({ description: 'Entity tags; 304 when one matches the current representation (weak comparison).' }),
+    routeChecked(Type.String({ description: 'Entity tags, or *; 304 when one matches the current representation (weak comparison).' }), {
+      pattern: ENTITY_TAGS_PATTERN,
+    }),
   ),
 });
 

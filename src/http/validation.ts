@@ -4,6 +4,7 @@
 import { Ajv, type ErrorObject, type Options, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import type { FastifySchemaCompiler } from 'fastify';
+import { ROUTE_CHECKED } from './schemas.ts';
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
 
@@ -46,6 +47,18 @@ function refuseNonDecimalIntegers(validate: ValidateFunction, names: string[]): 
   return validateParameters;
 }
 
+/**
+ * The schema as the validator applies it: without the keywords a route checks itself (routeChecked
+ * in src/http/schemas.ts), which the documents still state.
+ */
+function withoutRouteChecked(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(withoutRouteChecked);
+  if (typeof schema !== 'object' || schema === null) return schema;
+  const checked = new Set<string>((schema as Record<string, unknown>)[ROUTE_CHECKED] as string[] | undefined);
+  const kept = Object.entries(schema).filter(([keyword]) => keyword !== ROUTE_CHECKED && !checked.has(keyword));
+  return Object.fromEntries(kept.map(([keyword, value]) => [keyword, withoutRouteChecked(value)]));
+}
+
 export function createValidatorCompiler(): FastifySchemaCompiler<unknown> {
   const bodyAjv = createAjv({ coerceTypes: false, useDefaults: false });
   // verbose: errors carry the offending value, to tell a repeated parameter from a malformed one.
@@ -62,7 +75,7 @@ export function createValidatorCompiler(): FastifySchemaCompiler<unknown> {
     const key = `${body ? 'body' : 'params'} ${JSON.stringify(schema)}`;
     const known = compiled.get(key);
     if (known) return known;
-    const validate = compile(schema as object, body);
+    const validate = compile(withoutRouteChecked(schema) as object, body);
     compiled.set(key, validate);
     return validate;
   };

@@ -9,6 +9,13 @@ const VISIBLE_ASCII = /^[\x21-\x7e]+$/;
 // RFC 8941 §3.3.3 sf-string: printable ASCII, with \" and \\ as the only escapes.
 const SF_STRING = /^"((?:[\x20\x21\x23-\x5b\x5d-\x7e]|\\["\\])*)"$/;
 
+/**
+ * What parseIdempotencyKey accepts, as one pattern for the OpenAPI documents: 1–255 visible ASCII
+ * characters, or a structured-field string of 1–255 characters (an escape counts as one) — `""`,
+ * the empty one, alone excluded (test/unit/idempotency.rules.test.ts holds the two to agreement).
+ */
+export const IDEMPOTENCY_KEY_PATTERN = String.raw`^(?!""$)(?:[\x21-\x7e]{1,${MAX_KEY_LENGTH}}|"(?:[\x20\x21\x23-\x5b\x5d-\x7e]|\\["\\]){1,${MAX_KEY_LENGTH}}")$`;
+
 function invalidKey(detail: string): DomainError {
   return new DomainError('IDEMPOTENCY_KEY_INVALID', `Idempotency-Key ${detail}.`, {
     errors: [{ parameter: 'idempotency-key', detail: `Idempotency-Key ${detail}` }],

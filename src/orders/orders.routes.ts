@@ -1,7 +1,7 @@
 // Routes of orders, a user's orders and order items: validate, check scope, call the service or
 // flow, answer with the representation.
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { pageOf } from '../core/paging.ts';
 import { changeOrderStatus } from '../flows/change-order-status.ts';
@@ -11,6 +11,7 @@ import { placeOrder } from '../flows/place-order.ts';
 import { requireScope } from '../http/authenticate.ts';
 import { noneMatch } from '../http/etag.ts';
 import { respondIdempotently } from '../http/idempotency.ts';
+import { ACCEPT_PATCH, MERGE_PATCH_MEDIA_TYPE, requireMergePatch } from '../http/merge-patch.ts';
 import { resourceUrl, sendNotModified, sendPage, sendRepresentation } from '../http/representation.ts';
 import { Envelope, IfMatchHeaders, IfNoneMatchHeaders, problems } from '../http/schemas.ts';
 import { representAtVersion, sentBody } from '../http/version-routes.ts';
@@ -19,7 +20,9 @@ import type { Queryable } from '../db/db.ts';
 import {
   orderEtag,
   orderIfMatch,
+  assertRemovesNoMember,
   orderItemRepresentation,
+  orderPatchPrecondition,
   orderReplacementPrecondition,
   orderRepresentation,
 } from './orders.representation.ts';
@@ -29,10 +32,12 @@ import {
   ListOrdersQuery,
   ListUserOrdersQuery,
   OrderIdParams,
+  PatchOrderBody,
   ReplaceOrderBody,
   UserIdParams,
 } from './orders.schemas.ts';
 import { getOrder, getOrderVersion, listOrderItems, listOrders, withItems } from './orders.service.ts';
+import type { OrderStatus } from './orders.rules.ts';
 import type { OrderRecord, OrderWithItems } from './orders.store.ts';
 
 const OrderRef = Type.Ref('Order');
@@ -47,6 +52,35 @@ async function withItemsShown<O extends OrderRecord>(
   orders: O[],
 ): Promise<(O & Partial<OrderWithItems>)[]> {
   return showsField('Order', 'items', request.apiVersion) ? withItems(db, orders) : orders;
+}
+
+/** What PUT and PATCH of an order read of their request, beside the body as sent. */
+type OrderChangeRequest = FastifyRequest<{
+  Params: { orderId: number };
+  Headers: { 'if-match'?: string };
+  Body: { status?: OrderStatus };
+}>;
+
+/**
+ * PUT and PATCH: the status the body sets (none: the order's stays), under the precondition the
+ * method makes of the body as sent (replacement or merge patch); the 200 is the changed order.
+ */
+async function changeOrder(request: OrderChangeRequest, reply: FastifyReply, preconditionOf: typeof orderReplacementPrecondition) {
+  const principal = requireScope(request, 'orders:write');
+  const app = request.server;
+  const precondition = preconditionOf(sentBody(request), request.headers['if-match'], request.apiVersion, (record) =>
+    representAtVersion(request, 200, orderRepresentation(record)),
+  );
+  const { order, refund, refundError } = await changeOrderStatus(
+    app.paymentDriver,
+    principal,
+    { orderId: request.params.orderId, status: request.body.status, precondition },
+    app.paymentContext.leaseSeconds,
+  );
+  if (refundError) request.log.warn({ err: refundError, refundId: refund?.id }, 'the refund of a cancelled order is left to the completer');
+  const [shown] = await withItemsShown(request, app.db, [order]);
+  reply.headers(ACCEPT_PATCH);
+  return sendRepresentation(request, reply, 200, orderRepresentation(shown!), { etag: orderEtag(order, request.apiVersion) });
 }
 
 export async function ordersRoutes(parent: FastifyInstance): Promise<void> {
@@ -124,6 +158,7 @@ export async function ordersRoutes(parent: FastifyInstance): Promise<void> {
       }
       const order = await getOrder(app.db, principal, request.params.orderId);
       const [shown] = await withItemsShown(request, app.db, [order]);
+      reply.headers(ACCEPT_PATCH);
       return sendRepresentation(request, reply, 200, orderRepresentation(shown!), { etag: orderEtag(order, request.apiVersion) });
     },
   );
@@ -173,23 +208,35 @@ export async function ordersRoutes(parent: FastifyInstance): Promise<void> {
       },
     },
     async function replaceOrderRoute(request, reply) {
-      const principal = requireScope(request, 'orders:write');
-      const { order, refund, refundError } = await changeOrderStatus(
-        app.paymentDriver,
-        principal,
-        {
-          orderId: request.params.orderId,
-          status: request.body.status,
-          precondition: orderReplacementPrecondition(sentBody(request), request.headers['if-match'], request.apiVersion, (record) =>
-            representAtVersion(request, 200, orderRepresentation(record)),
-          ),
-        },
-        app.paymentContext.leaseSeconds,
-      );
-      if (refundError)
-        request.log.warn({ err: refundError, refundId: refund?.id }, 'the refund of a cancelled order is left to the completer');
-      const [shown] = await withItemsShown(request, app.db, [order]);
-      return sendRepresentation(request, reply, 200, orderRepresentation(shown!), { etag: orderEtag(order, request.apiVersion) });
+      return changeOrder(request, reply, orderReplacementPrecondition);
+    },
+  );
+
+  app.patch(
+    '/orders/:orderId',
+    {
+      // Refused before it is read unless it is a merge patch; then a null is refused before the
+      // schema, which would call it a 400, can (null is what removes a member, RFC 7396 §1).
+      preParsing: requireMergePatch,
+      preValidation: async function refuseRemovedMembers(request) {
+        assertRemovesNoMember(request.body);
+      },
+      schema: {
+        tags: ['orders'],
+        operationId: 'patchOrder',
+        summary: 'Change an order in part (JSON Merge Patch)',
+        security: writeSecurity,
+        description:
+          'A JSON Merge Patch (RFC 7396) as application/merge-patch+json: what the body names takes the value it gives, the rest stays. It sets absolute values, so the same PATCH repeated changes nothing and answers the same. Status changes follow the state machine, as with PUT (cancelling a paid order refunds it); read-only members may be repeated with their current values (422 otherwise); a null would remove a required member (422). If-Match is honoured (strong comparison). Any other media type is refused with 415 and Accept-Patch.',
+        params: OrderIdParams,
+        headers: IfMatchHeaders,
+        consumes: [MERGE_PATCH_MEDIA_TYPE],
+        body: PatchOrderBody,
+        response: { 200: OrderRef, ...problems(400, 401, 403, 404, 406, 409, 412, 413, 415, 422) },
+      },
+    },
+    async function patchOrderRoute(request, reply) {
+      return changeOrder(request, reply, orderPatchPrecondition);
     },
   );
 

@@ -1,7 +1,7 @@
 // Order and order item representations and the request schemas of their routes.
-import { Type, type Static } from 'typebox';
+import { Type, type Static, type TSchema } from 'typebox';
 import { Id, Money, MoneyOf, PageParams, SortParam, Timestamp } from '../http/schemas.ts';
-import { MAX_ORDER_LINES, ORDER_STATUSES, type OrderStatus } from './orders.rules.ts';
+import { MAX_ORDER_LINES, ORDER_SORT_KEYS, ORDER_STATUSES, type OrderStatus } from './orders.rules.ts';
 
 export const OrderStatusSchema = Type.Unsafe<OrderStatus>({
   type: 'string',
@@ -60,24 +60,29 @@ export const CreateOrderBody = Type.Object(
 );
 export type CreateOrderBody = Static<typeof CreateOrderBody>;
 
-// Read-only and ignored fields take what v1 always took (its contract is frozen): any integer,
-// any string; a value other than the current one is refused by the service (422).
-const AnyInteger = (description: string) => Type.Integer({ format: 'int64', description });
+// A body that changes an order may repeat what a GET showed: its read-only members (OpenAPI's
+// readOnly: sent back, they must be the current values, or 422) and server-managed ones (ignored).
+// A PUT body's take what v1 always took (its contract is frozen): any integer, any string.
+const ReadOnly = { readOnly: true } as const;
+const AnyInteger = (description: string) => Type.Integer({ format: 'int64', description, ...ReadOnly });
+const Ignored = 'Server-managed: ignored.';
+/** An order's items in a body that changes it: server-managed, so ignored whatever they hold. */
+const IgnoredItems = Type.Optional(Type.Array(Type.Unknown(), { maxItems: MAX_ORDER_LINES, description: Ignored, ...ReadOnly }));
 
 export const ReplaceOrderBody = Type.Object(
   {
     status: OrderStatusSchema,
-    id: Type.Optional(AnyInteger('Server-managed: ignored.')),
+    id: Type.Optional(AnyInteger(Ignored)),
     customerId: Type.Optional(AnyInteger('Read-only.')),
     total: Type.Optional(
       Type.Object(
-        { value: AnyInteger('Read-only.'), currency: Type.String({ description: 'Read-only.' }) },
-        { additionalProperties: false, description: 'Read-only.' },
+        { value: AnyInteger('Read-only.'), currency: Type.String({ description: 'Read-only.', ...ReadOnly }) },
+        { additionalProperties: false, description: 'Read-only.', ...ReadOnly },
       ),
     ),
-    createdAt: Type.Optional(Type.String({ description: 'Server-managed: ignored.' })),
-    updatedAt: Type.Optional(Type.String({ description: 'Server-managed: ignored.' })),
-    items: Type.Optional(Type.Array(Type.Unknown(), { maxItems: MAX_ORDER_LINES, description: 'Server-managed: ignored.' })),
+    createdAt: Type.Optional(Type.String({ description: Ignored, ...ReadOnly })),
+    updatedAt: Type.Optional(Type.String({ description: Ignored, ...ReadOnly })),
+    items: IgnoredItems,
   },
   {
     title: 'ReplaceOrderBody',
@@ -87,6 +92,37 @@ export const ReplaceOrderBody = Type.Object(
   },
 );
 export type ReplaceOrderBody = Static<typeof ReplaceOrderBody>;
+
+/** A member of an order as a body may repeat it: optional, read-only. */
+const repeated = (schema: TSchema) => Type.Optional(Type.Unsafe({ ...schema, ...ReadOnly }));
+
+// The members of an order, each optional at every depth: a merge patch names only what it sets
+// (RFC 7396), {"total": {"value": …}} included. A new operation, so typed as the order is (a PUT
+// body's looser types are v1's, frozen).
+const { id, customerId, createdAt, updatedAt, total } = Order.properties;
+export const PatchOrderBody = Type.Object(
+  {
+    status: Type.Optional(OrderStatusSchema),
+    id: repeated(id),
+    customerId: repeated(customerId),
+    total: repeated(
+      Type.Object(
+        { value: repeated(total.properties.value), currency: repeated(total.properties.currency) },
+        { additionalProperties: false, description: (total as TSchema & { description?: string }).description },
+      ),
+    ),
+    createdAt: repeated(createdAt),
+    updatedAt: repeated(updatedAt),
+    items: IgnoredItems,
+  },
+  {
+    title: 'PatchOrderBody',
+    additionalProperties: false,
+    description:
+      'A JSON Merge Patch (RFC 7396) of the order, sent as application/merge-patch+json: the members it names take the values it gives, the others stay. Status is the writable member; read-only members (customerId, total) may be repeated with their current values, server-managed ones (id, createdAt, updatedAt, items) are ignored, as in a PUT. Every member of an order is required, so a null (which removes a member) is refused with 422.',
+  },
+);
+export type PatchOrderBody = Static<typeof PatchOrderBody>;
 
 export const OrderFilterParams = {
   status: Type.Optional(OrderStatusSchema),
@@ -100,6 +136,7 @@ export const OrderFilterParams = {
   ),
   sort: Type.Optional(
     SortParam(
+      ORDER_SORT_KEYS,
       'Comma-separated keys from createdAt, status, total, id; "-" prefix for descending. Default createdAt. id is always the last tie-breaker.',
       '-createdAt,status',
     ),

@@ -4,6 +4,7 @@ import { Id, Money, MoneyOf, PageParams, Timestamp, SortParam } from '../http/sc
 import {
   CANCELLATION_REASONS,
   MAX_PAYMENT_AMOUNT,
+  PAYMENT_SORT_KEYS,
   PAYMENT_STATUSES,
   type PaymentStatus,
   REFUND_STATUSES,
@@ -186,6 +187,7 @@ export const ListPaymentsQuery = Type.Object(
     ),
     sort: Type.Optional(
       SortParam(
+        PAYMENT_SORT_KEYS,
         'Comma-separated keys from createdAt, id; "-" prefix for descending. Default createdAt. id is always the last tie-breaker.',
         '-createdAt',
       ),

@@ -1,6 +1,7 @@
 // Product representation and the request schemas of the product routes.
 import { Type, type Static } from 'typebox';
 import { Id, Money, MoneyOf, PageParams, Timestamp, SortParam } from '../http/schemas.ts';
+import { PRODUCT_SORT_KEYS } from './products.rules.ts';
 
 export const MAX_PRICE = 1_000_000_000_000;
 
@@ -39,7 +40,9 @@ export type CreateProductBody = Static<typeof CreateProductBody>;
 export const ListProductsQuery = Type.Object(
   {
     active: Type.Optional(Type.Boolean({ description: 'Only active (true) or inactive (false) products.' })),
-    sort: Type.Optional(SortParam('Comma-separated keys from name, price, createdAt, id; "-" for descending. Default id.', '-price,name')),
+    sort: Type.Optional(
+      SortParam(PRODUCT_SORT_KEYS, 'Comma-separated keys from name, price, createdAt, id; "-" for descending. Default id.', '-price,name'),
+    ),
     ...PageParams,
   },
   { additionalProperties: false },

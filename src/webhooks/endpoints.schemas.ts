@@ -2,7 +2,7 @@
 import { Type, type Static, type TSchema } from 'typebox';
 import { API_VERSION_NUMBERS, LATEST_API_VERSION } from '../core/api-versions.ts';
 import { ALL_EVENTS } from '../events/events.rules.ts';
-import { Id, PageParams, SortParam, Timestamp } from '../http/schemas.ts';
+import { Id, PageParams, routeChecked, SortParam, Timestamp } from '../http/schemas.ts';
 import {
   DELIVERY_STATES,
   type DeliveryState,
@@ -10,6 +10,7 @@ import {
   MAX_ERROR_SHOWN,
   MAX_RESPONSE_BODY_SHOWN,
   SUBSCRIBABLE_EVENT_TYPES,
+  WEBHOOK_ENDPOINT_SORT_KEYS,
 } from './endpoints.rules.ts';
 
 const MAX_URL_LENGTH = 2048;
@@ -27,7 +28,9 @@ const Url = Type.String({
   examples: ['https://hooks.example.com/orderpay'],
 });
 
-const EnabledEvents = Type.Array(Type.String({ maxLength: 64, pattern: `^\\${ALL_EVENTS}$|${EVENT_TYPE_PATTERN}` }), {
+// The closed list of what may be subscribed to, in the documents; the service checks it against the
+// endpoint's apiVersion and names each entry it refuses (endpoints.rules.ts: assertEnabledEvents).
+const EnabledEvents = Type.Array(routeChecked(Type.String({ maxLength: 64 }), { enum: [ALL_EVENTS, ...SUBSCRIBABLE_EVENT_TYPES] }), {
   minItems: 1,
   maxItems: SUBSCRIBABLE_EVENT_TYPES.length,
   uniqueItems: true,
@@ -166,7 +169,9 @@ export const RedeliveryBody = Type.Object(
 export const ListWebhookEndpointsQuery = Type.Object(
   {
     disabled: Type.Optional(Type.Boolean({ description: 'Only disabled (true) or enabled (false) endpoints.' })),
-    sort: Type.Optional(SortParam('Comma-separated keys from createdAt, id; "-" for descending. Default id.', '-createdAt')),
+    sort: Type.Optional(
+      SortParam(WEBHOOK_ENDPOINT_SORT_KEYS, 'Comma-separated keys from createdAt, id; "-" for descending. Default id.', '-createdAt'),
+    ),
     ...PageParams,
   },
   { additionalProperties: false },

@@ -64,7 +64,7 @@ const EXCEPTIONS: Exception[] = [
     rules: ['owasp:api4:2023-string-limit', 'owasp:api4:2023-string-restricted'],
     at: ({ parameter }) => parameter !== undefined && PARSED_PARAMETERS.has(parameter),
     reason:
-      "sort, If-Match, If-None-Match and Idempotency-Key are parsed by the service, which names the error precisely (an unknown sort key, a malformed entity tag, a key over 255 characters). v1 has always taken them unbounded and its contract is frozen; Node bounds a request's line and headers at 16 KiB.",
+      "sort, If-Match, If-None-Match and Idempotency-Key are restricted by their patterns (record 0109) and parsed by the service, which names the error precisely (an unknown sort key, a malformed entity tag, a key over 255 characters); a maxLength beside a list's pattern would be arbitrary. Node bounds a request's line and headers at 16 KiB.",
   },
   {
     rules: ['owasp:api4:2023-string-limit', 'owasp:api4:2023-string-restricted', 'owasp:api4:2023-integer-limit'],

@@ -1,13 +1,14 @@
 // clients/typescript/schema.ts is exactly what openapi-typescript makes of the document the API
-// serves at /v2/openapi.json: an API change committed without `npm run client` fails here, and so
-// in CI. The comparison is also shown to fail on a changed document, since a check that cannot
-// fail proves nothing.
+// serves at /v3/openapi.json, a problem's code typed as the catalogue's codes: an API change
+// committed without `npm run client` fails here, and so in CI. The comparison is also shown to
+// fail on a changed document, since a check that cannot fail proves nothing.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { before, describe, test } from 'node:test';
 import { API_VERSION } from '../../clients/typescript/client.ts';
 import { fetchServedDocument, generateClientSchema, SCHEMA_FILE } from '../../clients/typescript/generate.ts';
 import { LATEST_API_VERSION } from '../../src/core/api-versions.ts';
+import { ERRORS } from '../../src/core/errors.ts';
 
 type OpenApiDocument = Awaited<ReturnType<typeof fetchServedDocument>>;
 
@@ -33,7 +34,7 @@ describe('the TypeScript client (clients/typescript/) is generated from the serv
     assert.equal(API_VERSION, LATEST_API_VERSION, 'a new API version: move the client to it (clients/typescript/client.ts) and regenerate');
   });
 
-  test('schema.ts is current: regenerated from /v2/openapi.json, it is unchanged', async () => {
+  test('schema.ts is current: regenerated from /v3/openapi.json, it is unchanged', async () => {
     const difference = firstDifference(committed, await generateClientSchema(served));
     assert.equal(
       difference,
@@ -48,6 +49,18 @@ describe('the TypeScript client (clients/typescript/) is generated from the serv
     );
     assert.ok(operationIds.length >= 15, `only ${operationIds.length} operations`);
     for (const id of operationIds) assert.match(committed, new RegExp(`^ {4}${id}: \\{$`, 'm'), id);
+  });
+
+  test("a problem's code is the union of the catalogue's codes, which the served document leaves an open string", () => {
+    const code = /^ {12}code: (".*");$/m.exec(committed)?.[1];
+    assert.ok(code, 'the Problem schema types its code');
+    assert.deepEqual(
+      code.split(' | ').map((literal) => JSON.parse(literal)),
+      Object.keys(ERRORS).sort(),
+    );
+    const problem = served.components?.schemas?.Problem as { properties?: { code?: Record<string, unknown> } };
+    assert.equal(problem.properties?.code?.type, 'string');
+    assert.equal(problem.properties?.code?.enum, undefined, 'a client built before a code was added must still accept it');
   });
 
   test('the comparison fails when the document changes: a new field of Order changes the schema', async () => {

@@ -78,6 +78,7 @@ const OPERATIONS_ANSWERING_ORDERS = [
   'GET /orders',
   'GET /orders/{orderId}',
   'GET /users/{userId}/orders',
+  'PATCH /orders/{orderId}',
   'POST /orders',
   'PUT /orders/{orderId}',
 ];
@@ -136,6 +137,7 @@ describe('the v1 contract', () => {
         `GET /orders — response 200 ${ORDER_MEDIA_TYPES}: \`data[].currency\` contentMediaType added: "text/plain"`,
         `GET /orders/{orderId} — response 200 ${ORDER_MEDIA_TYPES}: \`currency\` contentMediaType added: "text/plain"`,
         `GET /users/{userId}/orders — response 200 ${ORDER_MEDIA_TYPES}: \`data[].currency\` contentMediaType added: "text/plain"`,
+        `PATCH /orders/{orderId} — response 200 ${ORDER_MEDIA_TYPES}: \`currency\` contentMediaType added: "text/plain"`,
         `POST /orders — response 201 ${ORDER_MEDIA_TYPES}: \`currency\` contentMediaType added: "text/plain"`,
         `PUT /orders/{orderId} — response 200 ${ORDER_MEDIA_TYPES}: \`currency\` contentMediaType added: "text/plain"`,
       ],

@@ -8,7 +8,7 @@ import * as client from 'openid-client';
 import { decodeJwt, decodeProtectedHeader } from 'jose';
 import { createConfidentialClient, createPublicClient, setClientApiVersion } from '../../src/auth/clients.store.ts';
 import { LATEST_API_VERSION } from '../../src/core/api-versions.ts';
-import { signInWithForms, startAuthServer, type AuthServer } from '../helpers/oauth.ts';
+import { authorizeWithForms, startAuthServer, type AuthServer } from '../helpers/oauth.ts';
 import { EMPTY_FIRST_PAGE_META } from '../helpers/paging.ts';
 
 const PORT = 29_111;
@@ -36,17 +36,9 @@ async function discover(clientId: string, auth: client.ClientAuth = client.None(
 }
 
 async function authorize(config: client.Configuration, scope = SCOPE) {
-  const verifier = client.randomPKCECodeVerifier();
-  const state = client.randomState();
-  const url = client.buildAuthorizationUrl(config, {
-    redirect_uri: REDIRECT_URI,
-    scope,
-    state,
-    code_challenge: await client.calculatePKCECodeChallenge(verifier),
-    code_challenge_method: 'S256',
-  });
-  const callback = await signInWithForms(server, url.toString(), 'ada@example.test', 'correct horse battery');
-  return { verifier, state, callback };
+  const credentials = { email: 'ada@example.test', password: 'correct horse battery' };
+  const { callback, checks } = await authorizeWithForms(server, config, { scope, redirectUri: REDIRECT_URI, ...credentials });
+  return { verifier: checks.pkceCodeVerifier, state: checks.expectedState, callback };
 }
 
 describe('RFC 6749 §4.1 + RFC 7636: authorization code with PKCE, end to end', () => {
@@ -92,7 +84,9 @@ describe('RFC 6749 §4.1 + RFC 7636: authorization code with PKCE, end to end', 
     assert.equal(claims.aud, server.config.audience);
     assert.equal(claims.iss, server.issuer);
     assert.equal(claims.client_id, publicClientId);
-    assert.deepEqual(String(claims.scope).split(' ').sort(), ['orders:read', 'orders:write']);
+    // The token response's scope is the token's: every scope granted, OpenID Connect ones included.
+    assert.deepEqual(String(claims.scope).split(' ').sort(), ['email', 'openid', 'orders:read', 'orders:write', 'profile']);
+    assert.equal(tokens.scope, claims.scope);
     assert.equal(claims.api_version, LATEST_API_VERSION, 'registered without a version: pinned to the latest');
 
     const api = await fetch(`${server.baseUrl}/v1/orders`, { headers: { authorization: `Bearer ${tokens.access_token}` } });

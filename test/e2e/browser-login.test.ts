@@ -119,8 +119,9 @@ withChromium('signing in with a real browser', () => {
 
         const tokens = await client.authorizationCodeGrant(config, callback, { pkceCodeVerifier: verifier, expectedState: state });
         assert.ok(tokens.access_token && tokens.refresh_token && tokens.id_token);
-        // With resource indicators the token response's scope is the access token's (RFC 8707 §2.2).
-        assert.deepEqual(String(tokens.scope).split(' ').sort(), ['orders:read', 'orders:write']);
+        // The token response's scope is the access token's (RFC 8707 §2.2): every scope granted,
+        // the OpenID Connect ones too, since the token is also for userinfo.
+        assert.deepEqual(String(tokens.scope).split(' ').sort(), ['email', 'openid', 'orders:read', 'orders:write', 'profile']);
 
         const api = await fetch(`${server.baseUrl}/v1/orders`, { headers: { authorization: `Bearer ${tokens.access_token}` } });
         assert.equal(api.status, 200);

@@ -9,7 +9,7 @@ import * as client from 'openid-client';
 import { createConfidentialClient, createPublicClient } from '../../src/auth/clients.store.ts';
 import { rotateClientSecret } from '../../src/auth/clients.service.ts';
 import { parseSecretGrace } from '../../src/auth/clients.rules.ts';
-import { startAuthServer, type AuthServer } from '../helpers/oauth.ts';
+import { discoverClient, startAuthServer, type AuthServer } from '../helpers/oauth.ts';
 
 const PORT = 29_812;
 const DAY_SECONDS = 24 * 3600;
@@ -26,9 +26,7 @@ after(async () => {
 });
 
 function discover(clientId: string, secret: string): Promise<client.Configuration> {
-  return client.discovery(new URL(server.issuer), clientId, secret, client.ClientSecretBasic(secret), {
-    execute: [client.allowInsecureRequests],
-  });
+  return discoverClient(server, clientId, client.ClientSecretBasic(secret), secret);
 }
 
 /** The token endpoint's answer to a client-credentials request with this secret: a token, or undefined for invalid_client (RFC 6749 §5.2). */

@@ -349,8 +349,8 @@ describe('RFC 6749 §3.3: scopes', () => {
     assert.equal(callback.searchParams.get('error'), null);
     const answer = await redeemCode(code, verifier);
     const { accessToken, refreshToken } = tokensOf(answer);
-    assert.equal(answer.body.scope, 'orders:read');
-    assert.equal(decodeJwt(accessToken).scope, 'orders:read');
+    assert.equal(answer.body.scope, 'openid orders:read');
+    assert.equal(decodeJwt(accessToken).scope, 'openid orders:read');
     assert.equal((await introspect(refreshToken)).body.scope, 'openid orders:read');
   });
 
@@ -381,9 +381,9 @@ describe('RFC 6749 §3.3: scopes', () => {
     const { code, verifier } = await obtainCode({ scope: 'openid orders:read products:write', user: CUSTOMER });
     const answer = await redeemCode(code, verifier);
     const { accessToken, refreshToken } = tokensOf(answer);
-    assert.equal(answer.body.scope, 'orders:read');
+    assert.equal(answer.body.scope, 'openid orders:read');
     const claims = decodeJwt(accessToken);
-    assert.equal(claims.scope, 'orders:read');
+    assert.equal(claims.scope, 'openid orders:read');
     assert.equal(claims.roles, undefined);
     assert.equal((await introspect(refreshToken)).body.scope, 'openid orders:read');
     // Refreshing cannot widen it either (RFC 6749 §6: no scope beyond the original grant).
@@ -394,15 +394,15 @@ describe('RFC 6749 §3.3: scopes', () => {
       scope: 'orders:read products:write',
     });
     assertTokenError(widened, 'invalid_scope');
-    assert.equal(decodeJwt(tokensOf(await refresh(refreshToken)).accessToken).scope, 'orders:read');
+    assert.equal(decodeJwt(tokensOf(await refresh(refreshToken)).accessToken).scope, 'openid orders:read');
   });
 
   test('a staff user asking for products:write is granted it', async () => {
     const { code, verifier } = await obtainCode({ scope: 'openid orders:read products:write', user: STAFF });
     const answer = await redeemCode(code, verifier);
     const claims = decodeJwt(tokensOf(answer).accessToken);
-    assert.equal(answer.body.scope, 'orders:read products:write');
-    assert.equal(claims.scope, 'orders:read products:write');
+    assert.equal(answer.body.scope, 'openid orders:read products:write');
+    assert.equal(claims.scope, 'openid orders:read products:write');
     assert.deepEqual(claims.roles, ['staff']);
   });
 });

@@ -18,6 +18,7 @@ import { createProduct } from '../helpers/factories.ts';
 import {
   assertRevokedToken,
   buildPkceAuthorization,
+  discoverClient,
   FormBrowser,
   readForm,
   signInWithForms,
@@ -58,8 +59,7 @@ after(async () => {
 });
 
 function discover(clientId = appClientId, secret?: string): Promise<client.Configuration> {
-  const auth = secret === undefined ? client.None() : client.ClientSecretBasic(secret);
-  return client.discovery(new URL(server.issuer), clientId, secret, auth, { execute: [client.allowInsecureRequests] });
+  return discoverClient(server, clientId, secret === undefined ? client.None() : client.ClientSecretBasic(secret), secret);
 }
 
 async function newUser(role: 'customer' | 'staff' = 'customer') {
@@ -140,6 +140,13 @@ describe('a disabled user (orderpay users disable)', () => {
 
     await assertRefusedAtApi(tokens.access_token);
     assert.equal(await introspect(tokens.access_token), false);
+    const userinfo = await fetch(`${server.issuer}/userinfo`, { headers: { authorization: `Bearer ${tokens.access_token}` } });
+    assert.equal(userinfo.status, 401);
+    assert.equal(
+      userinfo.headers.get('www-authenticate'),
+      'Bearer realm="orderpay", error="invalid_token", error_description="the token has been revoked"',
+    );
+    await userinfo.body?.cancel();
     await assert.rejects(client.refreshTokenGrant(await discover(), tokens.refresh_token!), oauthError('invalid_grant'));
     assert.deepEqual(await oidcRowsOfAccount(user.id), [], 'no session, grant, code or token of the user is left');
   });

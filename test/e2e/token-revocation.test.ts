@@ -12,8 +12,8 @@ import { digestOidcIdentifier } from '../../src/auth/oidc.adapter.ts';
 import { REVOKED_GRANT_KEPT_SECONDS } from '../../src/auth/revoked-grants.store.ts';
 import {
   assertRevokedToken,
+  authorizeWithForms,
   FormBrowser,
-  signInWithForms,
   startAuthServer,
   startSecondInstance,
   type AuthServer,
@@ -52,20 +52,17 @@ function discover(clientId = publicClientId, auth: client.ClientAuth = client.No
 }
 
 /** Signs `user` in through the forms (a fresh browser: a new session, hence a new grant). */
-async function authorize(config: client.Configuration, user = ADA, { scope = SCOPE, browser = new FormBrowser() } = {}) {
-  const verifier = client.randomPKCECodeVerifier();
-  const state = client.randomState();
-  const url = client.buildAuthorizationUrl(config, {
-    redirect_uri: REDIRECT_URI,
+function authorize(config: client.Configuration, user = ADA, { scope = SCOPE, browser = new FormBrowser() } = {}) {
+  // OpenID Connect Core §11: offline_access is granted only with prompt=consent.
+  const prompt = scope.split(' ').includes('offline_access') ? 'consent' : undefined;
+  return authorizeWithForms(server, config, {
     scope,
-    state,
-    code_challenge: await client.calculatePKCECodeChallenge(verifier),
-    code_challenge_method: 'S256',
-    // OpenID Connect Core §11: offline_access is granted only with prompt=consent.
-    ...(scope.split(' ').includes('offline_access') ? { prompt: 'consent' } : {}),
+    redirectUri: REDIRECT_URI,
+    email: user.email,
+    password: user.password,
+    browser,
+    prompt,
   });
-  const callback = await signInWithForms(server, url.toString(), user.email, user.password, browser);
-  return { callback, checks: { pkceCodeVerifier: verifier, expectedState: state } };
 }
 
 async function signIn(config: client.Configuration, user = ADA, options: { scope?: string; browser?: FormBrowser } = {}) {

@@ -97,31 +97,24 @@ export async function startTestApp(overrides: Partial<Config> = {}, now?: () => 
 }
 
 /**
- * The app shared by the tests of one file: started in a before() hook and closed in an after()
- * hook, so call it at the top level of the file. The TestApp it returns forwards to that app.
+ * What `start` makes in a before() hook, shared by the tests of one file and closed in an after()
+ * hook: call it at the top level of the file. The object it returns forwards to the one started.
  */
-export function setUpTestApp(overrides: Partial<Config> = {}): TestApp {
-  let started: TestApp | undefined;
+export function setUpPerFile<T extends object>(start: () => Promise<T>, close: (started: T) => Promise<unknown>): T {
+  let started: T | undefined;
   before(async () => {
-    started = await startTestApp(overrides);
+    started = await start();
   });
-  after(() => started?.close());
-  const current = (): TestApp => started ?? assert.fail('the test app is used before its before() hook ran');
-  return {
-    get app() {
-      return current().app;
-    },
-    get db() {
-      return current().db;
-    },
-    get databaseUrl() {
-      return current().databaseUrl;
-    },
-    get config() {
-      return current().config;
-    },
-    token: (options) => current().token(options),
-    request: (token, options) => current().request(token, options),
-    close: () => current().close(),
-  };
+  after(() => started && close(started));
+  return new Proxy({} as T, {
+    get: (_target, key) => Reflect.get(started ?? assert.fail('used before its before() hook ran'), key),
+  });
+}
+
+/** The app shared by the tests of one file (setUpPerFile). */
+export function setUpTestApp(overrides: Partial<Config> = {}): TestApp {
+  return setUpPerFile(
+    () => startTestApp(overrides),
+    (t) => t.close(),
+  );
 }

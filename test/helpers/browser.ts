@@ -1,9 +1,8 @@
 // Debian's chromium driven by playwright-core, for the tests that need a real browser. Without
 // Chromium those tests are skipped with the reason printed, except under CI=true, where that fails.
-import assert from 'node:assert/strict';
 import { accessSync, constants } from 'node:fs';
-import { test } from 'node:test';
 import { chromium, type Browser } from 'playwright-core';
+import { withMachineTool } from './machine-tools.ts';
 
 const CHROMIUM = process.env.ORDERPAY_CHROMIUM || '/usr/bin/chromium';
 // Without the background-networking flags Chromium keeps dialling Google's hosts, which the
@@ -34,15 +33,10 @@ function findMissingChromium(): string | undefined {
 
 /** Declares suite when Chromium is there; otherwise one test titled title, skipped with the reason (failed under CI=true). */
 export function withChromium(title: string, suite: () => void): void {
-  const missing = findMissingChromium();
-  if (missing && process.env.CI === 'true') {
-    test('browser tests need Chromium (CI=true)', () => {
-      assert.fail(`${missing}; CI=true makes this a failure — .ci/run installs it when running as root`);
-    });
-  } else if (missing) {
-    // A skipped test (not a skipped suite) so the run's summary counts it and prints the reason.
-    test(title, { skip: missing }, () => {});
-  } else {
-    suite();
-  }
+  const tool = {
+    need: 'browser tests need Chromium',
+    missing: findMissingChromium(),
+    provision: '.ci/run installs it when running as root',
+  };
+  withMachineTool(tool, title, suite);
 }

@@ -4,12 +4,13 @@ import assert from 'node:assert/strict';
 import type { FastifyInstance } from 'fastify';
 import * as client from 'openid-client';
 import { buildApp, type AppOptions } from '../../src/app.ts';
+import { createPublicClient } from '../../src/auth/clients.store.ts';
 import { digestOidcIdentifier } from '../../src/auth/oidc.adapter.ts';
 import { hashPassword } from '../../src/auth/passwords.ts';
 import { loadConfig, type Config } from '../../src/config.ts';
 import type { Db } from '../../src/db/db.ts';
 import { insertUser, type Role } from '../../src/users/users.store.ts';
-import { UNREACHED_RATE_LIMITS } from './app.ts';
+import { setUpPerFile, UNREACHED_RATE_LIMITS } from './app.ts';
 import { createTestDatabase } from './db.ts';
 
 export interface AuthServer {
@@ -149,11 +150,92 @@ export async function signInWithForms(
   return new URL(url);
 }
 
+/** openid-client's view of one of the server's clients, from its discovery document (plain http). */
+export function discoverClient(
+  server: Pick<AuthServer, 'issuer'>,
+  clientId: string,
+  auth: client.ClientAuth = client.None(),
+  secret?: string,
+): Promise<client.Configuration> {
+  return client.discovery(new URL(server.issuer), clientId, secret, auth, { execute: [client.allowInsecureRequests] });
+}
+
+interface SignInOptions {
+  scope: string;
+  redirectUri: string;
+  email: string;
+  password: string;
+  /** A fresh one by default: a new session, hence a new grant. */
+  browser?: FormBrowser;
+  prompt?: string;
+}
+
+/**
+ * A user's authorization (authorization code with PKCE S256) through the forms: the callback URL the
+ * browser is sent to, and the checks the code's exchange needs.
+ */
+export async function authorizeWithForms(
+  server: Pick<AuthServer, 'baseUrl'>,
+  config: client.Configuration,
+  { scope, redirectUri, email, password, browser, prompt }: SignInOptions,
+): Promise<{ callback: URL; checks: { pkceCodeVerifier: string; expectedState: string } }> {
+  const { url, checks } = await buildPkceAuthorization(config, { redirectUri, scope, prompt });
+  const callback = await signInWithForms(server, url, email, password, browser);
+  return { callback, checks };
+}
+
+/** A user's sign-in: authorize → login → consent → code exchange. */
+export async function signInWithCode(
+  server: Pick<AuthServer, 'baseUrl'>,
+  config: client.Configuration,
+  options: SignInOptions,
+): Promise<client.TokenEndpointResponse & client.TokenEndpointResponseHelpers> {
+  const { callback, checks } = await authorizeWithForms(server, config, options);
+  return client.authorizationCodeGrant(config, callback, checks);
+}
+
+/** A server, a customer and the public app they sign in to, as openid-client sees it. */
+export interface SigningInApp {
+  server: AuthServer;
+  userId: number;
+  app: client.Configuration;
+  /** authorize → login → consent → code exchange (PKCE S256), for these scopes. */
+  signIn(scope: string): Promise<client.TokenEndpointResponse & client.TokenEndpointResponseHelpers>;
+}
+
+/** The scopes the app is registered for, unless said otherwise. */
+const PROFILE_APP_SCOPES = ['openid', 'profile', 'email', 'offline_access', 'orders:read'];
+
+/** A server with a customer and their public app, shared by the tests of one file (setUpPerFile). */
+export function setUpSigningInApp(
+  port: number,
+  {
+    email,
+    password,
+    redirectUri,
+    scopes = PROFILE_APP_SCOPES,
+  }: { email: string; password: string; redirectUri: string; scopes?: string[] },
+): SigningInApp {
+  return setUpPerFile(
+    async () => {
+      const server = await startAuthServer(port);
+      const { id: userId } = await server.createUser(email, password, 'customer');
+      const { clientId } = await createPublicClient(server.db, { name: 'Profile app', redirectUris: [redirectUri], scopes });
+      const app = await discoverClient(server, clientId);
+      return { server, userId, app, signIn: (scope: string) => signInWithCode(server, app, { scope, redirectUri, email, password }) };
+    },
+    (started) => started.server.close(),
+  );
+}
+
 /**
  * An authorization request with PKCE (RFC 7636, S256) and state: the URL to send the browser to,
  * and the checks its code is exchanged with.
  */
-export async function buildPkceAuthorization(config: client.Configuration, { redirectUri, scope }: { redirectUri: string; scope: string }) {
+export async function buildPkceAuthorization(
+  config: client.Configuration,
+  { redirectUri, scope, prompt }: { redirectUri: string; scope: string; prompt?: string },
+) {
   const pkceCodeVerifier = client.randomPKCECodeVerifier();
   const expectedState = client.randomState();
   const url = client.buildAuthorizationUrl(config, {
@@ -162,6 +244,7 @@ export async function buildPkceAuthorization(config: client.Configuration, { red
     state: expectedState,
     code_challenge: await client.calculatePKCECodeChallenge(pkceCodeVerifier),
     code_challenge_method: 'S256',
+    ...(prompt ? { prompt } : {}),
   });
   return { url: url.toString(), checks: { pkceCodeVerifier, expectedState } };
 }

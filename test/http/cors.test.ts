@@ -8,7 +8,7 @@ import { createPublicClient } from '../../src/auth/clients.store.ts';
 import { loadConfig } from '../../src/config.ts';
 import { PUBLIC_URL, startTestApp, type TestApp } from '../helpers/app.ts';
 import { createCustomer } from '../helpers/actors.ts';
-import { createProduct } from '../helpers/factories.ts';
+import { createProduct, createUser } from '../helpers/factories.ts';
 import { expectProblem } from '../helpers/problems.ts';
 
 const APP = 'https://shop.example.com';
@@ -70,7 +70,7 @@ describe('CORS: an allow-list of origins (ORDERPAY_CORS_ORIGINS)', () => {
       assert.equal(response.body, '');
       assert.deepEqual(corsHeaders(response), {
         'access-control-allow-origin': APP,
-        'access-control-allow-methods': 'GET, HEAD, POST, PUT, DELETE',
+        'access-control-allow-methods': 'GET, HEAD, POST, PUT, PATCH, DELETE',
         'access-control-allow-headers': ALLOWED_HEADERS,
         'access-control-expose-headers': EXPOSED_HEADERS,
         'access-control-max-age': '7200',
@@ -259,6 +259,38 @@ describe('CORS at /oauth: the same allow-list, intersected with the client’s r
       });
       assert.equal(refused.headers['access-control-allow-origin'], undefined, origin);
     }
+  });
+
+  test("userinfo: readable by the client's origin; another origin, allowed or not, is refused and cannot read the answer", async () => {
+    const { id: userId } = await createUser(t.db);
+    const token = await t.token({ userId, clientId, scopes: ['openid', 'profile'] });
+    const userinfo = (origin: string, authorization = `Bearer ${token}`) =>
+      t.app.inject({ method: 'GET', url: '/oauth/userinfo', headers: { origin, authorization } });
+
+    const own = await userinfo(APP);
+    assert.equal(own.statusCode, 200, own.body);
+    assert.equal(own.json().sub, String(userId));
+    assertCorsAnswer(own, APP, 'userinfo');
+    assert.equal(own.headers.vary, 'Origin');
+    // The server's own pages (/docs) are no cross-origin caller: answered, no CORS needed.
+    const sameOrigin = await userinfo(PUBLIC_URL);
+    assert.equal(sameOrigin.statusCode, 200);
+    assert.deepEqual(corsHeaders(sameOrigin), {});
+
+    for (const origin of [OTHER_APP, STRANGER]) {
+      const refused = await userinfo(origin);
+      assert.equal(refused.statusCode, 400, origin);
+      assert.deepEqual(refused.json(), { error: 'invalid_request', error_description: "the request's Origin is not one of this client's" });
+      assert.equal(
+        refused.headers['www-authenticate'],
+        `Bearer realm="orderpay", error="invalid_request", error_description="the request's Origin is not one of this client's"`,
+      );
+      assert.deepEqual(corsHeaders(refused), {}, origin);
+    }
+    // Before the token names its client, an allowed origin may read why it was refused.
+    const unauthenticated = await userinfo(APP, 'Bearer garbage');
+    assert.equal(unauthenticated.statusCode, 401);
+    assertCorsAnswer(unauthenticated, APP, 'userinfo 401');
   });
 
   test('public metadata (discovery, JWKS) is readable from any origin', async () => {

@@ -63,8 +63,9 @@ describe('errors: RFC 9457 problem details for every failure', () => {
       const cases = [
         ['PATCH', '/orders', 'GET, HEAD, POST'],
         ['DELETE', '/v1/orders', 'GET, HEAD, POST'],
-        ['POST', '/orders/12', 'DELETE, GET, HEAD, PUT'],
-        ['PATCH', '/v1/orders/12', 'DELETE, GET, HEAD, PUT'],
+        ['POST', '/orders/12', 'DELETE, GET, HEAD, PATCH, PUT'],
+        ['POST', '/v1/orders/12', 'DELETE, GET, HEAD, PATCH, PUT'],
+        ['PATCH', '/v1/products/12', 'GET, HEAD, PUT'],
         ['DELETE', '/products', 'GET, HEAD, POST'],
         ['POST', '/order-items', 'GET, HEAD'],
         ['PUT', '/users/1/orders', 'GET, HEAD'],
@@ -88,13 +89,13 @@ describe('errors: RFC 9457 problem details for every failure', () => {
         const missing = await t.request(staffToken, { method: 'PUT', url: '/nope', headers: { 'content-type': contentType }, payload });
         assertProblem(missing, 404, 'ROUTE_NOT_FOUND', '/nope');
         const wrongMethod = await t.request(staffToken, {
-          method: 'PATCH',
+          method: 'POST',
           url: '/orders/1',
           headers: { 'content-type': contentType },
           payload,
         });
         assertProblem(wrongMethod, 405, 'METHOD_NOT_ALLOWED', '/orders/1');
-        assert.equal(wrongMethod.headers.allow, 'DELETE, GET, HEAD, PUT');
+        assert.equal(wrongMethod.headers.allow, 'DELETE, GET, HEAD, PATCH, PUT');
       }
     });
 

@@ -9,6 +9,7 @@ import {
   canonicalJson,
   decideOnTakenKey,
   fingerprintRequest,
+  IDEMPOTENCY_KEY_PATTERN,
   MAX_KEY_LENGTH,
   parseIdempotencyKey,
   type KeyRecord,
@@ -268,5 +269,62 @@ describe('decideOnTakenKey: what a request finds on a key already in the table',
 
   test('completed: a lapsed lock does not matter, the response is replayed', () => {
     assert.deepEqual(decideOnTakenKey(record({ lockExpired: true }), binding), { kind: 'replay', response });
+  });
+});
+
+describe('IDEMPOTENCY_KEY_PATTERN (what the OpenAPI documents say of the header)', () => {
+  const pattern = new RegExp(IDEMPOTENCY_KEY_PATTERN, 'u');
+  const accepts = (header: string) => {
+    try {
+      parseIdempotencyKey(header);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+
+  test('accepts exactly what parseIdempotencyKey accepts: edge cases', () => {
+    const bare = 'k'.repeat(MAX_KEY_LENGTH);
+    const cases = [
+      '',
+      'a',
+      bare,
+      `${bare}k`,
+      '""',
+      '"a"',
+      '" "',
+      '"a b"',
+      'a b',
+      '"\\"x"',
+      '"a\\b"',
+      '"a\\"',
+      '"a"b"',
+      '"',
+      `"${bare}"`,
+      `"${bare}k"`,
+      `"${'\\"'.repeat(MAX_KEY_LENGTH)}"`,
+      'é',
+      '"é"',
+      '\t',
+      '"\t"',
+    ];
+    for (const header of cases) assert.equal(pattern.test(header), accepts(header), JSON.stringify(header));
+  });
+
+  test('accepts exactly what parseIdempotencyKey accepts: 20,000 random headers', () => {
+    // A fixed linear congruential sequence: the same headers on every run, so a disagreement is reproducible.
+    let state = 42;
+    const next = () => {
+      state = (state * 1_103_515_245 + 12_345) % 2 ** 31;
+      return state;
+    };
+    const alphabet = ['"', '\\', ' ', 'a', 'Z', '~', '\t', 'é', ',', '\x7f'];
+    for (let i = 0; i < 20_000; i++) {
+      const length = next() % 12;
+      let header = '';
+      for (let j = 0; j < length; j++) header += alphabet[next() % alphabet.length];
+      if (next() % 4 === 0) header = `"${header}"`;
+      assert.equal(pattern.test(header), accepts(header), JSON.stringify(header));
+    }
   });
 });

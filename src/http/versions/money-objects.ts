@@ -91,6 +91,7 @@ export const moneyObjects: VersionChange = {
   },
   requests: {
     ReplaceOrderBody: moneyRequest('total'),
+    PatchOrderBody: moneyRequest('total'),
     CreateProductBody: moneyRequest('price'),
     ProductBody: moneyRequest('price'),
     CreatePaymentBody: moneyRequest('amount'),

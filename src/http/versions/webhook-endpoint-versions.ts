@@ -17,6 +17,7 @@ function withKeywords(schema: TSchema, keywords: Record<string, unknown>): TSche
 
 /** apiVersion at most BEFORE; enabledEvents at most as many as the subscribable types BEFORE shows. */
 function endpointBefore(newer: TObject): TObject {
+  const eventTypes = newer.properties.enabledEvents as TSchema & { items: TSchema & { enum: string[] } };
   return reshape(newer, (p) => ({
     ...p,
     apiVersion: withKeywords(p.apiVersion!, {
@@ -25,6 +26,7 @@ function endpointBefore(newer: TObject): TObject {
     }),
     enabledEvents: withKeywords(p.enabledEvents!, {
       maxItems: (p.enabledEvents as TSchema & { maxItems: number }).maxItems - eventTypesAfter(BEFORE).length,
+      items: withKeywords(eventTypes.items, { enum: eventTypes.items.enum.filter((type) => !eventTypesAfter(BEFORE).includes(type)) }),
     }),
   }));
 }

@@ -44,7 +44,12 @@ describe('/oauth: paths and methods the authorization server does not serve', ()
   });
 
   test('another method on one of its endpoints → 405 METHOD_NOT_ALLOWED with Allow', async () => {
-    const cases: [string, readonly string[]][] = [...Object.entries(PROVIDER_ENDPOINTS), ['/jwks', ['GET', 'HEAD']]];
+    // The JWKS and userinfo are Fastify's routes under /oauth, not the provider's.
+    const cases: [string, readonly string[]][] = [
+      ...Object.entries(PROVIDER_ENDPOINTS),
+      ['/jwks', ['GET', 'HEAD']],
+      ['/userinfo', ['GET', 'HEAD', 'POST']],
+    ];
     for (const [pattern, methods] of cases) {
       const url = concrete(pattern);
       const allow = [...methods].sort().join(', ');

@@ -138,7 +138,8 @@ describe('POST /webhook-endpoints', () => {
     [
       'a malformed event type',
       { url: PUBLIC_URL_LITERAL, enabledEvents: ['ORDER PAID'] },
-      [{ pointer: '/enabledEvents/0', detail: '/enabledEvents/0 must match pattern "^\\*$|^[a-z][a-z_]*\\.[a-z][a-z_]*$"' }],
+      [{ pointer: '/enabledEvents/0', detail: '"ORDER PAID" is not an event type' }],
+      '/enabledEvents/0 "ORDER PAID" is not an event type',
     ],
     [
       'an API version a v1 request cannot pin an endpoint to (v3)',
