@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import * as client from 'openid-client';
-import { buildPkceAuthorization, FormBrowser, readForm, signInWithForms, untilRefused } from '../helpers/oauth.ts';
+import { buildPkceAuthorization, FormBrowser, readForm, signInWithForms, untilAccepted, untilRefused } from '../helpers/oauth.ts';
 import {
   cleanUpProcessesAndDatabases,
   commandEnv,
@@ -22,7 +22,7 @@ import {
 const PORT = 29_813;
 const BASE_URL = `http://127.0.0.1:${PORT}`;
 const REDIRECT_URI = 'http://127.0.0.1:29819/callback';
-/** How long the server may take to see a revocation before the test gives up (not a speed claim): it reads them at most once a second. */
+/** How long the server may take to see a disable or an enable before the test gives up (not a speed claim): it reads them at most once a second. */
 const PROPAGATION_DEADLINE_MS = 10_000;
 
 let env: Env;
@@ -54,6 +54,12 @@ const listOrders = (accessToken: string) => fetch(`${BASE_URL}/v1/orders`, { hea
 
 async function assertAccepted(accessToken: string): Promise<void> {
   const response = await listOrders(accessToken);
+  assert.equal(response.status, 200, await response.text());
+}
+
+/** After an enable: the server sees it when it next reads the revocations, within about a second. */
+async function assertAcceptedWithinDeadline(accessToken: string): Promise<void> {
+  const response = await untilAccepted(() => listOrders(accessToken), PROPAGATION_DEADLINE_MS);
   assert.equal(response.status, 200, await response.text());
 }
 
@@ -95,7 +101,7 @@ describe(`operators' commands while orderpay serve runs (${DATABASE_LABEL})`, ()
     await assertRefusedWithinDeadline(accessToken);
 
     await orderpay(['clients', 'enable', '--client-id', service.client_id]);
-    await assertAccepted(await clientCredentials(service.client_id, rotated.client_secret));
+    await assertAcceptedWithinDeadline(await clientCredentials(service.client_id, rotated.client_secret));
   });
 
   test('a user: disabled, its token and refresh token are refused and it cannot sign in; enabled, it signs in again', async () => {
@@ -131,6 +137,6 @@ describe(`operators' commands while orderpay serve runs (${DATABASE_LABEL})`, ()
     assert.match(await refused.text(), /The email or password is not correct, or the account cannot sign in\./);
 
     await orderpay(['users', 'enable', '--email', email]);
-    await assertAccepted((await signIn()).access_token);
+    await assertAcceptedWithinDeadline((await signIn()).access_token);
   });
 });

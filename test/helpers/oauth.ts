@@ -250,19 +250,27 @@ export async function buildPkceAuthorization(
 }
 
 /**
- * Sends the request again until it is answered otherwise than 200, or the deadline passes, and
- * returns the last answer: a process reads revocations at most once a second. Polled, not slept.
+ * Sends the request again until its answer is `done`, or the deadline passes, and returns the last
+ * answer: a process reads revocations (and their end) at most once a second. Polled, not slept.
  */
-export async function untilRefused(request: () => Promise<Response>, deadlineMs: number): Promise<Response> {
+async function untilAnswer(request: () => Promise<Response>, done: (response: Response) => boolean, deadlineMs: number): Promise<Response> {
   const deadline = performance.now() + deadlineMs;
   let response = await request();
-  while (response.status === 200 && performance.now() < deadline) {
+  while (!done(response) && performance.now() < deadline) {
     await response.body?.cancel();
     await new Promise((resolve) => setTimeout(resolve, 50));
     response = await request();
   }
   return response;
 }
+
+/** The request's answer once it is no longer 200 (a revocation has reached the process), or at the deadline. */
+export const untilRefused = (request: () => Promise<Response>, deadlineMs: number) =>
+  untilAnswer(request, (response) => response.status !== 200, deadlineMs);
+
+/** The request's answer once it is 200 (an enable has reached the process), or at the deadline. */
+export const untilAccepted = (request: () => Promise<Response>, deadlineMs: number) =>
+  untilAnswer(request, (response) => response.status === 200, deadlineMs);
 
 /**
  * RFC 6750 §3.1: a token whose grant was revoked, or whose user or client was disabled, is
