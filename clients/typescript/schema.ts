@@ -839,7 +839,7 @@ export interface components {
                  * @description When the attempt was made. RFC 3339, UTC.
                  */
                 attemptedAt: string;
-                /** @description The endpoint's HTTP status; null when no answer came (refused, timed out, an address the guard refuses). */
+                /** @description The endpoint's HTTP status; null when no answer came (refused, timed out, an address the guard refuses, no outcome recorded) or its status was none from 100 to 599 (error says which). */
                 statusCode: number | null;
                 /**
                  * Format: int32
@@ -848,7 +848,7 @@ export interface components {
                 durationMs: number;
                 /** @description Why the attempt failed; null when it succeeded. */
                 error: string | null;
-                /** @description The first 1 KiB of the response body, as text; null when no answer came. */
+                /** @description The first 1 KiB of the response body, as text: each byte that is not UTF-8 shown as U+FFFD, each NUL as U+2400; null when no answer came. */
                 responseBody: string | null;
             }[];
             /**

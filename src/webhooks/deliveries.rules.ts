@@ -1,6 +1,8 @@
 // What an attempt to deliver a webhook means, as pure decisions (docs/webhooks.md "Delivery"):
 // which answers are a success, when a failed delivery is tried again (the retry schedule, with
-// jitter), when it has failed for good, and when an endpoint that fails everything is disabled.
+// jitter), when it has failed for good, when an endpoint that fails everything is disabled, and
+// what the delivery log keeps of whatever a receiver sent back.
+import { MAX_ERROR_SHOWN } from './endpoints.rules.ts';
 
 /** An attempt gets this long, connecting included, to answer with a 2xx. */
 export const ATTEMPT_TIMEOUT_MS = 10_000;
@@ -13,6 +15,12 @@ export const DISABLE_AFTER_MS = 5 * 24 * 60 * 60_000;
 
 /** Bodies larger than this are not sent: the delivery fails at once (no retry could help). */
 export const MAX_PAYLOAD_BYTES = 256 * 1024;
+
+/** The replacement of U+0000, which PostgreSQL's text cannot hold: U+2400 SYMBOL FOR NULL (␀). */
+const NUL_SHOWN_AS = '\u2400';
+
+/** Characters of a response body a log line quotes. */
+export const LOGGED_EXCERPT_LENGTH = 100;
 
 /** Standard Webhooks: any 2xx is a success; a redirect, like any other status, is a failure. */
 export function isSuccessStatus(statusCode: number | undefined): boolean {
@@ -28,6 +36,11 @@ export function retryDelayMs(schedule: readonly number[], attempts: number, rand
   const seconds = schedule[attempts - 1];
   if (seconds === undefined) return undefined;
   return Math.round(seconds * 1000 * (1 - RETRY_JITTER + 2 * RETRY_JITTER * random()));
+}
+
+/** The most attempts a delivery gets: the first, and one per entry of the schedule. */
+export function maxAttempts(schedule: readonly number[]): number {
+  return schedule.length + 1;
 }
 
 /** What an attempt's result makes of its delivery. */
@@ -55,4 +68,53 @@ export function judgeAttempt(
 /** An endpoint failing since failingSince (every attempt since then failed) is disabled at now. */
 export function shouldDisableEndpoint(failingSince: string | null, now: Date): boolean {
   return failingSince !== null && now.getTime() - Date.parse(failingSince) >= DISABLE_AFTER_MS;
+}
+
+/** An attempt as it came back: the receiver's status and the start of its body, unchecked. */
+export interface ReceivedAttempt {
+  statusCode?: number;
+  /** The first bytes of the response body, as received. */
+  responseBody?: Uint8Array;
+  error?: string;
+  durationMs: number;
+}
+
+/** What the delivery log keeps of an attempt: values the database holds whatever the receiver sent. */
+export interface AttemptRecord {
+  /** An HTTP status (100–599); undefined when none came, or not one (error says so). */
+  statusCode?: number;
+  durationMs: number;
+  error?: string;
+  responseBody?: string;
+}
+
+/**
+ * Text a PostgreSQL `text` column holds: U+0000 shown as ␀, lone surrogates as U+FFFD (invalid UTF-8
+ * never reaches here: decoding replaced it), at most maxLength characters.
+ */
+function storableText(text: string, maxLength = text.length): string {
+  return text.slice(0, maxLength).replaceAll('\u0000', NUL_SHOWN_AS).toWellFormed();
+}
+
+/**
+ * The delivery log's record of an attempt (docs/webhooks.md "Delivery"). The body is decoded as UTF-8
+ * (WHATWG: each byte that is not UTF-8 becomes U+FFFD, a character cut at the end too) and a NUL is
+ * shown as ␀; a status outside 100–599 is no HTTP status (RFC 9110 §15: handled as a 5xx), so it is
+ * kept in the error, not as a status.
+ */
+export function attemptRecord(received: ReceivedAttempt): AttemptRecord {
+  const { statusCode, responseBody, durationMs } = received;
+  const isHttpStatus = statusCode === undefined || (Number.isInteger(statusCode) && statusCode >= 100 && statusCode <= 599);
+  const error = isHttpStatus ? received.error : `answered with status ${statusCode}, which is not an HTTP status (100-599)`;
+  return {
+    statusCode: isHttpStatus ? statusCode : undefined,
+    durationMs: Math.max(0, Math.round(durationMs)),
+    error: error === undefined ? undefined : storableText(error, MAX_ERROR_SHOWN),
+    responseBody: responseBody === undefined ? undefined : storableText(new TextDecoder('utf-8', { ignoreBOM: true }).decode(responseBody)),
+  };
+}
+
+/** Why an attempt failed, in a word for the log: the error, or the status that was not a 2xx. */
+export function failureReason(record: AttemptRecord): string {
+  return record.error ?? `HTTP ${record.statusCode}`;
 }

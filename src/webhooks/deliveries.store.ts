@@ -1,11 +1,12 @@
 // Webhook deliveries in SQL: claiming the due ones under a lease (FOR ... SKIP LOCKED, so that any
-// number of processes share the work and none sends a delivery another holds), recording each
+// number of processes share the work and none sends a delivery another holds; a lease that ran out
+// is an attempt lost, and no delivery is sent more often than the schedule says), recording each
 // attempt and what it made of its delivery, and the health of endpoints (failing_since, disabled).
 import type { Queryable } from '../db/db.ts';
 import type { EventObjectType, EventType } from '../events/events.rules.ts';
 import type { EventRecord } from '../events/events.store.ts';
 import { WEBHOOK_ENDPOINT_COLUMNS, type WebhookEndpointRecord } from './endpoints.store.ts';
-import type { DeliveryVerdict } from './deliveries.rules.ts';
+import type { AttemptRecord, DeliveryVerdict } from './deliveries.rules.ts';
 
 /** A claimed delivery with what sending it needs: its endpoint and its event. */
 export interface ClaimedDelivery {
@@ -22,11 +23,17 @@ export interface ClaimedDelivery {
     previousSecret: string | null;
   };
   event: Omit<EventRecord, 'seq'>;
+  /** The attempt before this one ran out of its lease unrecorded (its process stopped): now recorded as lost. */
+  lostAttempt: boolean;
+  /** The schedule's attempts are all made: failed by the claim, not to be sent (attempts not counted up). */
+  usedUp: boolean;
 }
 
 interface ClaimRow {
   id: number;
   attempts: number;
+  lost_attempt: boolean;
+  used_up: boolean;
   endpoint_id: number;
   url: string;
   api_version: number;
@@ -68,44 +75,58 @@ export async function lockEndpointsWithDueDeliveries(tx: Queryable, limit: numbe
   return rows.map((row) => row.id);
 }
 
+/** What a lost attempt's row in the delivery log says. */
+const LOST_ATTEMPT_ERROR = 'no outcome recorded: the process sending it stopped, or could not reach the database, before its lease ran out';
+
 /**
  * Step 2 of a claim, in the transaction that locked the endpoints (a statement of its own, so that
  * it counts the leases every earlier holder of those locks committed): leases up to `limit` due
  * deliveries, at most perEndpoint in flight per endpoint, taken in turns across the endpoints
  * (each one's first, then each one's second, …). Each claimed delivery counts one more attempt.
+ * A delivery whose lease ran out had an attempt nobody recorded: a row says so. One that has had
+ * maxAttempts already is not leased but failed: the schedule bounds the sends even when attempts
+ * go unrecorded (a process killed, the database lost), where no verdict could end it.
  */
 export async function leaseDueDeliveries(
   tx: Queryable,
   endpointIds: readonly number[],
-  options: { limit: number; perEndpoint: number; leaseMs: number },
+  options: { limit: number; perEndpoint: number; leaseMs: number; maxAttempts: number },
 ): Promise<ClaimedDelivery[]> {
   const { rows } = await tx.query<ClaimRow>(
     `WITH candidates AS (
-       SELECT due.id, e.ord, row_number() OVER (PARTITION BY e.id ORDER BY due.next_attempt_at, due.id) AS turn
+       SELECT due.id, due.leased_until, due.attempts >= $5 AS used_up, e.ord,
+              row_number() OVER (PARTITION BY e.id ORDER BY due.next_attempt_at, due.id) AS turn
          FROM unnest($1::bigint[]) WITH ORDINALITY AS e(id, ord)
          CROSS JOIN LATERAL (
            SELECT $2::int - count(*)::int AS room FROM webhook_deliveries l
             WHERE l.endpoint_id = e.id AND l.state = 'pending' AND l.leased_until > now()
          ) r
          CROSS JOIN LATERAL (
-           SELECT d.id, d.next_attempt_at FROM webhook_deliveries d
+           SELECT d.id, d.next_attempt_at, d.leased_until, d.attempts FROM webhook_deliveries d
             WHERE d.endpoint_id = e.id AND ${DUE}
             ORDER BY d.next_attempt_at, d.id
             LIMIT greatest(r.room, 0)
             FOR NO KEY UPDATE SKIP LOCKED
          ) due
      ), claimed AS (
-       SELECT id FROM candidates ORDER BY turn, ord LIMIT $3
+       SELECT id, leased_until, used_up FROM candidates ORDER BY turn, ord LIMIT $3
+     ), lost AS (
+       INSERT INTO webhook_attempts (delivery_id, attempted_at, status_code, duration_ms, error, response_body)
+       SELECT id, leased_until - make_interval(secs => $4::double precision / 1000), NULL, 0, $6, NULL
+         FROM claimed WHERE leased_until IS NOT NULL
      )
      UPDATE webhook_deliveries d
-        SET leased_until = now() + make_interval(secs => $4::double precision / 1000),
-            attempts = d.attempts + 1, updated_at = now()
+        SET leased_until = CASE WHEN claimed.used_up THEN NULL ELSE now() + make_interval(secs => $4::double precision / 1000) END,
+            state = CASE WHEN claimed.used_up THEN 'failed' ELSE d.state END,
+            attempts = CASE WHEN claimed.used_up THEN d.attempts ELSE d.attempts + 1 END,
+            updated_at = now()
        FROM claimed, webhook_endpoints w, events ev
       WHERE d.id = claimed.id AND w.id = d.endpoint_id AND ev.id = d.event_id
-     RETURNING d.id, d.attempts, w.id AS endpoint_id, w.url, w.api_version, w.secret,
+     RETURNING d.id, d.attempts, claimed.leased_until IS NOT NULL AS lost_attempt, claimed.used_up,
+               w.id AS endpoint_id, w.url, w.api_version, w.secret,
                CASE WHEN w.previous_secret_expires_at > now() THEN w.previous_secret END AS previous_secret,
                ev.id AS event_id, ev.type, ev.object_type, ev.object, ev.created_at`,
-    [endpointIds, options.perEndpoint, options.limit, options.leaseMs],
+    [endpointIds, options.perEndpoint, options.limit, options.leaseMs, options.maxAttempts, LOST_ATTEMPT_ERROR],
   );
   return rows.map((row) => ({
     id: row.id,
@@ -118,16 +139,9 @@ export async function leaseDueDeliveries(
       previousSecret: row.previous_secret,
     },
     event: { id: row.event_id, type: row.type, objectType: row.object_type, object: row.object, createdAt: row.created_at },
+    lostAttempt: row.lost_attempt,
+    usedUp: row.used_up,
   }));
-}
-
-export interface AttemptRecord {
-  /** Undefined when no response came (refused, timed out, not sent). */
-  statusCode?: number;
-  durationMs: number;
-  error?: string;
-  /** The first KiB of the response body. */
-  responseBody?: string;
 }
 
 /** Appends an attempt to the delivery's log (nothing when the delivery was deleted meanwhile). */

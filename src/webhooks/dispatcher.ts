@@ -1,23 +1,16 @@
 // The webhook delivery engine (docs/webhooks.md "Delivery"): on each tick it claims the deliveries
 // that are due, as many as it has room for, in one short transaction that leases them; sends each
-// outside any transaction; and records the attempt and its outcome in a second one. A process that
-// dies between the two leaves the lease to run out: the delivery is claimed and sent again (at
-// least once, with the same webhook-id). Bounded: MAX_IN_FLIGHT attempts per process, and
+// outside any transaction; and records the attempt and its outcome in a second one
+// (attempt-recorder.ts: whatever the receiver answered can be recorded, and an attempt that still
+// cannot be is recorded as failed). A process that dies between the two leaves the lease to run
+// out: the delivery is claimed and sent again (at least once, with the same webhook-id), never more
+// often than the retry schedule says. Bounded: MAX_IN_FLIGHT attempts per process, and
 // MAX_IN_FLIGHT_PER_ENDPOINT per endpoint across every process, so a slow or dead endpoint holds
-// up only its own deliveries.
-import type { Db, Queryable } from '../db/db.ts';
-import { recordEvent } from '../events/events.store.ts';
-import { ATTEMPT_TIMEOUT_MS, type DeliveryVerdict, judgeAttempt, MAX_PAYLOAD_BYTES, shouldDisableEndpoint } from './deliveries.rules.ts';
-import {
-  type ClaimedDelivery,
-  disableEndpoint,
-  insertAttempt,
-  leaseDueDeliveries,
-  lockEndpointsWithDueDeliveries,
-  markEndpointFailing,
-  markEndpointSucceeding,
-  recordDeliveryOutcome,
-} from './deliveries.store.ts';
+// up only its own deliveries. Every failed attempt is one warn line.
+import type { Db } from '../db/db.ts';
+import { createAttemptRecorder, type RecordedAttempt } from './attempt-recorder.ts';
+import { ATTEMPT_TIMEOUT_MS, failureReason, LOGGED_EXCERPT_LENGTH, MAX_PAYLOAD_BYTES, maxAttempts } from './deliveries.rules.ts';
+import { type ClaimedDelivery, leaseDueDeliveries, lockEndpointsWithDueDeliveries } from './deliveries.store.ts';
 import type { SecretBox } from './secrets.ts';
 import { type SendResult, sendWebhook } from './sender.ts';
 import { webhookHeaders } from './signature.ts';
@@ -28,9 +21,6 @@ const MAX_IN_FLIGHT = 16;
 const MAX_IN_FLIGHT_PER_ENDPOINT = 4;
 /** A claim holds its delivery this long: well beyond an attempt, so only a dead process loses it. */
 const LEASE_MS = 60_000;
-/** Recording an attempt is tried this many times (the database may be restarting) before its lease is left to run out. */
-const RECORD_TRIES = 3;
-const RECORD_RETRY_PAUSE_MS = 1_000;
 const USER_AGENT = 'orderpay-webhooks/1';
 
 /**
@@ -46,7 +36,7 @@ export type WebhookFailpoint = (name: 'webhooks.before-send' | 'webhooks.before-
 /** What an attempt made of its delivery, for the metrics. */
 export type AttemptOutcome = 'succeeded' | 'retrying' | 'failed';
 
-/** The part of a pino logger the dispatcher writes to. Never given a secret, a URL or a body. */
+/** The part of a pino logger the dispatcher writes to. Never given a secret, a URL, or more of a body than an excerpt. */
 interface DispatcherLog {
   debug(object: object, message: string): void;
   warn(object: object, message: string): void;
@@ -61,7 +51,7 @@ export interface WebhookDispatcherOptions {
    * renderer of src/event-objects.ts, passed by the composition root): the body of a delivery.
    */
   renderEvent(event: ClaimedDelivery['event'], apiVersion: number): object;
-  /** config.webhooks.retryScheduleSeconds. */
+  /** config.webhooks.retryScheduleSeconds: a delivery is sent at most once more than it has entries. */
   retryScheduleSeconds: readonly number[];
   /** config.webhooks.allowPrivate. */
   allowPrivate: boolean;
@@ -92,6 +82,12 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions): Webh
   const attemptTimeoutMs = options.attemptTimeoutMs ?? ATTEMPT_TIMEOUT_MS;
   const inFlight = new Set<Promise<void>>();
   let stopping = false;
+  const record = createAttemptRecorder({
+    db,
+    log,
+    retryScheduleSeconds: options.retryScheduleSeconds,
+    isStopping: () => stopping,
+  });
 
   /** The body: the event's envelope (as GET /events has it), its object in the endpoint's API version. */
   function renderBody({ event, endpoint }: ClaimedDelivery): string {
@@ -124,65 +120,62 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions): Webh
     });
   }
 
-  /** The attempt and its outcome, in one transaction; the endpoint's health with them. */
-  async function recordAttempt(
-    tx: Queryable,
-    delivery: ClaimedDelivery,
-    result: SendResult & { permanent?: boolean },
-    verdict: DeliveryVerdict,
-  ): Promise<void> {
-    await insertAttempt(tx, delivery.id, result);
-    await recordDeliveryOutcome(tx, delivery, verdict);
-    if (verdict.state === 'succeeded') return markEndpointSucceeding(tx, delivery.endpoint.id);
-    // A body too large to send says nothing of the endpoint.
-    if (result.permanent) return;
-    const { failingSince, now } = await markEndpointFailing(tx, delivery.endpoint.id);
-    if (!shouldDisableEndpoint(failingSince, new Date(now))) return;
-    const disabled = await disableEndpoint(tx, delivery.endpoint.id);
-    if (!disabled) return;
-    // Disabled first: the event goes to every other endpoint subscribed, not to this one.
-    await recordEvent(tx, 'webhook_endpoint.disabled', disabled);
-    log.warn({ endpointId: disabled.id, failingSince }, 'webhook endpoint disabled: every attempt to it has failed for 5 days');
+  /** One line per attempt: a failure at warn (what an operator must see), a success at debug. */
+  function logAttempt(delivery: ClaimedDelivery, { record, verdict }: RecordedAttempt): void {
+    const fields = {
+      endpointId: delivery.endpoint.id,
+      eventId: delivery.event.id,
+      deliveryId: delivery.id,
+      attempt: delivery.attempts,
+      statusCode: record.statusCode,
+      durationMs: record.durationMs,
+      state: verdict.state,
+    };
+    if (verdict.state === 'succeeded') {
+      log.debug(fields, 'webhook attempt succeeded');
+      return;
+    }
+    log.warn(
+      {
+        ...fields,
+        reason: failureReason(record),
+        responseExcerpt: record.responseBody?.slice(0, LOGGED_EXCERPT_LENGTH).toWellFormed(),
+        retryInMs: verdict.state === 'pending' ? verdict.retryInMs : undefined,
+      },
+      verdict.state === 'pending' ? 'webhook attempt failed: retried later' : 'webhook attempt failed: the retry schedule is used up',
+    );
   }
 
-  async function record(delivery: ClaimedDelivery, result: SendResult, verdict: DeliveryVerdict): Promise<boolean> {
-    for (let tries = 1; ; tries++) {
-      try {
-        await db.transaction((tx) => recordAttempt(tx, delivery, result, verdict));
-        return true;
-      } catch (error) {
-        if (stopping || tries >= RECORD_TRIES) {
-          log.warn(
-            { err: error, deliveryId: delivery.id, eventId: delivery.event.id },
-            'webhook attempt not recorded: the delivery is sent again when its lease runs out',
-          );
-          return false;
-        }
-        await pause(RECORD_RETRY_PAUSE_MS * tries);
-      }
+  /**
+   * A claimed delivery whose last attempt was lost (its lease ran out unrecorded), or that is failed
+   * unsent because the schedule is used up (by that lost attempt, or a schedule shortened since).
+   */
+  function logClaim(delivery: ClaimedDelivery): void {
+    if (!delivery.lostAttempt && !delivery.usedUp) return;
+    const fields = {
+      endpointId: delivery.endpoint.id,
+      eventId: delivery.event.id,
+      deliveryId: delivery.id,
+      attempt: delivery.usedUp ? delivery.attempts : delivery.attempts - 1,
+      state: delivery.usedUp ? 'failed' : 'pending',
+    };
+    if (!delivery.lostAttempt) {
+      log.warn({ ...fields, reason: 'the retry schedule is used up' }, 'webhook delivery failed: the retry schedule is used up');
+      return;
     }
+    log.warn(
+      { ...fields, reason: 'no outcome recorded before its lease ran out' },
+      delivery.usedUp ? 'webhook attempt lost: the retry schedule is used up' : 'webhook attempt lost: sent again',
+    );
   }
 
   async function attempt(delivery: ClaimedDelivery): Promise<void> {
     const result = await send(delivery);
     await failpoint?.('webhooks.before-record');
-    const verdict = judgeAttempt(result, delivery.attempts, options.retryScheduleSeconds);
-    log.debug(
-      {
-        deliveryId: delivery.id,
-        endpointId: delivery.endpoint.id,
-        eventId: delivery.event.id,
-        attempt: delivery.attempts,
-        statusCode: result.statusCode,
-        error: result.error,
-        durationMs: result.durationMs,
-        state: verdict.state,
-      },
-      'webhook attempt',
-    );
-    if (await record(delivery, result, verdict)) {
-      options.onAttempt?.(verdict.state === 'pending' ? 'retrying' : verdict.state);
-    }
+    const recorded = await record(delivery, result);
+    if (!recorded) return;
+    logAttempt(delivery, recorded);
+    options.onAttempt?.(recorded.verdict.state === 'pending' ? 'retrying' : recorded.verdict.state);
   }
 
   return {
@@ -192,9 +185,16 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions): Webh
       const claimed = await db.transaction(async (tx) => {
         const endpointIds = await lockEndpointsWithDueDeliveries(tx, room, MAX_IN_FLIGHT_PER_ENDPOINT);
         if (endpointIds.length === 0) return [];
-        return leaseDueDeliveries(tx, endpointIds, { limit: room, perEndpoint: MAX_IN_FLIGHT_PER_ENDPOINT, leaseMs: LEASE_MS });
+        return leaseDueDeliveries(tx, endpointIds, {
+          limit: room,
+          perEndpoint: MAX_IN_FLIGHT_PER_ENDPOINT,
+          leaseMs: LEASE_MS,
+          maxAttempts: maxAttempts(options.retryScheduleSeconds),
+        });
       });
       for (const delivery of claimed) {
+        logClaim(delivery);
+        if (delivery.usedUp) continue;
         const running = attempt(delivery).catch((error: unknown) =>
           log.warn(
             { err: error, deliveryId: delivery.id },
@@ -204,7 +204,7 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions): Webh
         inFlight.add(running);
         void running.finally(() => inFlight.delete(running));
       }
-      return claimed.length;
+      return claimed.filter((delivery) => !delivery.usedUp).length;
     },
     async stop() {
       stopping = true;

@@ -101,13 +101,13 @@ const Attempt = Type.Object(
     attemptedAt: Timestamp('When the attempt was made.'),
     statusCode: Nullable(
       Type.Integer({ format: 'int32', minimum: 100, maximum: 599 }),
-      "The endpoint's HTTP status; null when no answer came (refused, timed out, an address the guard refuses).",
+      "The endpoint's HTTP status; null when no answer came (refused, timed out, an address the guard refuses, no outcome recorded) or its status was none from 100 to 599 (error says which).",
     ),
     durationMs: Type.Integer({ format: 'int32', minimum: 0, maximum: 2_147_483_647, description: 'How long the attempt took.' }),
     error: Nullable(Type.String({ maxLength: MAX_ERROR_SHOWN }), 'Why the attempt failed; null when it succeeded.'),
     responseBody: Nullable(
       Type.String({ maxLength: MAX_RESPONSE_BODY_SHOWN }),
-      'The first 1 KiB of the response body, as text; null when no answer came.',
+      'The first 1 KiB of the response body, as text: each byte that is not UTF-8 shown as U+FFFD, each NUL as U+2400; null when no answer came.',
     ),
   },
   { additionalProperties: false },

@@ -1,7 +1,8 @@
 // One attempt to deliver a webhook: a POST over node:http/https on a connection of its own, to the
 // addresses its host resolves to at this moment, checked by the URL guard (DNS rebinding); no
 // redirect is followed; the whole attempt, connecting included, has one deadline; of the response,
-// only its status and the first KiB of its body are kept, and no more than a few KiB are read.
+// only its status and the first KiB of its body are kept (as bytes: deliveries.rules.ts makes them
+// text the delivery log can hold), and no more than a few KiB are read.
 import http from 'node:http';
 import https from 'node:https';
 import { isIP } from 'node:net';
@@ -23,10 +24,10 @@ export interface WebhookRequest {
 }
 
 export interface SendResult {
-  /** The response's status; undefined when none came in time (error says why). */
+  /** The response's status, as the receiver wrote it; undefined when none came in time (error says why). */
   statusCode?: number;
-  /** The first RESPONSE_BODY_KEPT_BYTES of the response body. */
-  responseBody?: string;
+  /** The first RESPONSE_BODY_KEPT_BYTES of the response body, as received. */
+  responseBody?: Buffer;
   error?: string;
   durationMs: number;
 }
@@ -71,7 +72,7 @@ export function sendWebhook(request: WebhookRequest): Promise<SendResult> {
     let readBytes = 0;
     let settled = false;
     let outgoing: http.ClientRequest | undefined;
-    const responseBody = () => Buffer.concat(kept).toString('utf8');
+    const responseBody = () => Buffer.concat(kept);
     const finish = (result: Omit<SendResult, 'durationMs'>) => {
       if (settled) return;
       settled = true;

@@ -8,6 +8,7 @@ import { lookup as dnsLookupAll } from 'node:dns/promises';
 import type { LookupFunction } from 'node:net';
 import ipaddr from 'ipaddr.js';
 import { DomainError } from '../core/errors.ts';
+import { addressRange } from './address-range.ts';
 
 export interface UrlGuardOptions {
   /** http and loopback/private addresses too (ORDERPAY_WEBHOOKS_ALLOW_PRIVATE: development, tests). */
@@ -17,13 +18,10 @@ export interface UrlGuardOptions {
 /** Why an address may not be called, or undefined when it is a public unicast address. */
 export function refusedAddressReason(address: string): string | undefined {
   if (!ipaddr.isValid(address)) return `${address} is not an IP address`;
-  let parsed = ipaddr.parse(address);
-  // ::ffff:10.0.0.1 reaches 10.0.0.1: judged as the IPv4 address it carries.
-  if (parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).isIPv4MappedAddress()) parsed = (parsed as ipaddr.IPv6).toIPv4Address();
   // Everything but public unicast: loopback, private, link-local (169.254.169.254, the cloud
   // metadata service), CGNAT, multicast, unspecified, unique-local (fd00:ec2::254), reserved, and
-  // the IPv6 ranges that embed an IPv4 address (6to4, Teredo, NAT64).
-  const range = parsed.range();
+  // the IPv6 forms that carry an IPv4 address, judged as it or refused (./address-range.ts).
+  const range = addressRange(address);
   return range === 'unicast' ? undefined : `${address} is a ${range} address`;
 }
 

@@ -3,6 +3,7 @@
 // signature with the `standardwebhooks` package, as an integrator would.
 import assert from 'node:assert/strict';
 import http from 'node:http';
+import net from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import type { Config } from '../../src/config.ts';
 import type { Db } from '../../src/db/db.ts';
@@ -116,6 +117,58 @@ export async function startReceiver(port: number, answer: Answer = answerOk): Pr
     },
     close() {
       server.closeAllConnections();
+      return new Promise((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+export interface RawReceiver {
+  /** The URL of a path on it: each path answers as `answers` says for it. */
+  url(path: string): string;
+  /** Requests that arrived whole, per path. */
+  sends(path: string): number;
+  close(): Promise<void>;
+}
+
+/**
+ * A receiver on 127.0.0.1:port that answers on the raw socket, for what no HTTP server would send:
+ * each request to /<path>, once it has arrived whole, is counted and answered by answers[path],
+ * which writes any bytes it likes (a status line that is not one, NUL in a header, a body that never
+ * ends) and may leave the socket open.
+ */
+export async function startRawReceiver(port: number, answers: Record<string, (socket: net.Socket) => void>): Promise<RawReceiver> {
+  const counts = new Map<string, number>();
+  const sockets = new Set<net.Socket>();
+  const server = net.createServer((socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+    socket.on('error', () => undefined);
+    let received = Buffer.alloc(0);
+    const onData = (chunk: Buffer) => {
+      received = Buffer.concat([received, chunk]);
+      const headEnd = received.indexOf('\r\n\r\n');
+      if (headEnd < 0) return;
+      const head = received.subarray(0, headEnd).toString('latin1');
+      const length = Number(/^content-length:\s*(\d+)/im.exec(head)?.[1] ?? 0);
+      if (received.length < headEnd + 4 + length) return;
+      socket.off('data', onData);
+      const path = /^POST \/(\S*) HTTP\/1\.1/.exec(head)?.[1] ?? '';
+      counts.set(path, (counts.get(path) ?? 0) + 1);
+      const answer = answers[path];
+      if (answer) answer(socket);
+      else socket.destroy();
+    };
+    socket.on('data', onData);
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, '127.0.0.1', () => resolve());
+  });
+  return {
+    url: (path) => `http://127.0.0.1:${port}/${path}`,
+    sends: (path) => counts.get(path) ?? 0,
+    close() {
+      for (const socket of sockets) socket.destroy();
       return new Promise((resolve) => server.close(() => resolve()));
     },
   };

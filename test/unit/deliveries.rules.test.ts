@@ -1,12 +1,16 @@
 // The delivery rules, pure: which answers succeed, the retry schedule with its jitter, when a
-// delivery fails for good and when an endpoint failing everything is disabled.
+// delivery fails for good, when an endpoint failing everything is disabled, and what the delivery
+// log keeps of an answer (text PostgreSQL holds, whatever bytes came).
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { loadConfig } from '../../src/config.ts';
 import {
+  attemptRecord,
   DISABLE_AFTER_MS,
+  failureReason,
   isSuccessStatus,
   judgeAttempt,
+  maxAttempts,
   RETRY_JITTER,
   retryDelayMs,
   shouldDisableEndpoint,
@@ -92,6 +96,78 @@ describe('judgeAttempt', () => {
 
   test('a permanent failure (a body too large to send) fails at once', () => {
     assert.deepEqual(judgeAttempt({ permanent: true }, 1, schedule, middle), { state: 'failed' });
+  });
+
+  test('maxAttempts: the first and one per retry, the attempt judgeAttempt fails', () => {
+    assert.equal(maxAttempts(schedule), 3);
+    assert.deepEqual(judgeAttempt({}, maxAttempts(schedule), schedule, middle), { state: 'failed' });
+    assert.equal(maxAttempts([]), 1);
+  });
+});
+
+describe('attemptRecord', () => {
+  const bytes = (...values: number[]) => Uint8Array.from(values);
+  const body = (responseBody: Uint8Array) => attemptRecord({ statusCode: 200, responseBody, durationMs: 5 }).responseBody;
+
+  test('a body in UTF-8 is kept as it came, control characters and all', () => {
+    assert.equal(body(Buffer.from('{"ok":true} é € 😀 \t\u0001', 'utf8')), '{"ok":true} é € 😀 \t\u0001');
+    assert.equal(body(bytes()), '');
+  });
+
+  test('NUL, which PostgreSQL text cannot hold, is shown as U+2400 (␀)', () => {
+    assert.equal(body(Buffer.from('ok\0done\0', 'latin1')), 'ok\u2400done\u2400');
+  });
+
+  test('each byte that starts no valid UTF-8 sequence is one U+FFFD (WHATWG decoding), a character cut at the end too', () => {
+    assert.equal(body(bytes(0x61, 0xff, 0x62)), 'a\uFFFDb');
+    // An overlong NUL is not a NUL: two bytes that are not UTF-8.
+    assert.equal(body(bytes(0xc0, 0x80)), '\uFFFD\uFFFD');
+    // A surrogate encoded in UTF-8 (CESU-8): not UTF-8 either.
+    assert.equal(body(bytes(0xed, 0xa0, 0x80)), '\uFFFD\uFFFD\uFFFD');
+    // The first two bytes of a €: one U+FFFD.
+    assert.equal(body(bytes(0x78, 0xe2, 0x82)), 'x\uFFFD');
+    // A byte-order mark is kept: it was sent.
+    assert.equal(body(bytes(0xef, 0xbb, 0xbf, 0x78)), '\uFEFFx');
+  });
+
+  test('never longer than the bytes kept: 1 KiB of anything is at most 1024 characters', () => {
+    for (const fill of [0x00, 0xff, 0x41, 0x80]) assert.equal(body(new Uint8Array(1024).fill(fill))!.length, 1024);
+  });
+
+  test('a status outside 100-599 is no HTTP status (RFC 9110 §15): none recorded, the error says what came', () => {
+    for (const statusCode of [0, 99, 600, 999]) {
+      assert.deepEqual(attemptRecord({ statusCode, responseBody: bytes(0x6e, 0x6f), durationMs: 3 }), {
+        statusCode: undefined,
+        durationMs: 3,
+        error: `answered with status ${statusCode}, which is not an HTTP status (100-599)`,
+        responseBody: 'no',
+      });
+    }
+    for (const statusCode of [100, 200, 404, 599]) assert.equal(attemptRecord({ statusCode, durationMs: 1 }).statusCode, statusCode);
+  });
+
+  test('an error: NUL shown as ␀, a lone surrogate as U+FFFD, at most 1000 characters', () => {
+    assert.equal(attemptRecord({ error: 'bad\0name \uD800', durationMs: 1 }).error, 'bad\u2400name \uFFFD');
+    assert.equal(attemptRecord({ error: 'e'.repeat(5000), durationMs: 1 }).error!.length, 1000);
+    // Cut inside a surrogate pair: the half left is replaced.
+    assert.equal(attemptRecord({ error: `${'e'.repeat(999)}😀`, durationMs: 1 }).error, `${'e'.repeat(999)}\uFFFD`);
+  });
+
+  test('no answer: neither status nor body; the duration a whole number of milliseconds', () => {
+    assert.deepEqual(attemptRecord({ error: 'timed out', durationMs: 10_000.4 }), {
+      statusCode: undefined,
+      durationMs: 10_000,
+      error: 'timed out',
+      responseBody: undefined,
+    });
+  });
+
+  test('failureReason: the error, else the status', () => {
+    assert.equal(failureReason({ statusCode: 503, durationMs: 1 }), 'HTTP 503');
+    assert.equal(
+      failureReason({ error: 'ECONNREFUSED: connect ECONNREFUSED 127.0.0.1:1', durationMs: 1 }),
+      'ECONNREFUSED: connect ECONNREFUSED 127.0.0.1:1',
+    );
   });
 });
 

@@ -70,6 +70,16 @@ describe('webhook delivery: the address guard (ORDERPAY_WEBHOOKS_ALLOW_PRIVATE=f
       error: 'refused to connect: ::ffff:7f00:1 is a loopback address',
     },
     {
+      name: 'an IPv4-compatible loopback literal (::/96, decision 0116)',
+      url: 'https://[::127.0.0.1]:29460/hooks',
+      error: 'refused to connect: ::7f00:1 is a ipv4Compatible address',
+    },
+    {
+      name: 'a NAT64 literal of the cloud metadata service',
+      url: 'https://[64:ff9b::169.254.169.254]:29460/hooks',
+      error: 'refused to connect: 64:ff9b::a9fe:a9fe is a linkLocal address',
+    },
+    {
       name: 'a name resolving to loopback at delivery (localhost)',
       url: 'https://localhost:29460/hooks',
       error: /^refused to connect: (127\.0\.0\.1|::1) is a loopback address$/,

@@ -27,6 +27,7 @@ import {
 } from '../helpers/webhooks.ts';
 
 const ATTEMPT_TIMEOUT_MS = 3000;
+const LOST_ATTEMPT_ERROR = 'no outcome recorded: the process sending it stopped, or could not reach the database, before its lease ran out';
 // Retries after 1 s, then 2 s (each ±10%): three attempts in all.
 const WEBHOOKS = loadConfig({
   NODE_ENV: 'test',
@@ -449,7 +450,7 @@ describe('webhook delivery', () => {
     });
   });
 
-  test('at least once: a process stopped after the endpoint answered leaves its lease; once it runs out the delivery is sent again, same webhook-id', async () => {
+  test('at least once: a process stopped after the endpoint answered leaves its lease; once it runs out the attempt is logged as lost and the delivery sent again, same webhook-id', async () => {
     await withReceivers([29453], async ([receiver]) => {
       const endpoint = await insertWebhookEndpoint(t.db, t.config, { url: receiver!.url });
       await withEndpoints([endpoint], async () => {
@@ -479,7 +480,14 @@ describe('webhook delivery', () => {
           receiver!.requests.map((r) => verifyDelivery(endpoint.secret, r).id),
           [eventId, eventId],
         );
-        assert.equal((await attemptsOf(delivery!.id)).length, 1);
+        // The attempt whose lease ran out is in the log as lost, then the one that succeeded.
+        assert.deepEqual(
+          (await attemptsOf(delivery!.id)).map((a) => [a.status_code, a.error, a.response_body]),
+          [
+            [null, LOST_ATTEMPT_ERROR, null],
+            [200, null, 'ok'],
+          ],
+        );
       });
     });
   });

@@ -33,7 +33,17 @@ describe('registering an endpoint in production', () => {
     ['https://[fd00:ec2::254]/latest/meta-data/', '[fd00:ec2::254]', 'fd00:ec2::254 is a uniqueLocal address'],
     ['https://[fe80::1]/hooks', '[fe80::1]', 'fe80::1 is a linkLocal address'],
     ['https://[ff02::1]/hooks', '[ff02::1]', 'ff02::1 is a multicast address'],
-    // Another spelling of loopback is loopback: the URL parser writes 127.1 as 127.0.0.1.
+    // IPv6 forms carrying an IPv4 address (decision 0116; every form in test/unit/url-guard.test.ts).
+    ['https://[::127.0.0.1]:4296/e', '[::7f00:1]', '::7f00:1 is a ipv4Compatible address'],
+    ['https://[::a9fe:a9fe]/latest/meta-data/', '[::a9fe:a9fe]', '::a9fe:a9fe is a ipv4Compatible address'],
+    ['https://[::8.8.8.8]/hooks', '[::808:808]', '::808:808 is a ipv4Compatible address'],
+    ['https://[::ffff:0:10.0.0.1]/hooks', '[::ffff:0:a00:1]', '::ffff:0:a00:1 is a ipv4Translated address'],
+    ['https://[64:ff9b::169.254.169.254]/hooks', '[64:ff9b::a9fe:a9fe]', '64:ff9b::a9fe:a9fe is a linkLocal address'],
+    ['https://[64:ff9b:1::8.8.8.8]/hooks', '[64:ff9b:1::808:808]', '64:ff9b:1::808:808 is a nat64LocalUse address'],
+    ['https://[2002:7f00:1::1]/hooks', '[2002:7f00:1::1]', '2002:7f00:1::1 is a 6to4 address'],
+    ['https://[2001:0:a9fe:a9fe::1]/hooks', '[2001:0:a9fe:a9fe::1]', '2001:0:a9fe:a9fe::1 is a teredo address'],
+    ['https://[2606:4700:1::5efe:10.0.0.1]/hooks', '[2606:4700:1::5efe:a00:1]', '2606:4700:1::5efe:a00:1 is a isatap address'],
+    // Another spelling of loopback: the URL parser writes 127.1 as 127.0.0.1.
     ['https://127.1/hooks', '127.0.0.1', '127.0.0.1 is a loopback address'],
   ];
   for (const [url, host, reason] of refusedHosts) {
@@ -97,7 +107,13 @@ describe('registering an endpoint in production', () => {
   }
 
   test('https on a public address is registered', async () => {
-    for (const url of [PUBLIC_URL_LITERAL, 'https://[2606:4700:4700::1111]/hooks']) {
+    // A public IPv4 address in the IPv6 forms judged as the address they reach (decision 0116).
+    for (const url of [
+      PUBLIC_URL_LITERAL,
+      'https://[2606:4700:4700::1111]/hooks',
+      'https://[::ffff:5db8:d70e]/hooks',
+      'https://[64:ff9b::5db8:d70e]/hooks',
+    ]) {
       const made = await registerEndpoint(t, await webhookStaffToken(t), { url });
       assert.equal((await storedEndpoint(t.db, made.id))!.url, url);
     }
