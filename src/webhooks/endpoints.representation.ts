@@ -6,6 +6,7 @@ import { entityTag, ifMatchPrecondition } from '../http/etag.ts';
 import { endpointVersionsShownTo } from '../core/event-versions.ts';
 import type { WebhookDeliveryWithAttempts } from './delivery-log.service.ts';
 import type { WebhookDelivery, WebhookEndpoint, WebhookEndpointWithSecret } from './endpoints.schemas.ts';
+import { shownDisabledReason } from './endpoints.rules.ts';
 import type { WebhookEndpointRecord } from './endpoints.store.ts';
 
 /** The latest API version an endpoint may be pinned to and still be there for the request. */
@@ -13,6 +14,7 @@ export function endpointsShownTo(request: FastifyRequest): number {
   return endpointVersionsShownTo(request.apiVersion);
 }
 
+/** The endpoint as the API shows it (an event's record from before 0014 has no reason: shownDisabledReason). */
 export function webhookEndpointRepresentation(record: WebhookEndpointRecord): WebhookEndpoint {
   return {
     id: record.id,
@@ -21,6 +23,7 @@ export function webhookEndpointRepresentation(record: WebhookEndpointRecord): We
     apiVersion: record.apiVersion,
     description: record.description,
     disabled: record.disabled,
+    disabledReason: shownDisabledReason(record),
     failingSince: record.failingSince,
     previousSecretExpiresAt: record.previousSecretExpiresAt,
     createdAt: record.createdAt,

@@ -33,11 +33,15 @@ const readSecurity = [{ bearer: ['webhooks:read'] }];
 const writeSecurity = [{ bearer: ['webhooks:write'] }];
 const tags = ['webhooks'];
 
-export async function webhookEndpointsRoutes(parent: FastifyInstance): Promise<void> {
+export async function webhookEndpointsRoutes(
+  parent: FastifyInstance,
+  opts: { retiredVersions: WebhookEndpointContext['retiredVersions'] },
+): Promise<void> {
   const app = parent.withTypeProvider<TypeBoxTypeProvider>();
   const context: WebhookEndpointContext = {
     secrets: createSecretBox(app.db, app.config.webhooks.secretKey),
     guard: { allowPrivate: app.config.webhooks.allowPrivate },
+    retiredVersions: opts.retiredVersions,
   };
 
   app.post(
@@ -48,10 +52,10 @@ export async function webhookEndpointsRoutes(parent: FastifyInstance): Promise<v
         operationId: 'createWebhookEndpoint',
         summary: 'Register a webhook endpoint (staff)',
         description:
-          'Scope webhooks:write (staff users and service clients). The url must be https on a host that resolves to public addresses only. Answers 201 with Location, ETag and the endpoint with its signing secret: the only answer that ever shows it.',
+          'Scope webhooks:write (staff users and service clients). The url must be https on a host that resolves to public addresses only; the apiVersion a version not retired (422). Answers 201 with Location, ETag and the endpoint with its signing secret: the only answer that ever shows it.',
         security: writeSecurity,
         body: CreateWebhookEndpointBody,
-        response: { 201: EndpointWithSecretRef, ...problems(400, 401, 403, 406, 413, 415) },
+        response: { 201: EndpointWithSecretRef, ...problems(400, 401, 403, 406, 413, 415, 422) },
       },
     },
     async function createWebhookEndpointRoute(request, reply) {
@@ -121,12 +125,12 @@ export async function webhookEndpointsRoutes(parent: FastifyInstance): Promise<v
         operationId: 'replaceWebhookEndpoint',
         summary: 'Replace a webhook endpoint (staff)',
         description:
-          'Scope webhooks:write. Complete replacement of url, enabledEvents, apiVersion, description and disabled; the url is checked again. The same body again changes nothing. If-Match honoured (strong comparison). The secret is kept: rotate it apart.',
+          'Scope webhooks:write. Complete replacement of url, enabledEvents, apiVersion, description and disabled; the url is checked again. An endpoint pinned to a retired API version is enabled only by pinning it to a later one (422). The same body again changes nothing. If-Match honoured (strong comparison). The secret is kept: rotate it apart.',
         security: writeSecurity,
         params: WebhookEndpointIdParams,
         headers: IfMatchHeaders,
         body: WebhookEndpointBody,
-        response: { 200: EndpointRef, ...problems(400, 401, 403, 404, 406, 412, 413, 415) },
+        response: { 200: EndpointRef, ...problems(400, 401, 403, 404, 406, 412, 413, 415, 422) },
       },
     },
     async function replaceWebhookEndpointRoute(request, reply) {

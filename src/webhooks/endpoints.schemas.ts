@@ -6,6 +6,8 @@ import { Id, PageParams, routeChecked, SortParam, Timestamp } from '../http/sche
 import {
   DELIVERY_STATES,
   type DeliveryState,
+  DISABLED_REASONS,
+  type DisabledReason,
   MAX_ATTEMPTS_SHOWN,
   MAX_ERROR_SHOWN,
   MAX_RESPONSE_BODY_SHOWN,
@@ -47,7 +49,14 @@ const ApiVersion = Type.Integer({
 
 const Description = Type.String({ maxLength: MAX_DESCRIPTION_LENGTH, description: 'Free text for people; orderpay does not read it.' });
 
-const Disabled = Type.Boolean({ description: 'A disabled endpoint is sent nothing until it is enabled again.' });
+const Disabled = Type.Boolean({
+  description: 'A disabled endpoint is sent nothing until it is enabled again (disabledReason says why it is).',
+});
+
+const DisabledReasonSchema = Nullable(
+  Type.Unsafe<DisabledReason>({ type: 'string', enum: [...DISABLED_REASONS] }),
+  'Why the endpoint is disabled; null while it is enabled. requested: a POST or PUT said "disabled": true. failing: every attempt failed for 5 days. api_version_retired: its apiVersion reached its sunset, and it cannot be enabled unless a PUT pins it to a later version (docs/webhooks.md, "Versions").',
+);
 
 const endpointProperties = {
   id: Id('Identifier of the webhook endpoint.'),
@@ -56,6 +65,7 @@ const endpointProperties = {
   apiVersion: ApiVersion,
   description: Description,
   disabled: Disabled,
+  disabledReason: DisabledReasonSchema,
   failingSince: Nullable(
     Timestamp('Since when every delivery attempt to the endpoint has failed.'),
     'Since when every delivery attempt has failed; null while the endpoint answers (after any success).',
@@ -65,7 +75,7 @@ const endpointProperties = {
     'Until when the secret replaced by the last rotation still signs deliveries beside the current one (24 hours after the rotation); null if the secret was never rotated.',
   ),
   createdAt: Timestamp('When the endpoint was registered.'),
-  updatedAt: Timestamp('When the endpoint last changed (a replacement, a secret rotation).'),
+  updatedAt: Timestamp('When the endpoint last changed (a replacement, a secret rotation, a disable).'),
 };
 
 export const WebhookEndpoint = Type.Object(endpointProperties, { $id: 'WebhookEndpoint', additionalProperties: false });

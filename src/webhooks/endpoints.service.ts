@@ -6,7 +6,13 @@ import { parseSortParam, planPage, toCollection, type Collection, type PageReque
 import type { Precondition } from '../core/precondition.ts';
 import { isStaffOrService, type Principal } from '../core/principal.ts';
 import type { Db, Queryable } from '../db/db.ts';
-import { assertEnabledEvents, isSameEndpoint, WEBHOOK_ENDPOINT_SORT_KEYS } from './endpoints.rules.ts';
+import {
+  assertEnabledEvents,
+  assertNotPinnedToRetired,
+  disabledReasonAfter,
+  isSameEndpoint,
+  WEBHOOK_ENDPOINT_SORT_KEYS,
+} from './endpoints.rules.ts';
 import {
   deleteWebhookEndpoint as deleteEndpointRow,
   findWebhookEndpoint,
@@ -20,10 +26,14 @@ import {
 import { generateSigningSecret, type SecretBox } from './secrets.ts';
 import { assertPublicHost, parseWebhookUrl, type UrlGuardOptions } from './url-guard.ts';
 
-/** What the endpoint use cases need besides the database: the secrets' box and the URL guard's options. */
+/**
+ * What the endpoint use cases need besides the database: the secrets' box, the URL guard's options
+ * and the API versions retired by now.
+ */
 export interface WebhookEndpointContext {
   secrets: SecretBox;
   guard: UrlGuardOptions;
+  retiredVersions(): readonly number[];
 }
 
 /** Step: only staff users and service clients manage webhooks, whatever scopes a token carries. */
@@ -98,9 +108,11 @@ export async function createWebhookEndpoint(
     description: command.description ?? '',
     disabled: command.disabled ?? false,
   };
+  assertNotPinnedToRetired(requested, undefined, context.retiredVersions());
   const fields = await checkedFields(requested, context.guard);
   const secret = generateSigningSecret();
-  const endpoint = await insertWebhookEndpoint(db, fields, await context.secrets.seal(secret));
+  const disabledReason = disabledReasonAfter(undefined, fields.disabled);
+  const endpoint = await insertWebhookEndpoint(db, { ...fields, disabledReason }, await context.secrets.seal(secret));
   return { endpoint, secret };
 }
 
@@ -124,9 +136,12 @@ export async function replaceWebhookEndpoint(
   const fields = await checkedFields(requested, context.guard);
   return db.transaction(async (tx) => {
     const endpoint = await loadWebhookEndpoint(tx, id, shownTo, true);
+    // Against the locked row, before If-Match: a refusal the request would get without its
+    // precondition comes first (RFC 9110 §13.2.1).
+    assertNotPinnedToRetired(fields, endpoint, context.retiredVersions());
     precondition?.(endpoint);
     if (isSameEndpoint(endpoint, fields)) return endpoint;
-    return updateWebhookEndpoint(tx, id, fields);
+    return updateWebhookEndpoint(tx, id, { ...fields, disabledReason: disabledReasonAfter(endpoint, fields.disabled) });
   });
 }
 

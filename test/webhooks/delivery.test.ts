@@ -396,12 +396,14 @@ describe('webhook delivery', () => {
         assert.equal(object.disabled, true);
         assert.deepEqual(object.enabledEvents, ['product.updated']);
         assert.equal(object.failingSince, row.failing_since);
+        assert.equal(object.disabledReason, 'failing');
         // The endpoint as GET /webhook-endpoints/{id} shows it (src/webhooks/endpoints.representation.ts).
         assert.deepEqual(Object.keys(object).sort(), [
           'apiVersion',
           'createdAt',
           'description',
           'disabled',
+          'disabledReason',
           'enabledEvents',
           'failingSince',
           'id',

@@ -60,6 +60,7 @@ describe('POST /webhook-endpoints', () => {
         apiVersion: version === 3 ? 3 : 2,
         description: '',
         disabled: false,
+        disabledReason: null,
         failingSince: null,
         previousSecretExpiresAt: null,
         createdAt: body.createdAt,
@@ -89,8 +90,13 @@ describe('POST /webhook-endpoints', () => {
     });
     assert.equal(res.statusCode, 201, res.body);
     const body = res.json();
-    assert.deepEqual([body.enabledEvents, body.apiVersion, body.description, body.disabled], [['*'], 1, 'Accounting system', true]);
-    assert.deepEqual(shownEndpoint((await storedEndpoint(t.db, body.id))!), shownOf(body));
+    assert.deepEqual(
+      [body.enabledEvents, body.apiVersion, body.description, body.disabled, body.disabledReason],
+      [['*'], 1, 'Accounting system', true, 'requested'],
+    );
+    const row = (await storedEndpoint(t.db, body.id))!;
+    assert.equal(row.disabledReason, 'requested');
+    assert.deepEqual(shownEndpoint(row), shownOf(body));
   });
 
   test('every endpoint gets a secret of its own', async () => {
@@ -301,6 +307,7 @@ describe('PUT /webhook-endpoints/{id}', () => {
       apiVersion: 1,
       description: 'Catalogue sync',
       disabled: true,
+      disabledReason: 'requested',
       updatedAt: row.updatedAt,
       version: 2,
     });

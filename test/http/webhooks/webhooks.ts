@@ -48,6 +48,7 @@ export interface CreatedEndpoint {
   apiVersion: number;
   description: string;
   disabled: boolean;
+  disabledReason: string | null;
   failingSince: string | null;
   previousSecretExpiresAt: string | null;
   createdAt: string;
@@ -69,6 +70,8 @@ export interface StoredEndpoint {
   apiVersion: number;
   description: string;
   disabled: boolean;
+  /** As stored: null on a disabled endpoint is the dispatcher's disable ('failing'). */
+  disabledReason: string | null;
   secret: string;
   previousSecret: string | null;
   previousSecretExpiresAt: string | null;
@@ -82,16 +85,18 @@ export async function storedEndpoint(db: Db, id: number): Promise<StoredEndpoint
   const { rows } = await db.query<StoredEndpoint>(
     `SELECT id, url, enabled_events AS "enabledEvents", api_version AS "apiVersion", description, disabled, secret,
             previous_secret AS "previousSecret", previous_secret_expires_at AS "previousSecretExpiresAt",
-            failing_since AS "failingSince", created_at AS "createdAt", updated_at AS "updatedAt", version
+            failing_since AS "failingSince", disabled_reason AS "disabledReason", created_at AS "createdAt",
+            updated_at AS "updatedAt", version
        FROM webhook_endpoints WHERE id = $1`,
     [id],
   );
   return rows[0];
 }
 
-/** The endpoint as GET shows it: the row less its secrets and version. */
+/** The endpoint as GET shows it: the row less its secrets and version, with the reason it shows. */
 export function shownEndpoint({ secret: _s, previousSecret: _p, version: _v, ...endpoint }: StoredEndpoint) {
-  return endpoint;
+  const disabledReason = endpoint.disabled ? (endpoint.disabledReason ?? 'failing') : null;
+  return { ...endpoint, disabledReason };
 }
 
 export interface StoredDelivery {
