@@ -245,7 +245,7 @@ export interface paths {
         };
         /**
          * List webhook endpoints (staff)
-         * @description Scope webhooks:read (staff users and service clients). Filter by `disabled`; sort by createdAt or id. No secrets.
+         * @description Scope webhooks:read (staff users and service clients). Filter by `disabled`; sort by createdAt or id. No secrets. Each endpoint with its health: last success and backlog, as of the read (Cache-Control: no-store).
          */
         get: operations["listWebhookEndpoints"];
         put?: never;
@@ -269,12 +269,12 @@ export interface paths {
         };
         /**
          * Get a webhook endpoint (staff)
-         * @description Scope webhooks:read. Never shows the signing secret. Carries a strong ETag; with a matching If-None-Match the answer is 304 without a body.
+         * @description Scope webhooks:read. Never shows the signing secret. Its health (lastSucceededAt, backlog) is as of the read, and answered Cache-Control: no-store. The strong ETag is the endpoint's revision, which those figures do not change: with a matching If-None-Match the answer is 304 without a body, saying the settings are unchanged.
          */
         get: operations["getWebhookEndpoint"];
         /**
          * Replace a webhook endpoint (staff)
-         * @description Scope webhooks:write. Complete replacement of url, enabledEvents, apiVersion, description and disabled; the url is checked again. An endpoint pinned to a retired API version is enabled only by pinning it to a later one (422). The same body again changes nothing. If-Match honoured (strong comparison). The secret is kept: rotate it apart.
+         * @description Scope webhooks:write. Complete replacement of url, enabledEvents, apiVersion, description and disabled; the url is checked again. An endpoint pinned to a retired API version is enabled only by pinning it to a later one (422). The same body again changes nothing. If-Match honoured (strong comparison) against the revision, which deliveries do not change. The secret is kept: rotate it apart.
          */
         put: operations["replaceWebhookEndpoint"];
         post?: never;
@@ -747,6 +747,18 @@ export interface components {
             disabledReason: ("requested" | "failing" | "api_version_retired") | null;
             /** @description Since when every delivery attempt has failed; null while the endpoint answers (after any success). */
             failingSince: string | null;
+            /** @description When an attempt last succeeded (a 2xx), to within about a second: a busy endpoint has it written once a second, not at every success. null when none is on record. A live figure, outside the ETag. */
+            lastSucceededAt: string | null;
+            /** @description The endpoint's deliveries still pending, counted when it was read: a live figure, outside the ETag. null in an event's data.object, which records the endpoint's settings, not its traffic. */
+            backlog: {
+                /**
+                 * Format: int32
+                 * @description Deliveries not yet succeeded or failed: due, being sent, or waiting for a retry.
+                 */
+                pending: number;
+                /** @description When the longest-waiting of the deliveries due now came due (its lag); null when none is due now. */
+                oldestDueAt: string | null;
+            } | null;
             /** @description Until when the secret replaced by the last rotation still signs deliveries beside the current one (24 hours after the rotation); null if the secret was never rotated. */
             previousSecretExpiresAt: string | null;
             /**
@@ -756,7 +768,7 @@ export interface components {
             createdAt: string;
             /**
              * Format: date-time
-             * @description When the endpoint last changed (a replacement, a secret rotation, a disable). RFC 3339, UTC.
+             * @description When the endpoint last changed: a replacement, a secret rotation, a disable, failingSince set or cleared; never for lastSucceededAt or backlog. RFC 3339, UTC.
              */
             updatedAt: string;
         };
@@ -794,6 +806,18 @@ export interface components {
             disabledReason: ("requested" | "failing" | "api_version_retired") | null;
             /** @description Since when every delivery attempt has failed; null while the endpoint answers (after any success). */
             failingSince: string | null;
+            /** @description When an attempt last succeeded (a 2xx), to within about a second: a busy endpoint has it written once a second, not at every success. null when none is on record. A live figure, outside the ETag. */
+            lastSucceededAt: string | null;
+            /** @description The endpoint's deliveries still pending, counted when it was read: a live figure, outside the ETag. null in an event's data.object, which records the endpoint's settings, not its traffic. */
+            backlog: {
+                /**
+                 * Format: int32
+                 * @description Deliveries not yet succeeded or failed: due, being sent, or waiting for a retry.
+                 */
+                pending: number;
+                /** @description When the longest-waiting of the deliveries due now came due (its lag); null when none is due now. */
+                oldestDueAt: string | null;
+            } | null;
             /** @description Until when the secret replaced by the last rotation still signs deliveries beside the current one (24 hours after the rotation); null if the secret was never rotated. */
             previousSecretExpiresAt: string | null;
             /**
@@ -803,7 +827,7 @@ export interface components {
             createdAt: string;
             /**
              * Format: date-time
-             * @description When the endpoint last changed (a replacement, a secret rotation, a disable). RFC 3339, UTC.
+             * @description When the endpoint last changed: a replacement, a secret rotation, a disable, failingSince set or cleared; never for lastSucceededAt or backlog. RFC 3339, UTC.
              */
             updatedAt: string;
             /** @description The signing secret (Standard Webhooks: `whsec_` and the base64 of the HMAC-SHA256 key). Shown in this answer only: store it now; it cannot be read again, only rotated. */

@@ -177,10 +177,19 @@ export async function recordDeliveryOutcome(
 
 // failingSince is part of the endpoint's representation: changing it is a new revision (ETag).
 
-/** An attempt to the endpoint succeeded: it is failing no more. */
+/**
+ * An attempt to the endpoint succeeded: it is failing no more, and it last succeeded now. A busy
+ * endpoint succeeds hundreds of times a second: its row is written only when it was failing or its
+ * last success is a second old, so lastSucceededAt is within about a second of the latest. That
+ * figure alone is no new revision (version and updated_at stay: decision 0118); ending a failure is.
+ */
 export async function markEndpointSucceeding(tx: Queryable, endpointId: number): Promise<void> {
   await tx.query(
-    'UPDATE webhook_endpoints SET failing_since = NULL, updated_at = now(), version = version + 1 WHERE id = $1 AND failing_since IS NOT NULL',
+    `UPDATE webhook_endpoints
+        SET last_succeeded_at = now(), failing_since = NULL,
+            updated_at = CASE WHEN failing_since IS NULL THEN updated_at ELSE now() END,
+            version = CASE WHEN failing_since IS NULL THEN version ELSE version + 1 END
+      WHERE id = $1 AND (failing_since IS NOT NULL OR last_succeeded_at IS NULL OR last_succeeded_at <= now() - interval '1 second')`,
     [endpointId],
   );
 }

@@ -24,6 +24,8 @@ export interface WebhookEndpointRecord extends WebhookEndpointFields {
   failingSince: string | null;
   /** Why it is disabled, as stored: null on a disabled one is the dispatcher's (shownDisabledReason). */
   disabledReason: DisabledReason | null;
+  /** A recent success, at most about a second older than the latest (set by the dispatcher). */
+  lastSucceededAt: string | null;
   createdAt: string;
   updatedAt: string;
   version: number;
@@ -32,7 +34,7 @@ export interface WebhookEndpointRecord extends WebhookEndpointFields {
 /** An endpoint's record, never its secrets (the disabled and ping events carry it). */
 export const WEBHOOK_ENDPOINT_COLUMNS = `id, url, enabled_events AS "enabledEvents", api_version AS "apiVersion", description, disabled,
   previous_secret_expires_at AS "previousSecretExpiresAt", failing_since AS "failingSince",
-  disabled_reason AS "disabledReason",
+  disabled_reason AS "disabledReason", last_succeeded_at AS "lastSucceededAt",
   created_at AS "createdAt", updated_at AS "updatedAt", version`;
 const SORT_COLUMNS: Record<WebhookEndpointSortKey, SortColumn> = {
   createdAt: { sql: 'created_at', type: 'timestamp' },

@@ -397,9 +397,13 @@ describe('webhook delivery', () => {
         assert.deepEqual(object.enabledEvents, ['product.updated']);
         assert.equal(object.failingSince, row.failing_since);
         assert.equal(object.disabledReason, 'failing');
+        // An event records the endpoint's settings, not its traffic: no backlog.
+        assert.equal(object.backlog, null);
+        assert.equal(object.lastSucceededAt, null);
         // The endpoint as GET /webhook-endpoints/{id} shows it (src/webhooks/endpoints.representation.ts).
         assert.deepEqual(Object.keys(object).sort(), [
           'apiVersion',
+          'backlog',
           'createdAt',
           'description',
           'disabled',
@@ -407,6 +411,7 @@ describe('webhook delivery', () => {
           'enabledEvents',
           'failingSince',
           'id',
+          'lastSucceededAt',
           'previousSecretExpiresAt',
           'updatedAt',
           'url',

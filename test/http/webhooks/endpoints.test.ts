@@ -62,6 +62,8 @@ describe('POST /webhook-endpoints', () => {
         disabled: false,
         disabledReason: null,
         failingSince: null,
+        lastSucceededAt: null,
+        backlog: { pending: 0, oldestDueAt: null },
         previousSecretExpiresAt: null,
         createdAt: body.createdAt,
         updatedAt: body.createdAt,
@@ -191,7 +193,8 @@ describe('GET /webhook-endpoints and GET /webhook-endpoints/{id}', () => {
     const res = await send('GET', reader, `/webhook-endpoints/${made.id}`);
     assert.equal(res.statusCode, 200, res.body);
     assert.equal(res.headers['content-type'], JSON_TYPE);
-    assert.equal(res.headers['cache-control'], 'private, no-cache');
+    // Its health is as of the read: no cache may answer with it (decision 0118).
+    assert.equal(res.headers['cache-control'], 'no-store');
     assert.equal(res.headers.vary, 'Accept');
     assert.equal(res.headers.etag, `"we${made.id}.1.v1"`);
     assert.deepEqual(res.json(), shownOf({ ...made }));
@@ -202,6 +205,7 @@ describe('GET /webhook-endpoints and GET /webhook-endpoints/{id}', () => {
       assert.equal(notModified.statusCode, 304, header);
       assert.equal(notModified.body, '');
       assert.equal(notModified.headers.etag, `"we${made.id}.1.v1"`);
+      assert.equal(notModified.headers['cache-control'], 'no-store');
     }
     const v2 = await send('GET', reader, `/v2/webhook-endpoints/${made.id}`, undefined, { 'if-none-match': `"we${made.id}.1.v1"` });
     assert.equal(v2.statusCode, 200);
@@ -220,7 +224,7 @@ describe('GET /webhook-endpoints and GET /webhook-endpoints/{id}', () => {
     const reader = await webhookStaffToken(t, ['webhooks:read']);
     const res = await send('GET', reader, '/webhook-endpoints?sort=-id&pageSize=1');
     assert.equal(res.statusCode, 200, res.body);
-    assert.equal(res.headers['cache-control'], 'private, no-cache');
+    assert.equal(res.headers['cache-control'], 'no-store');
     // A v1 request lists the endpoints pinned to v1 and v2 (one pinned to v3 is not there for it).
     const total = (await t.db.query<{ n: number }>('SELECT count(*)::int AS n FROM webhook_endpoints WHERE api_version <= 2')).rows[0]!.n;
     // Newest first by id: the next page starts after the newest endpoint, the one listed.
