@@ -27,6 +27,7 @@ import type { Failpoint } from './core/failpoints.ts';
 import { idempotencyPlugin } from './http/idempotency.ts';
 import { loadSheddingPlugin } from './http/load-shedding.ts';
 import { metricsPlugin } from './http/metrics.ts';
+import { registerWebhookBacklogGauges } from './http/business-metrics.ts';
 import { openApiPlugin } from './http/openapi.ts';
 import { registerOperationalRoutes } from './http/operational.routes.ts';
 import { problemsPlugin, sendFrameworkError } from './http/problems.ts';
@@ -60,6 +61,7 @@ import { createPaymentCompleter } from './flows/complete-payments.ts';
 import type { PaymentDriver } from './flows/settle-payment.ts';
 import { productsRoutes } from './products/products.routes.ts';
 import { Product } from './products/products.schemas.ts';
+import { selectDueDeliveries } from './webhooks/backlog.store.ts';
 import { createWebhookDispatcher } from './webhooks/dispatcher.ts';
 import { createEndpointRetirement } from './webhooks/retirement.ts';
 import { createSecretBox } from './webhooks/secrets.ts';
@@ -198,6 +200,8 @@ export async function buildApp(config: Config, db: Db, options: AppOptions = {})
   await app.register(homeRoutes, { config });
 
   if (config.servers.resource) {
+    // The webhook backlog, as the database has it at each scrape (the same figure in every process).
+    registerWebhookBacklogGauges(app.metricsRegistry, () => selectDueDeliveries(db), app.log);
     // One key for the cursors of every process of the deployment, read once here.
     const cursors = createCursorCodec(await ensureCursorKey(db));
     const now = options.now ?? systemClock;

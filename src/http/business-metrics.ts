@@ -1,5 +1,6 @@
 // What the business did, for Prometheus: payments by status and declines, refunds, idempotent
-// replays, failed sign-ins, webhook attempts by outcome, and the database connections in use. Each is counted once its
+// replays, failed sign-ins, webhook attempts by outcome, the webhook backlog, and the database
+// connections in use. Each is counted once its
 // transaction has committed (a rolled-back payment never happened; a replay is not a payment); a
 // payment or refund by the process that committed the processor's decision (src/flows/settle-payment.ts).
 import { Counter, Gauge, type Registry } from 'prom-client';
@@ -111,6 +112,52 @@ export function registerPoolGauges(registry: Registry, db: Db): void {
     registers: [registry],
     collect() {
       this.set(db.poolStats().max);
+    },
+  });
+}
+
+/** The webhook deliveries due now across enabled endpoints (src/webhooks/backlog.store.ts). */
+export interface WebhookBacklogFigures {
+  due: number;
+  oldestDueAgeSeconds: number;
+}
+
+/**
+ * The webhook backlog as the database has it at each scrape: one statement for both gauges (the
+ * registry collects them together; the second shares the first's read). The figure is the
+ * database's, the same in every process: aggregate with max, not sum. Unreadable, both are NaN.
+ */
+export function registerWebhookBacklogGauges(
+  registry: Registry,
+  readBacklog: () => Promise<WebhookBacklogFigures>,
+  log: { warn(object: object, message: string): void },
+): void {
+  let reading: Promise<WebhookBacklogFigures | undefined> | undefined;
+  const read = () => {
+    reading ??= readBacklog()
+      .catch((error: unknown) => {
+        log.warn({ err: error }, 'the webhook backlog could not be read for /metrics');
+        return undefined;
+      })
+      .finally(() => {
+        reading = undefined;
+      });
+    return reading;
+  };
+  new Gauge({
+    name: 'orderpay_webhook_deliveries_due',
+    help: 'Webhook deliveries due now (pending, their time come, being sent or not) to enabled endpoints, as the database has them at the scrape: the same in every process.',
+    registers: [registry],
+    async collect() {
+      this.set((await read())?.due ?? Number.NaN);
+    },
+  });
+  new Gauge({
+    name: 'orderpay_webhook_oldest_due_age_seconds',
+    help: 'Seconds since the oldest webhook delivery due now to an enabled endpoint came due (0 when none is): how far delivery lags.',
+    registers: [registry],
+    async collect() {
+      this.set((await read())?.oldestDueAgeSeconds ?? Number.NaN);
     },
   });
 }
