@@ -61,6 +61,7 @@ import type { PaymentDriver } from './flows/settle-payment.ts';
 import { productsRoutes } from './products/products.routes.ts';
 import { Product } from './products/products.schemas.ts';
 import { createWebhookDispatcher } from './webhooks/dispatcher.ts';
+import { startWakeUps, type WakeUps } from './webhooks/wake-ups.ts';
 import { createSecretBox } from './webhooks/secrets.ts';
 import { deliveryLogRoutes } from './webhooks/delivery-log.routes.ts';
 import { webhookEndpointsRoutes } from './webhooks/endpoints.routes.ts';
@@ -233,10 +234,11 @@ export async function buildApp(config: Config, db: Db, options: AppOptions = {})
           ),
         retryScheduleSeconds: config.webhooks.retryScheduleSeconds,
         allowPrivate: config.webhooks.allowPrivate,
+        maxRatePerEndpoint: config.webhooks.maxRatePerEndpoint,
         log: app.log.child({ job: 'deliver-webhooks' }),
         attemptTimeoutMs: options.webhookAttemptTimeoutMs,
         failpoint: options.failpoint,
-        onAttempt: (outcome) => app.businessMetrics.countWebhookAttempt(outcome),
+        onAttempt: (outcome, endpointState) => app.businessMetrics.countWebhookAttempt(outcome, endpointState),
       })
     : undefined;
   // Payments and refunds no request finished are driven on by the processes that run the API.
@@ -247,11 +249,14 @@ export async function buildApp(config: Config, db: Db, options: AppOptions = {})
       })
     : undefined;
   const scheduler = createScheduler(backgroundJobs(db, config, { webhooks: webhookDispatcher, payments: paymentCompleter }), app.log);
+  let wakeUps: WakeUps | undefined;
   app.addHook('onReady', async function startBackgroundJobs() {
     scheduler.start();
+    if (webhookDispatcher) wakeUps = startWakeUps(db, config, webhookDispatcher.wake, app.log.child({ job: 'deliver-webhooks' }));
   });
-  app.addHook('onClose', function stopBackgroundJobs() {
-    return scheduler.stop();
+  app.addHook('onClose', async function stopBackgroundJobs() {
+    await wakeUps?.close();
+    await scheduler.stop();
   });
   return app;
 }
