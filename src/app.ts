@@ -64,6 +64,7 @@ import { Product } from './products/products.schemas.ts';
 import { selectDueDeliveries } from './webhooks/backlog.store.ts';
 import { createWebhookDispatcher } from './webhooks/dispatcher.ts';
 import { createEndpointRetirement } from './webhooks/retirement.ts';
+import { startWakeUps, type WakeUps } from './webhooks/wake-ups.ts';
 import { createSecretBox } from './webhooks/secrets.ts';
 import { deliveryLogRoutes } from './webhooks/delivery-log.routes.ts';
 import { webhookEndpointsRoutes } from './webhooks/endpoints.routes.ts';
@@ -240,10 +241,11 @@ export async function buildApp(config: Config, db: Db, options: AppOptions = {})
           ),
         retryScheduleSeconds: config.webhooks.retryScheduleSeconds,
         allowPrivate: config.webhooks.allowPrivate,
+        maxRatePerEndpoint: config.webhooks.maxRatePerEndpoint,
         log: app.log.child({ job: 'deliver-webhooks' }),
         attemptTimeoutMs: options.webhookAttemptTimeoutMs,
         failpoint: options.failpoint,
-        onAttempt: (outcome) => app.businessMetrics.countWebhookAttempt(outcome),
+        onAttempt: (outcome, endpointState) => app.businessMetrics.countWebhookAttempt(outcome, endpointState),
       })
     : undefined;
   // Payments and refunds no request finished are driven on by the processes that run the API.
@@ -266,14 +268,17 @@ export async function buildApp(config: Config, db: Db, options: AppOptions = {})
     backgroundJobs(db, config, { webhooks: webhookDispatcher, payments: paymentCompleter, endpointRetirement }),
     app.log,
   );
+  let wakeUps: WakeUps | undefined;
   app.addHook('onReady', async function startBackgroundJobs() {
     await endpointRetirement?.disableRetiredEndpoints().catch((error: unknown) => {
       app.log.warn({ err: error, job: 'disable-retired-webhook-endpoints' }, 'background job failed');
     });
     scheduler.start();
+    if (webhookDispatcher) wakeUps = startWakeUps(db, config, webhookDispatcher.wake, app.log.child({ job: 'deliver-webhooks' }));
   });
-  app.addHook('onClose', function stopBackgroundJobs() {
-    return scheduler.stop();
+  app.addHook('onClose', async function stopBackgroundJobs() {
+    await wakeUps?.close();
+    await scheduler.stop();
   });
   return app;
 }

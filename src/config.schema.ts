@@ -321,7 +321,15 @@ export const EnvironmentSchema = Type.Object({
     minimum: 10,
     maximum: 60_000,
     default: 1000,
-    description: 'How often each process looks for webhook deliveries that are due.',
+    description:
+      'How often each process looks for webhook deliveries that are due, besides being woken when events are committed ([docs/webhooks.md](docs/webhooks.md#delivery)): retries come due by this poll.',
+  }),
+  ORDERPAY_WEBHOOKS_MAX_RATE: Type.Integer({
+    minimum: 1,
+    maximum: 100_000,
+    default: 1000,
+    description:
+      'Deliveries sent to one webhook endpoint per second at most, across every process: protects a receiver that answers each request fast but cannot take a flood ([docs/webhooks.md](docs/webhooks.md#delivery)).',
   }),
   ORDERPAY_METRICS_PORT: Type.Optional(
     Type.Integer({

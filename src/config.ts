@@ -113,6 +113,8 @@ export interface WebhooksConfig {
   /** Base64 AES-256 key for the signing secrets at rest; undefined: one kept in the database. */
   readonly secretKey: string | undefined;
   readonly pollIntervalMs: number;
+  /** Deliveries sent to one endpoint per second at most, across every process. */
+  readonly maxRatePerEndpoint: number;
 }
 
 /** Where /metrics is served and who may read it (docs/deploy.md, "Health, metrics, logs"). */
@@ -443,6 +445,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       retryScheduleSeconds: Object.freeze(vars.ORDERPAY_WEBHOOKS_RETRY_SCHEDULE.split(',').map(Number)),
       secretKey: vars.ORDERPAY_WEBHOOKS_SECRET_KEY,
       pollIntervalMs: vars.ORDERPAY_WEBHOOKS_POLL_INTERVAL_MS,
+      maxRatePerEndpoint: vars.ORDERPAY_WEBHOOKS_MAX_RATE,
     },
     payments: {
       processor: vars.ORDERPAY_PAYMENT_PROCESSOR ?? (vars.NODE_ENV === 'production' ? undefined : 'simulator'),

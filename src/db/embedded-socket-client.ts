@@ -11,7 +11,7 @@ import {
   type SocketRequest,
   type SocketResponse,
 } from './embedded-socket-frames.ts';
-import { flushOutbox, openOutbox } from './outbox.ts';
+import { flushOutbox, openOutbox, outboxCommitted } from './outbox.ts';
 import { createSerialQueue, serialPoolStats } from './serial-queue.ts';
 
 /** Connects to the server's socket; undefined when no server listens there. */
@@ -84,6 +84,7 @@ export async function connectEmbeddedDatabase(dataDir: string): Promise<Db | und
           const result = await fn(remote);
           await flushOutbox(remote);
           await call({ op: 'commit' });
+          outboxCommitted(remote);
           return result;
         } catch (error) {
           await call({ op: 'rollback' }).catch(() => undefined);

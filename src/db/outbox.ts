@@ -17,10 +17,14 @@ export interface OutboxEvent {
 }
 
 const outboxes = new WeakMap<Queryable, OutboxEvent[]>();
+/** Transactions whose outbox was taken with events in it: once they commit, the dispatchers are told. */
+const wroteEvents = new WeakSet<Queryable>();
+const committedListeners = new Set<() => void>();
 
 /** Db.transaction: the events of this transaction, until its end. */
 export function openOutbox(tx: Queryable): void {
   outboxes.set(tx, []);
+  wroteEvents.delete(tx);
 }
 
 /** Defers the event to the end of tx's transaction; false when tx has no outbox (write it now). */
@@ -34,7 +38,10 @@ export function deferToOutbox(tx: Queryable, event: OutboxEvent): boolean {
 /** The events tx recorded and no statement has written yet; the outbox is empty afterwards. */
 export function takeOutbox(tx: Queryable): OutboxEvent[] {
   const events = outboxes.get(tx) ?? [];
-  if (events.length > 0) outboxes.set(tx, []);
+  if (events.length > 0) {
+    outboxes.set(tx, []);
+    wroteEvents.add(tx);
+  }
   return events;
 }
 
@@ -71,4 +78,20 @@ export async function writeEvents(tx: Queryable, events: readonly OutboxEvent[])
 /** Db.transaction, just before COMMIT. */
 export function flushOutbox(tx: Queryable): Promise<void> {
   return writeEvents(tx, takeOutbox(tx));
+}
+
+/**
+ * Db.transaction, just after COMMIT: when tx wrote events, the listeners are told (the webhook
+ * dispatcher of this process wakes at once, and wakes the others: src/webhooks/wake-ups.ts). A
+ * hint only: a process told nothing still finds the work when it next polls.
+ */
+export function outboxCommitted(tx: Queryable): void {
+  if (!wroteEvents.delete(tx)) return;
+  for (const listener of committedListeners) listener();
+}
+
+/** Calls listener after each commit of a transaction that wrote events, in this process; returns how to stop. */
+export function onEventsCommitted(listener: () => void): () => void {
+  committedListeners.add(listener);
+  return () => committedListeners.delete(listener);
 }

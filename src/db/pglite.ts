@@ -4,7 +4,7 @@ import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { lockDataDir } from './data-dir-lock.ts';
-import { flushOutbox, openOutbox } from './outbox.ts';
+import { flushOutbox, openOutbox, outboxCommitted } from './outbox.ts';
 import { createSerialQueue, serialPoolStats } from './serial-queue.ts';
 import { OID, parseInt8, parseTimestamptz, type Db, type Queryable, type QueryResult } from './db.ts';
 
@@ -55,6 +55,7 @@ export async function openPglite(dataDir: string): Promise<Db> {
           const result = await fn(tx);
           await flushOutbox(tx);
           await pg.exec('COMMIT');
+          outboxCommitted(tx);
           return result;
         } catch (error) {
           await pg.exec('ROLLBACK');

@@ -1,7 +1,7 @@
 // PostgreSQL over node-postgres, with explicit timeouts: pg waits forever by default.
 import { createHash } from 'node:crypto';
 import pg from 'pg';
-import { flushOutbox, openOutbox } from './outbox.ts';
+import { flushOutbox, openOutbox, outboxCommitted } from './outbox.ts';
 import type { Config } from '../config.ts';
 import { describeConnectFailure } from './connect-failure.ts';
 import { OID, parseInt8, parseTimestamptz, type Db, type Queryable } from './db.ts';
@@ -147,6 +147,7 @@ export async function openPostgres(url: string, options: PostgresOptions): Promi
         const result = await fn(tx);
         await flushOutbox(tx);
         await client.query('COMMIT');
+        outboxCommitted(tx);
         return result;
       } catch (error) {
         try {

@@ -14,6 +14,8 @@ type SignInFailure = 'refused' | 'blocked' | 'unavailable';
 
 /** What a webhook attempt made of its delivery: delivered, to be tried again, or failed for good. */
 type WebhookAttemptOutcome = 'succeeded' | 'retrying' | 'failed';
+/** How the endpoint stood when the attempt was claimed (src/webhooks/deliveries.rules.ts endpointState). */
+type WebhookEndpointState = 'healthy' | 'failing' | 'probing';
 
 export interface BusinessMetrics {
   /** A payment the processor decided, once the decision has committed. */
@@ -24,7 +26,7 @@ export interface BusinessMetrics {
   /** A request answered with a stored response (Idempotent-Replayed) instead of being performed again. */
   countReplay(labels: { method: string; route: string }): void;
   /** A webhook attempt, once recorded. */
-  countWebhookAttempt(outcome: WebhookAttemptOutcome): void;
+  countWebhookAttempt(outcome: WebhookAttemptOutcome, endpointState: WebhookEndpointState): void;
 }
 
 export function createBusinessMetrics(registry: Registry): BusinessMetrics {
@@ -60,15 +62,17 @@ export function createBusinessMetrics(registry: Registry): BusinessMetrics {
   });
   const webhookAttempts = new Counter({
     name: 'orderpay_webhook_attempts_total',
-    help: 'Webhook delivery attempts recorded, by what each made of its delivery: succeeded (a 2xx), retrying (failed, to be tried again on the schedule) or failed (failed, the schedule used up).',
-    labelNames: ['outcome'],
+    help: 'Webhook delivery attempts recorded, by what each made of its delivery: succeeded (a 2xx), retrying (failed, to be tried again on the schedule) or failed (failed, the schedule used up); and by how its endpoint stood when it was sent: healthy (its last attempt succeeded), failing (its last attempts failed: one attempt at a time) or probing (its circuit was open: the attempt after the pause).',
+    labelNames: ['outcome', 'endpoint_state'],
     registers: [registry],
   });
   // Known label values start at 0, so that rate() and alerts see a series before the first event.
   for (const status of ['succeeded', 'declined', 'canceled']) payments.inc({ status }, 0);
   for (const cause of ['refund', 'cancellation']) refunds.inc({ cause }, 0);
   for (const reason of ['refused', 'blocked', 'unavailable']) signInFailures.inc({ reason }, 0);
-  for (const outcome of ['succeeded', 'retrying', 'failed']) webhookAttempts.inc({ outcome }, 0);
+  for (const outcome of ['succeeded', 'retrying', 'failed']) {
+    for (const endpoint_state of ['healthy', 'failing', 'probing']) webhookAttempts.inc({ outcome, endpoint_state }, 0);
+  }
   return {
     countPayment({ status, declineCode }) {
       payments.inc({ status });
@@ -77,7 +81,7 @@ export function createBusinessMetrics(registry: Registry): BusinessMetrics {
     countRefund: (cause) => refunds.inc({ cause }),
     countSignInFailure: (reason) => signInFailures.inc({ reason }),
     countReplay: (labels) => replays.inc(labels),
-    countWebhookAttempt: (outcome) => webhookAttempts.inc({ outcome }),
+    countWebhookAttempt: (outcome, endpointState) => webhookAttempts.inc({ outcome, endpoint_state: endpointState }),
   };
 }
 

@@ -1,21 +1,24 @@
 // Recording a webhook attempt (docs/webhooks.md "Delivery"): the attempt, what it made of its
-// delivery and the endpoint's health, in one transaction, the answer made text the log can hold
-// (deliveries.rules.ts attemptRecord). When that still fails, for any reason but an unreachable
-// database, the attempt is recorded as failed without its answer: the schedule goes on, rather than
-// the lease running out and the delivery being sent again. Only an unreachable database leaves an
-// attempt to its lease; the next claim counts it lost (deliveries.store.ts leaseDueDeliveries).
-import type { Db, Queryable } from '../db/db.ts';
+// delivery and the endpoint's health, in one statement (one round trip: the dispatcher records
+// hundreds per second), the answer made text the log can hold (deliveries.rules.ts attemptRecord).
+// When that still fails, for any reason but an unreachable database, the attempt is recorded as
+// failed without its answer: the schedule goes on, rather than the lease running out and the
+// delivery being sent again. Only an unreachable database leaves an attempt to its lease; the next
+// claim counts it lost (deliveries.store.ts leaseDueDeliveries). An endpoint failing for 5 days is
+// disabled by a transaction after the statement (a process stopped between leaves it to the next
+// failure).
+import type { Db } from '../db/db.ts';
 import { databaseFailure } from '../db/sqlstate.ts';
 import { recordEvent } from '../events/events.store.ts';
-import { type AttemptRecord, attemptRecord, type DeliveryVerdict, judgeAttempt, shouldDisableEndpoint } from './deliveries.rules.ts';
 import {
-  type ClaimedDelivery,
-  disableEndpoint,
-  insertAttempt,
-  markEndpointFailing,
-  markEndpointSucceeding,
-  recordDeliveryOutcome,
-} from './deliveries.store.ts';
+  type AttemptRecord,
+  attemptRecord,
+  CIRCUIT,
+  type DeliveryVerdict,
+  judgeAttempt,
+  shouldDisableEndpoint,
+} from './deliveries.rules.ts';
+import { type ClaimedDelivery, disableEndpoint, type EndpointEffect, recordAttemptOutcome } from './deliveries.store.ts';
 import type { SendResult } from './sender.ts';
 
 /** Recording is tried this many times while the database is unreachable (it may be restarting) before the attempt is left to its lease. */
@@ -31,6 +34,11 @@ export interface RecordedAttempt {
   verdict: DeliveryVerdict;
 }
 
+const endpointDelivery = (delivery: ClaimedDelivery) => ({
+  id: delivery.id,
+  attempts: delivery.attempts,
+  endpointId: delivery.endpoint.id,
+});
 const isUnreachable = (error: unknown) => databaseFailure(error)?.code === 'SERVICE_UNAVAILABLE';
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms).unref());
 
@@ -53,32 +61,51 @@ export type AttemptRecorder = (
 ) => Promise<RecordedAttempt | undefined>;
 
 export function createAttemptRecorder({ db, log, retryScheduleSeconds, isStopping }: AttemptRecorderOptions): AttemptRecorder {
-  /** The attempt and its outcome, in one transaction; the endpoint's health with them. */
+  /** The attempt, its outcome and the endpoint's health; then, if it is failing for long enough, the endpoint disabled. */
   async function recordAttempt(
-    tx: Queryable,
     delivery: ClaimedDelivery,
     { record, verdict }: RecordedAttempt,
-    permanent: boolean,
+    { permanent, timedOut }: { permanent?: boolean; timedOut?: boolean },
   ): Promise<void> {
-    await insertAttempt(tx, delivery.id, record);
-    await recordDeliveryOutcome(tx, delivery, verdict);
-    if (verdict.state === 'succeeded') return markEndpointSucceeding(tx, delivery.endpoint.id);
     // A body too large to send says nothing of the endpoint.
-    if (permanent) return;
-    const { failingSince, now } = await markEndpointFailing(tx, delivery.endpoint.id);
-    if (!shouldDisableEndpoint(failingSince, new Date(now))) return;
-    const disabled = await disableEndpoint(tx, delivery.endpoint.id);
-    if (!disabled) return;
-    // Disabled first: the event goes to every other endpoint subscribed, not to this one.
-    await recordEvent(tx, 'webhook_endpoint.disabled', disabled);
-    log.warn({ endpointId: disabled.id, failingSince }, 'webhook endpoint disabled: every attempt to it has failed for 5 days');
+    const effect: EndpointEffect =
+      verdict.state === 'succeeded'
+        ? { kind: 'succeeded' }
+        : permanent
+          ? { kind: 'none' }
+          : { kind: 'failed', timedOut: timedOut === true };
+    const { failure } = await retrying(() => recordAttemptOutcome(db, endpointDelivery(delivery), record, verdict, effect, CIRCUIT));
+    if (!failure) return;
+    if (failure.circuitOpenUntil !== null && failure.consecutiveFailures >= CIRCUIT.threshold) {
+      log.warn(
+        { endpointId: delivery.endpoint.id, consecutiveFailures: failure.consecutiveFailures, pausedUntil: failure.circuitOpenUntil },
+        'webhook endpoint paused: its attempts failed in a row; one attempt when the pause ends',
+      );
+    }
+    if (shouldDisableEndpoint(failure.failingSince, new Date(failure.now)))
+      await disableFailingEndpoint(delivery.endpoint.id, failure.failingSince);
   }
 
-  /** Commits `write`, tried again while the database is unreachable; any other failure is thrown at once (it would recur). */
-  async function commit(write: (tx: Queryable) => Promise<void>): Promise<void> {
+  /** Disables the endpoint with its event; a failure is logged and left to the endpoint's next failed attempt. */
+  async function disableFailingEndpoint(endpointId: number, failingSince: string | null): Promise<void> {
+    try {
+      const disabled = await db.transaction(async (tx) => {
+        const endpoint = await disableEndpoint(tx, endpointId);
+        // Disabled first: the event goes to every other endpoint subscribed, not to this one.
+        if (endpoint) await recordEvent(tx, 'webhook_endpoint.disabled', endpoint);
+        return endpoint;
+      });
+      if (disabled) log.warn({ endpointId, failingSince }, 'webhook endpoint disabled: every attempt to it has failed for 5 days');
+    } catch (error) {
+      log.error({ err: error, endpointId }, 'webhook endpoint could not be disabled: tried again at its next failed attempt');
+    }
+  }
+
+  /** Runs write, again while the database is unreachable; any other failure is thrown at once (it would recur). */
+  async function retrying<T>(write: () => Promise<T>): Promise<T> {
     for (let tries = 1; ; tries++) {
       try {
-        return await db.transaction(write);
+        return await write();
       } catch (error) {
         if (!isUnreachable(error) || isStopping() || tries >= RECORD_TRIES) throw error;
         await pause(RECORD_RETRY_PAUSE_MS * tries);
@@ -94,7 +121,7 @@ export function createAttemptRecorder({ db, log, retryScheduleSeconds, isStoppin
       verdict: judgeAttempt(result, delivery.attempts, retryScheduleSeconds),
     };
     try {
-      await commit((tx) => recordAttempt(tx, delivery, attempt, result.permanent ?? false));
+      await recordAttempt(delivery, attempt, result);
       return attempt;
     } catch (error) {
       if (isUnreachable(error)) return leftToLease(error);
@@ -105,9 +132,8 @@ export function createAttemptRecorder({ db, log, retryScheduleSeconds, isStoppin
       verdict: judgeAttempt({ permanent: result.permanent }, delivery.attempts, retryScheduleSeconds),
     };
     try {
-      await commit(async (tx) => {
-        await insertAttempt(tx, delivery.id, failed.record);
-        await recordDeliveryOutcome(tx, delivery, failed.verdict);
+      await retrying(async () => {
+        await recordAttemptOutcome(db, endpointDelivery(delivery), failed.record, failed.verdict, { kind: 'none' }, CIRCUIT);
       });
       return failed;
     } catch (error) {

@@ -7,6 +7,41 @@ import { MAX_ERROR_SHOWN } from './endpoints.rules.ts';
 /** An attempt gets this long, connecting included, to answer with a 2xx. */
 export const ATTEMPT_TIMEOUT_MS = 10_000;
 
+/** The shortest an endpoint's attempt timeout shrinks to (or ATTEMPT_TIMEOUT_MS's configured value, when shorter). */
+export const MIN_ATTEMPT_TIMEOUT_MS = 2_000;
+
+/**
+ * An endpoint's attempt timeout: the configured one, halved for each attempt in a row that timed
+ * out, down to MIN_ATTEMPT_TIMEOUT_MS. A receiver that hangs costs its own slot for less and
+ * less; one answer in time (any status) restores the whole timeout.
+ */
+export function endpointAttemptTimeoutMs(configuredMs: number, consecutiveTimeouts: number): number {
+  const floor = Math.min(configuredMs, MIN_ATTEMPT_TIMEOUT_MS);
+  return Math.max(floor, Math.round(configuredMs / 2 ** Math.min(consecutiveTimeouts, 16)));
+}
+
+/**
+ * The circuit breaker of an endpoint (record 0120): once THRESHOLD attempts to it have failed in a
+ * row it gets none for BASE_PAUSE_MS, then one (a probe); each further failure doubles the pause,
+ * up to MAX_PAUSE_MS. Its deliveries wait, due, without using up their attempts; one success
+ * closes the circuit.
+ */
+export const CIRCUIT = { threshold: 5, basePauseMs: 5_000, maxPauseMs: 5 * 60_000 } as const;
+
+/** How long an endpoint gets no attempt after `failures` in a row (0: the circuit is closed). */
+export function circuitPauseMs(failures: number, circuit: typeof CIRCUIT = CIRCUIT): number {
+  if (failures < circuit.threshold) return 0;
+  return Math.min(circuit.basePauseMs * 2 ** (failures - circuit.threshold), circuit.maxPauseMs);
+}
+
+/** How the endpoint stood when an attempt to it was claimed, for the metrics: every attempt since its last success failed, and how many. */
+export type EndpointState = 'healthy' | 'failing' | 'probing';
+
+export function endpointState(consecutiveFailures: number, circuit: typeof CIRCUIT = CIRCUIT): EndpointState {
+  if (consecutiveFailures === 0) return 'healthy';
+  return consecutiveFailures < circuit.threshold ? 'failing' : 'probing';
+}
+
 /** Each wait of the schedule is stretched or shrunk by up to this fraction, at random. */
 export const RETRY_JITTER = 0.1;
 

@@ -1,24 +1,41 @@
-// The webhook delivery engine (docs/webhooks.md "Delivery"): on each tick it claims the deliveries
+// The webhook delivery engine (docs/webhooks.md "Delivery", record 0120): it claims the deliveries
 // that are due, as many as it has room for, in one short transaction that leases them; sends each
 // outside any transaction; and records the attempt and its outcome in a second one
 // (attempt-recorder.ts: whatever the receiver answered can be recorded, and an attempt that still
 // cannot be is recorded as failed). A process that dies between the two leaves the lease to run
 // out: the delivery is claimed and sent again (at least once, with the same webhook-id), never more
-// often than the retry schedule says. Bounded: MAX_IN_FLIGHT attempts per process, and
-// MAX_IN_FLIGHT_PER_ENDPOINT per endpoint across every process, so a slow or dead endpoint holds
-// up only its own deliveries. Every failed attempt is one warn line.
+// often than the retry schedule says.
+// It looks for work when told there may be some (wake: events committed, here or in another
+// process, src/webhooks/wake-ups.ts), on every poll, and again as soon as an attempt ends while the
+// last claim filled all the room it had: a backlog drains as fast as the receivers answer.
+// Bounded: MAX_IN_FLIGHT attempts per process, MAX_IN_FLIGHT_PER_ENDPOINT per endpoint across every
+// process, one at a time to an endpoint whose last attempt failed (and none while its circuit is
+// open), and at most FAILING_SLOTS of a process's attempts to such endpoints: an endpoint that
+// hangs or fails costs its own deliveries time, never a healthy endpoint its slots. Every failed
+// attempt is one warn line.
 import type { Db } from '../db/db.ts';
 import { createAttemptRecorder, type RecordedAttempt } from './attempt-recorder.ts';
-import { ATTEMPT_TIMEOUT_MS, failureReason, LOGGED_EXCERPT_LENGTH, MAX_PAYLOAD_BYTES, maxAttempts } from './deliveries.rules.ts';
-import { type ClaimedDelivery, leaseDueDeliveries, lockEndpointsWithDueDeliveries } from './deliveries.store.ts';
+import {
+  ATTEMPT_TIMEOUT_MS,
+  endpointAttemptTimeoutMs,
+  type EndpointState,
+  endpointState,
+  failureReason,
+  LOGGED_EXCERPT_LENGTH,
+  MAX_PAYLOAD_BYTES,
+  maxAttempts,
+} from './deliveries.rules.ts';
+import { type ClaimableEndpoint, type ClaimedDelivery, leaseDueDeliveries, lockEndpointsWithDueDeliveries } from './deliveries.store.ts';
 import type { SecretBox } from './secrets.ts';
 import { type SendResult, sendWebhook } from './sender.ts';
 import { webhookHeaders } from './signature.ts';
 
 /** Attempts in flight in one process. */
-const MAX_IN_FLIGHT = 16;
-/** Attempts in flight to one endpoint, across every process (unexpired leases). */
-const MAX_IN_FLIGHT_PER_ENDPOINT = 4;
+const MAX_IN_FLIGHT = 64;
+/** Of those, attempts to endpoints whose last attempt failed: the rest are always there for healthy ones. */
+const FAILING_SLOTS = 16;
+/** Attempts in flight to one healthy endpoint, across every process (unexpired leases). */
+const MAX_IN_FLIGHT_PER_ENDPOINT = 8;
 /** A claim holds its delivery this long: well beyond an attempt, so only a dead process loses it. */
 const LEASE_MS = 60_000;
 const USER_AGENT = 'orderpay-webhooks/1';
@@ -55,19 +72,25 @@ export interface WebhookDispatcherOptions {
   retryScheduleSeconds: readonly number[];
   /** config.webhooks.allowPrivate. */
   allowPrivate: boolean;
+  /** config.webhooks.maxRatePerEndpoint: deliveries claimed per endpoint per second, across every process. */
+  maxRatePerEndpoint: number;
   log: DispatcherLog;
   /** The deadline of an attempt (default ATTEMPT_TIMEOUT_MS, 10 s; tests shorten it). */
   attemptTimeoutMs?: number;
   failpoint?: WebhookFailpoint;
-  onAttempt?(outcome: AttemptOutcome): void;
+  /** After each recorded attempt: what it made of its delivery, and how its endpoint stood when it was claimed. */
+  onAttempt?(outcome: AttemptOutcome, endpoint: EndpointState): void;
 }
 
 export interface WebhookDispatcher {
   /**
-   * One tick: claims the due deliveries there is room for and starts their attempts. Resolves
-   * once they are claimed, not sent: a slow endpoint never holds up the next tick.
+   * One poll: claims the due deliveries there is room for and starts their attempts, and claims
+   * again while each claim fills its room. Resolves once they are claimed, not sent: a slow
+   * endpoint never holds up the next poll. Resolves with the number of attempts started.
    */
   dispatchDue(): Promise<number>;
+  /** There may be new work (events committed): a poll now, or right after the one running. */
+  wake(): void;
   /**
    * Claims nothing more, and waits for the attempts in flight to be recorded, at most the attempt
    * timeout: one still unrecorded then is left to its lease.
@@ -115,7 +138,7 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions): Webh
       url: delivery.endpoint.url,
       headers: { 'content-type': 'application/json', 'user-agent': USER_AGENT, ...webhookHeaders(message, secrets) },
       body,
-      timeoutMs: attemptTimeoutMs,
+      timeoutMs: endpointAttemptTimeoutMs(attemptTimeoutMs, delivery.endpoint.consecutiveTimeouts),
       allowPrivate: options.allowPrivate,
     });
   }
@@ -175,39 +198,101 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions): Webh
     const recorded = await record(delivery, result);
     if (!recorded) return;
     logAttempt(delivery, recorded);
-    options.onAttempt?.(recorded.verdict.state === 'pending' ? 'retrying' : recorded.verdict.state);
+    const outcome = recorded.verdict.state === 'pending' ? 'retrying' : recorded.verdict.state;
+    options.onAttempt?.(outcome, endpointState(delivery.endpoint.consecutiveFailures));
+  }
+
+  let failingInFlight = 0;
+  /** Set when there may be due deliveries not yet claimed: a wake, a poll, an attempt ended, or a claim that filled its room. */
+  let moreDue = false;
+  let claiming: Promise<number> | undefined;
+
+  /** The endpoints of a claim: every healthy one, and failing ones while their share of the slots lasts. */
+  function withinShares(endpoints: readonly ClaimableEndpoint[]): number[] {
+    let failingRoom = FAILING_SLOTS - failingInFlight;
+    return endpoints.filter((endpoint) => !endpoint.failing || failingRoom-- > 0).map((endpoint) => endpoint.id);
+  }
+
+  function start(delivery: ClaimedDelivery): void {
+    const failing = delivery.endpoint.consecutiveFailures > 0;
+    if (failing) failingInFlight++;
+    const running = attempt(delivery).catch((error: unknown) =>
+      log.warn({ err: error, deliveryId: delivery.id }, 'webhook attempt abandoned: the delivery is sent again when its lease runs out'),
+    );
+    inFlight.add(running);
+    void running.finally(() => {
+      inFlight.delete(running);
+      if (failing) failingInFlight--;
+      // A slot is free, and the endpoint may have more due than its cap let the claim take: look now, not at the next poll.
+      wake();
+    });
+  }
+
+  /** One claim of as many due deliveries as there is room for, their attempts started. Whether it filled its room. */
+  async function claimOnce(): Promise<{ started: number; full: boolean }> {
+    const room = MAX_IN_FLIGHT - inFlight.size;
+    const claimed = await db.transaction(async (tx) => {
+      const endpoints = await lockEndpointsWithDueDeliveries(tx, room, MAX_IN_FLIGHT_PER_ENDPOINT, options.maxRatePerEndpoint);
+      const endpointIds = withinShares(endpoints);
+      if (endpointIds.length === 0) return [];
+      return leaseDueDeliveries(tx, endpointIds, {
+        limit: room,
+        perEndpoint: MAX_IN_FLIGHT_PER_ENDPOINT,
+        maxRate: options.maxRatePerEndpoint,
+        leaseMs: LEASE_MS,
+        maxAttempts: maxAttempts(options.retryScheduleSeconds),
+      });
+    });
+    let started = 0;
+    for (const delivery of claimed) {
+      logClaim(delivery);
+      if (delivery.usedUp) continue;
+      start(delivery);
+      started++;
+    }
+    return { started, full: claimed.length >= room };
+  }
+
+  /** Claims while there may be more due and room to take it. */
+  async function claimLoop(): Promise<number> {
+    let started = 0;
+    while (moreDue && !stopping && inFlight.size < MAX_IN_FLIGHT) {
+      moreDue = false;
+      const claim = await claimOnce();
+      started += claim.started;
+      if (claim.full) moreDue = true;
+    }
+    return started;
+  }
+
+  /** The claim loop, one at a time per process: a caller while it runs gets the running one (which sees moreDue). */
+  function claimWhileDue(): Promise<number> {
+    claiming ??= claimLoop().finally(() => {
+      claiming = undefined;
+    });
+    return claiming;
+  }
+
+  function wake(): void {
+    if (stopping) return;
+    moreDue = true;
+    void claimWhileDue().catch((error: unknown) =>
+      log.warn({ err: error }, 'looking for webhook deliveries failed: the next poll looks again'),
+    );
   }
 
   return {
     async dispatchDue() {
-      const room = MAX_IN_FLIGHT - inFlight.size;
-      if (stopping || room <= 0) return 0;
-      const claimed = await db.transaction(async (tx) => {
-        const endpointIds = await lockEndpointsWithDueDeliveries(tx, room, MAX_IN_FLIGHT_PER_ENDPOINT);
-        if (endpointIds.length === 0) return [];
-        return leaseDueDeliveries(tx, endpointIds, {
-          limit: room,
-          perEndpoint: MAX_IN_FLIGHT_PER_ENDPOINT,
-          leaseMs: LEASE_MS,
-          maxAttempts: maxAttempts(options.retryScheduleSeconds),
-        });
-      });
-      for (const delivery of claimed) {
-        logClaim(delivery);
-        if (delivery.usedUp) continue;
-        const running = attempt(delivery).catch((error: unknown) =>
-          log.warn(
-            { err: error, deliveryId: delivery.id },
-            'webhook attempt abandoned: the delivery is sent again when its lease runs out',
-          ),
-        );
-        inFlight.add(running);
-        void running.finally(() => inFlight.delete(running));
-      }
-      return claimed.filter((delivery) => !delivery.usedUp).length;
+      if (stopping) return 0;
+      moreDue = true;
+      // A claim under way ends before this poll's: its count is not this poll's.
+      if (claiming) await claiming.catch(() => undefined);
+      return claimWhileDue();
     },
+    wake,
     async stop() {
       stopping = true;
+      await claiming?.catch(() => undefined);
       await Promise.race([Promise.all(inFlight), pause(attemptTimeoutMs)]);
     },
   };

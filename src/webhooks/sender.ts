@@ -1,8 +1,10 @@
-// One attempt to deliver a webhook: a POST over node:http/https on a connection of its own, to the
-// addresses its host resolves to at this moment, checked by the URL guard (DNS rebinding); no
-// redirect is followed; the whole attempt, connecting included, has one deadline; of the response,
-// only its status and the first KiB of its body are kept (as bytes: deliveries.rules.ts makes them
-// text the delivery log can hold), and no more than a few KiB are read.
+// One attempt to deliver a webhook: a POST over node:http/https to the addresses its host resolves
+// to, checked by the URL guard (DNS rebinding) whenever a connection is opened; connections are kept
+// alive and reused by the next attempts to the same origin (a receiver answering in a millisecond
+// is not made to wait for a handshake each time), one pool per process; no redirect is followed;
+// the whole attempt, connecting included, has one deadline; of the response, only its status and
+// the first KiB of its body are kept (as bytes: deliveries.rules.ts makes them text the delivery
+// log can hold), and no more than a few KiB are read.
 import http from 'node:http';
 import https from 'node:https';
 import { isIP } from 'node:net';
@@ -13,6 +15,17 @@ import { guardedLookup, parseWebhookUrl, RefusedAddressError, refusedAddressReas
 export const RESPONSE_BODY_KEPT_BYTES = 1024;
 /** A response body is read up to this much, then the connection is closed. */
 const RESPONSE_READ_CAP_BYTES = 16 * 1024;
+/** An idle kept-alive connection is closed after this long (receivers commonly close theirs after 5–60 s). */
+const IDLE_CONNECTION_MS = 4_000;
+/** Connections per origin: above the dispatcher's attempts in flight per endpoint, so never the limit. */
+const CONNECTIONS_PER_ORIGIN = 32;
+
+// Kept-alive connections, per process. The address guard runs in each connection's lookup (the
+// request's `lookup`), so a reused connection is one to an address that was checked.
+const agents = {
+  'http:': new http.Agent({ keepAlive: true, maxSockets: CONNECTIONS_PER_ORIGIN, timeout: IDLE_CONNECTION_MS, scheduling: 'lifo' }),
+  'https:': new https.Agent({ keepAlive: true, maxSockets: CONNECTIONS_PER_ORIGIN, timeout: IDLE_CONNECTION_MS, scheduling: 'lifo' }),
+};
 
 export interface WebhookRequest {
   url: string;
@@ -29,6 +42,8 @@ export interface SendResult {
   /** The first RESPONSE_BODY_KEPT_BYTES of the response body, as received. */
   responseBody?: Buffer;
   error?: string;
+  /** No response came before the deadline (error says so too). */
+  timedOut?: boolean;
   durationMs: number;
 }
 
@@ -57,15 +72,27 @@ function describeError(error: Error & { code?: string }): string {
 }
 
 /** Sends the request once; never throws: every failure is a result with its error. */
-export function sendWebhook(request: WebhookRequest): Promise<SendResult> {
+export async function sendWebhook(request: WebhookRequest): Promise<SendResult> {
   const started = performance.now();
   const elapsed = () => Math.round(performance.now() - started);
   const refused = refusedUrlReason(request.url, request.allowPrivate);
-  if (refused) return Promise.resolve({ error: refused, durationMs: elapsed() });
+  if (refused) return { error: refused, durationMs: elapsed() };
+  const first = await sendOnce(request, request.timeoutMs);
+  // A kept-alive connection the receiver closed as the request went out: the request never reached
+  // it (RFC 9112 §9.3.1), so it is sent once more on a new connection, within the same deadline.
+  const rest = request.timeoutMs - elapsed();
+  if (first.staleConnection && rest > 0) return { ...(await sendOnce(request, rest)), durationMs: elapsed() };
+  return { ...first.result, durationMs: elapsed() };
+}
 
+/** The request on a connection of the pool: its result, and whether it failed on a reused connection before any answer. */
+function sendOnce(
+  request: WebhookRequest,
+  timeoutMs: number,
+): Promise<{ result: Omit<SendResult, 'durationMs'>; staleConnection?: boolean }> {
   const url = new URL(request.url);
   const transport = url.protocol === 'https:' ? https : http;
-  return new Promise<SendResult>((resolve) => {
+  return new Promise((resolve) => {
     let statusCode: number | undefined;
     const kept: Buffer[] = [];
     let keptBytes = 0;
@@ -73,33 +100,33 @@ export function sendWebhook(request: WebhookRequest): Promise<SendResult> {
     let settled = false;
     let outgoing: http.ClientRequest | undefined;
     const responseBody = () => Buffer.concat(kept);
-    const finish = (result: Omit<SendResult, 'durationMs'>) => {
+    /** Ends the attempt; `reusable` leaves the connection to the pool (the response was read to its end). */
+    const finish = (result: Omit<SendResult, 'durationMs'>, options: { reusable?: boolean; staleConnection?: boolean } = {}) => {
       if (settled) return;
       settled = true;
       clearTimeout(deadline);
-      outgoing?.destroy();
-      resolve({ ...result, durationMs: elapsed() });
+      if (!options.reusable) outgoing?.destroy();
+      resolve({ result, staleConnection: options.staleConnection });
     };
     // Once the status is in, the attempt has its answer; a body still coming at the deadline is cut.
     const deadline = setTimeout(() => {
-      if (statusCode === undefined) finish({ error: `timed out: no response within ${request.timeoutMs} ms` });
+      if (statusCode === undefined) finish({ error: `timed out: no response within ${request.timeoutMs} ms`, timedOut: true });
       else finish({ statusCode, responseBody: responseBody() });
-    }, request.timeoutMs);
+    }, timeoutMs);
     try {
       outgoing = transport.request(url, {
         method: 'POST',
         headers: { ...request.headers, 'content-length': Buffer.byteLength(request.body) },
-        // A connection of its own: resolved (and checked) again for every attempt, never reused.
-        agent: false,
+        agent: agents[url.protocol as keyof typeof agents],
         lookup: guardedLookup({ allowPrivate: request.allowPrivate }),
       });
     } catch (error) {
       finish({ error: describeError(error as Error) });
       return;
     }
-    outgoing.on('response', (response) => {
+    const sent = outgoing;
+    sent.on('response', (response) => {
       statusCode = response.statusCode;
-      const done = () => finish({ statusCode, responseBody: responseBody() });
       response.on('data', (chunk: Buffer) => {
         readBytes += chunk.length;
         if (keptBytes < RESPONSE_BODY_KEPT_BYTES) {
@@ -107,15 +134,17 @@ export function sendWebhook(request: WebhookRequest): Promise<SendResult> {
           kept.push(part);
           keptBytes += part.length;
         }
-        if (readBytes >= RESPONSE_READ_CAP_BYTES) done();
+        // More than the cap is not read: the connection is closed rather than drained.
+        if (readBytes >= RESPONSE_READ_CAP_BYTES) finish({ statusCode, responseBody: responseBody() });
       });
-      response.on('end', done);
-      response.on('error', done);
+      response.on('end', () => finish({ statusCode, responseBody: responseBody() }, { reusable: true }));
+      response.on('error', () => finish({ statusCode, responseBody: responseBody() }));
     });
-    outgoing.on('error', (error) => {
-      if (statusCode === undefined) finish({ error: describeError(error) });
-      else finish({ statusCode, responseBody: responseBody() });
+    sent.on('error', (error: Error & { code?: string }) => {
+      if (statusCode !== undefined) return finish({ statusCode, responseBody: responseBody() });
+      const stale = sent.reusedSocket && (error.code === 'ECONNRESET' || error.code === 'EPIPE');
+      finish({ error: describeError(error) }, { staleConnection: stale });
     });
-    outgoing.end(request.body);
+    sent.end(request.body);
   });
 }

@@ -201,3 +201,39 @@ export async function eventually(condition: () => boolean | Promise<boolean>, wh
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
 }
+
+/** Runs with receivers on the ports, closed afterwards. */
+export async function withReceivers(ports: number[], run: (receivers: Receiver[]) => Promise<void>): Promise<void> {
+  const receivers = await Promise.all(ports.map((port) => startReceiver(port)));
+  try {
+    await run(receivers);
+  } finally {
+    await Promise.all(receivers.map((receiver) => receiver.close()));
+  }
+}
+
+/** Runs with endpoints, deleted afterwards so that later events are not delivered to them. */
+export async function withEndpoints(db: Db, endpoints: TestEndpoint[], run: () => Promise<void>): Promise<void> {
+  try {
+    await run();
+  } finally {
+    await deleteWebhookEndpoints(db, ...endpoints);
+  }
+}
+
+/** Answers 204 after delayMs, counting the most requests it held at once. */
+export function answerLater(delayMs: number): { answer: Answer; most(): number } {
+  let inFlight = 0;
+  let most = 0;
+  return {
+    answer(_request, response) {
+      inFlight++;
+      most = Math.max(most, inFlight);
+      setTimeout(() => {
+        inFlight--;
+        response.writeHead(204).end();
+      }, delayMs);
+    },
+    most: () => most,
+  };
+}

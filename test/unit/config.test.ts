@@ -197,6 +197,7 @@ describe('loadConfig', () => {
       retryScheduleSeconds: [5, 300, 1800, 7200, 18000, 36000, 50400, 72000, 72000],
       secretKey: undefined,
       pollIntervalMs: 1000,
+      maxRatePerEndpoint: 1000,
     });
     // About three days from the first attempt to the last.
     const days = config.webhooks.retryScheduleSeconds.reduce((sum, s) => sum + s, 0) / 86_400;

@@ -6,7 +6,12 @@ import { describe, test } from 'node:test';
 import { loadConfig } from '../../src/config.ts';
 import {
   attemptRecord,
+  CIRCUIT,
+  circuitPauseMs,
   DISABLE_AFTER_MS,
+  endpointAttemptTimeoutMs,
+  endpointState,
+  MIN_ATTEMPT_TIMEOUT_MS,
   failureReason,
   isSuccessStatus,
   judgeAttempt,
@@ -182,5 +187,39 @@ describe('shouldDisableEndpoint', () => {
     assert.equal(shouldDisableEndpoint(ago(5 * DAY - 1), now), false);
     assert.equal(shouldDisableEndpoint(ago(HOUR), now), false);
     assert.equal(shouldDisableEndpoint(null, now), false);
+  });
+});
+
+describe('endpointAttemptTimeoutMs', () => {
+  test('halved for each attempt in a row that timed out, down to the floor; the whole timeout once one answers', () => {
+    assert.deepEqual(
+      [0, 1, 2, 3, 4, 40].map((timeouts) => endpointAttemptTimeoutMs(10_000, timeouts)),
+      [10_000, 5_000, 2_500, MIN_ATTEMPT_TIMEOUT_MS, MIN_ATTEMPT_TIMEOUT_MS, MIN_ATTEMPT_TIMEOUT_MS],
+    );
+  });
+
+  test('a configured timeout below the floor is never lengthened', () => {
+    assert.deepEqual(
+      [0, 1, 5].map((timeouts) => endpointAttemptTimeoutMs(500, timeouts)),
+      [500, 500, 500],
+    );
+  });
+});
+
+describe('circuitPauseMs and endpointState', () => {
+  test('closed below the threshold; then the base pause, doubled for each further failure, capped', () => {
+    const { threshold, basePauseMs, maxPauseMs } = CIRCUIT;
+    assert.equal(circuitPauseMs(threshold - 1), 0);
+    assert.equal(circuitPauseMs(threshold), basePauseMs);
+    assert.equal(circuitPauseMs(threshold + 1), 2 * basePauseMs);
+    assert.equal(circuitPauseMs(threshold + 3), 8 * basePauseMs);
+    assert.equal(circuitPauseMs(threshold + 30), maxPauseMs);
+  });
+
+  test('healthy after a success, failing after a failure, probing once the circuit has opened', () => {
+    assert.equal(endpointState(0), 'healthy');
+    assert.equal(endpointState(1), 'failing');
+    assert.equal(endpointState(CIRCUIT.threshold - 1), 'failing');
+    assert.equal(endpointState(CIRCUIT.threshold), 'probing');
   });
 });

@@ -15,13 +15,13 @@ import { createCustomer } from '../helpers/actors.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
 import { createProduct } from '../helpers/factories.ts';
 import {
+  answerLater,
   answerOk,
-  deleteWebhookEndpoints,
   eventually,
   insertWebhookEndpoint,
   type ReceivedRequest,
-  type Receiver,
-  startReceiver,
+  withEndpoints,
+  withReceivers,
   type TestEndpoint,
   verifyDelivery,
 } from '../helpers/webhooks.ts';
@@ -127,24 +127,6 @@ async function recordProductEvent(): Promise<string> {
   return recordEvent(t.db, 'product.updated', product);
 }
 
-async function withReceivers(ports: number[], run: (receivers: Receiver[]) => Promise<void>): Promise<void> {
-  const receivers = await Promise.all(ports.map((port) => startReceiver(port)));
-  try {
-    await run(receivers);
-  } finally {
-    await Promise.all(receivers.map((receiver) => receiver.close()));
-  }
-}
-
-/** Runs the test with endpoints, deleted afterwards so that later events are not delivered to them. */
-async function withEndpoints(endpoints: TestEndpoint[], run: () => Promise<void>): Promise<void> {
-  try {
-    await run();
-  } finally {
-    await deleteWebhookEndpoints(t.db, ...endpoints);
-  }
-}
-
 /** Answers every request with the status (and headers). */
 const answerStatus = (status: number, headers: Record<string, string> = {}) =>
   function answerWithStatus(_request: ReceivedRequest, response: ServerResponse) {
@@ -158,7 +140,7 @@ describe('webhook delivery', () => {
       const v2 = await insertWebhookEndpoint(t.db, t.config, { url: v2Receiver!.url, enabledEvents: ['order.created'], apiVersion: 2 });
       // The receiver's answer is kept in the log: its first KiB.
       v2Receiver!.answer((_request, response) => response.writeHead(200).end('x'.repeat(3000)));
-      await withEndpoints([v1, v2], async () => {
+      await withEndpoints(t.db, [v1, v2], async () => {
         const { token } = await createCustomer(t);
         const product = await createProduct(t.db, { price: 1999, currency: 'EUR' });
         const created = await t.request(token, {
@@ -213,7 +195,7 @@ describe('webhook delivery', () => {
         assert.equal(v2Receiver!.requests.length, 1);
 
         const metrics = await t.app.inject({ method: 'GET', url: '/metrics' });
-        assert.match(metrics.body, /^orderpay_webhook_attempts_total\{outcome="succeeded"\} [1-9]\d*$/m);
+        assert.match(metrics.body, /^orderpay_webhook_attempts_total\{outcome="succeeded",endpoint_state="healthy"\} [1-9]\d*$/m);
       });
     });
   });
@@ -222,7 +204,7 @@ describe('webhook delivery', () => {
     await withReceivers([29442], async ([receiver]) => {
       receiver!.answer(answerStatus(500));
       const endpoint = await insertWebhookEndpoint(t.db, t.config, { url: receiver!.url });
-      await withEndpoints([endpoint], async () => {
+      await withEndpoints(t.db, [endpoint], async () => {
         const eventId = await recordProductEvent();
         await receiver!.waitForRequests(1);
         receiver!.answer(answerOk);
@@ -255,7 +237,7 @@ describe('webhook delivery', () => {
       // Never answers (the receiver closes the connection when the test ends).
       receiver!.answer(() => undefined);
       const endpoint = await insertWebhookEndpoint(t.db, t.config, { url: receiver!.url });
-      await withEndpoints([endpoint], async () => {
+      await withEndpoints(t.db, [endpoint], async () => {
         const eventId = await recordProductEvent();
         await receiver!.waitForRequests(1);
         receiver!.answer(answerOk);
@@ -277,7 +259,7 @@ describe('webhook delivery', () => {
   test('connection refused: the attempt recorded with the error, the delivery retried later', async () => {
     // Nothing listens on 29444.
     const endpoint = await insertWebhookEndpoint(t.db, t.config, { url: 'http://127.0.0.1:29444/hooks' });
-    await withEndpoints([endpoint], async () => {
+    await withEndpoints(t.db, [endpoint], async () => {
       await recordProductEvent();
       const rows = await afterFirstAttempt(endpoint);
       assert.equal(rows[0]!.attempts, 1);
@@ -295,7 +277,7 @@ describe('webhook delivery', () => {
     await withReceivers([29445, 29446], async ([redirecting, target]) => {
       redirecting!.answer(answerStatus(307, { location: target!.url }));
       const endpoint = await insertWebhookEndpoint(t.db, t.config, { url: redirecting!.url });
-      await withEndpoints([endpoint], async () => {
+      await withEndpoints(t.db, [endpoint], async () => {
         await recordProductEvent();
         await redirecting!.waitForRequests(1);
         const rows = await afterFirstAttempt(endpoint);
@@ -311,7 +293,7 @@ describe('webhook delivery', () => {
     await withReceivers([29447], async ([receiver]) => {
       receiver!.answer(answerStatus(503));
       const endpoint = await insertWebhookEndpoint(t.db, t.config, { url: receiver!.url });
-      await withEndpoints([endpoint], async () => {
+      await withEndpoints(t.db, [endpoint], async () => {
         const eventId = await recordProductEvent();
         const [delivery] = await settledDeliveries(endpoint, 1, 'failed');
         assert.equal(delivery!.attempts, 3);
@@ -333,29 +315,29 @@ describe('webhook delivery', () => {
     });
   });
 
-  test('a slow endpoint holds up only its own deliveries: at most 4 in flight to it, the others delivered meanwhile', async () => {
+  test('a slow endpoint holds up only its own deliveries: at most 8 in flight to it, the others delivered meanwhile', async () => {
     await withReceivers([29448, 29449], async ([slow, fast]) => {
       const held: Array<() => void> = [];
       slow!.answer((_request, response) => held.push(() => response.writeHead(200).end('late')));
       const slowEndpoint = await insertWebhookEndpoint(t.db, t.config, { url: slow!.url, enabledEvents: ['product.updated'] });
-      await withEndpoints([slowEndpoint], async () => {
-        for (let i = 0; i < 6; i++) await recordProductEvent();
-        await slow!.waitForRequests(4);
+      await withEndpoints(t.db, [slowEndpoint], async () => {
+        for (let i = 0; i < 10; i++) await recordProductEvent();
+        await slow!.waitForRequests(8);
         const fastEndpoint = await insertWebhookEndpoint(t.db, t.config, { url: fast!.url, enabledEvents: ['product.created'] });
-        await withEndpoints([fastEndpoint], async () => {
+        await withEndpoints(t.db, [fastEndpoint], async () => {
           const product = await createProduct(t.db);
           const started = performance.now();
           for (let i = 0; i < 3; i++) await recordEvent(t.db, 'product.created', product);
           await fast!.waitForRequests(3, ATTEMPT_TIMEOUT_MS / 2);
           assert.ok(performance.now() - started < ATTEMPT_TIMEOUT_MS / 2);
           await settledDeliveries(fastEndpoint, 3);
-          // Meanwhile the slow endpoint got no more than its 4.
-          assert.equal(slow!.requests.length, 4);
+          // Meanwhile the slow endpoint got no more than its 8.
+          assert.equal(slow!.requests.length, 8);
           for (const answer of held.splice(0)) answer();
           slow!.answer(answerOk);
-          const deliveries = await settledDeliveries(slowEndpoint, 6);
+          const deliveries = await settledDeliveries(slowEndpoint, 10);
           assert.ok(deliveries.every((d) => d.attempts === 1));
-          assert.equal(slow!.requests.length, 6);
+          assert.equal(slow!.requests.length, 10);
         });
       });
     });
@@ -371,7 +353,7 @@ describe('webhook delivery', () => {
         previousSecretExpiresAt: new Date(Date.now() + 3_600_000),
       });
       const watcher = await insertWebhookEndpoint(t.db, t.config, { url: watching!.url, enabledEvents: ['webhook_endpoint.disabled'] });
-      await withEndpoints([endpoint, watcher], async () => {
+      await withEndpoints(t.db, [endpoint, watcher], async () => {
         // Failing for 4 days: one more failure does not disable it.
         await t.db.query("UPDATE webhook_endpoints SET failing_since = now() - interval '4 days' WHERE id = $1", [endpoint.id]);
         await recordProductEvent();
@@ -437,7 +419,7 @@ describe('webhook delivery', () => {
         previousSecret: previous,
         previousSecretExpiresAt: new Date(Date.now() + 24 * 3_600_000),
       });
-      await withEndpoints([endpoint], async () => {
+      await withEndpoints(t.db, [endpoint], async () => {
         await recordProductEvent();
         const [during] = await receiver!.waitForRequests(1);
         assert.equal((during!.headers['webhook-signature'] as string).split(' ').length, 2);
@@ -460,7 +442,7 @@ describe('webhook delivery', () => {
   test('at least once: a process stopped after the endpoint answered leaves its lease; once it runs out the attempt is logged as lost and the delivery sent again, same webhook-id', async () => {
     await withReceivers([29453], async ([receiver]) => {
       const endpoint = await insertWebhookEndpoint(t.db, t.config, { url: receiver!.url });
-      await withEndpoints([endpoint], async () => {
+      await withEndpoints(t.db, [endpoint], async () => {
         // No attempt of another test in flight: the failpoint stops this delivery's.
         await eventually(
           async () => (await t.db.query('SELECT 1 FROM webhook_deliveries WHERE leased_until > now()')).rowCount === 0,
@@ -499,18 +481,10 @@ describe('webhook delivery', () => {
     });
   });
 
-  test('several dispatchers share the work: every delivery sent once, never more than 4 at once to an endpoint', async () => {
+  test('several dispatchers share the work: every delivery sent once, never more than 8 at once to an endpoint', async () => {
     await withReceivers([29454], async ([receiver]) => {
-      let inFlight = 0;
-      let most = 0;
-      receiver!.answer((_request, response) => {
-        inFlight++;
-        most = Math.max(most, inFlight);
-        setTimeout(() => {
-          inFlight--;
-          response.writeHead(204).end();
-        }, 40);
-      });
+      const later = answerLater(40);
+      receiver!.answer(later.answer);
       const endpoint = await insertWebhookEndpoint(t.db, t.config, { url: receiver!.url });
       // Two more dispatchers beside the app's own, as other processes would run them.
       const others = [1, 2].map(() =>
@@ -520,6 +494,7 @@ describe('webhook delivery', () => {
           renderEvent: (event, apiVersion) => eventRepresentation(event, apiVersion, renderEventObject, false),
           retryScheduleSeconds: WEBHOOKS.retryScheduleSeconds,
           allowPrivate: true,
+          maxRatePerEndpoint: WEBHOOKS.maxRatePerEndpoint,
           log: { debug: () => undefined, warn: () => undefined, error: () => undefined },
         }),
       );
@@ -533,16 +508,16 @@ describe('webhook delivery', () => {
         }, 5),
       );
       try {
-        await withEndpoints([endpoint], async () => {
+        await withEndpoints(t.db, [endpoint], async () => {
           const eventIds: string[] = [];
-          for (let i = 0; i < 20; i++) eventIds.push(await recordProductEvent());
-          await settledDeliveries(endpoint, 20);
+          for (let i = 0; i < 40; i++) eventIds.push(await recordProductEvent());
+          await settledDeliveries(endpoint, 40);
           const received = receiver!.requests.map((r) => verifyDelivery(endpoint.secret, r).id as string);
           assert.deepEqual(received.toSorted(), eventIds.toSorted());
-          assert.ok(most <= 4, `${most} in flight at once`);
+          assert.ok(later.most() <= 8, `${later.most()} in flight at once`);
           assert.deepEqual(errors, []);
           // Which of the dispatchers (these and the app's own) claims what is up to timing: on a
-          // loaded machine one may take all. What holds is above: each delivery sent once, at most 4 at once.
+          // loaded machine one may take all. What holds is above: each delivery sent once, at most 8 at once.
         });
       } finally {
         for (const timer of timers) clearInterval(timer);

@@ -5,7 +5,9 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { recordEvent } from '../../../src/events/events.store.ts';
-import { markEndpointSucceeding } from '../../../src/webhooks/deliveries.store.ts';
+import type { Queryable } from '../../../src/db/db.ts';
+import { CIRCUIT } from '../../../src/webhooks/deliveries.rules.ts';
+import { recordAttemptOutcome } from '../../../src/webhooks/deliveries.store.ts';
 import { setUpTestApp } from '../../helpers/app.ts';
 import { createProduct } from '../../helpers/factories.ts';
 import {
@@ -39,6 +41,26 @@ async function insertDelivery(endpointId: number, eventId: string, state: string
 }
 
 /** A PUT body (unversioned requests of these tokens are v1's: an endpoint of v2 at most). */
+/**
+ * A successful attempt to the endpoint, recorded as the dispatcher records it: a delivery of the
+ * event as claimed (its first attempt, leased), then recordAttemptOutcome.
+ */
+async function recordSuccess(db: Queryable, endpointId: number, eventId: string): Promise<void> {
+  const { rows } = await db.query<{ id: number }>(
+    `INSERT INTO webhook_deliveries (endpoint_id, event_id, attempts, leased_until) VALUES ($1, $2, 1, now() + interval '1 minute') RETURNING id`,
+    [endpointId, eventId],
+  );
+  const recorded = await recordAttemptOutcome(
+    db,
+    { id: rows[0]!.id, attempts: 1, endpointId },
+    { statusCode: 204, durationMs: 3 },
+    { state: 'succeeded' },
+    { kind: 'succeeded' },
+    CIRCUIT,
+  );
+  assert.equal(recorded.recorded, true);
+}
+
 const settings = { url: 'https://93.184.215.14/hooks', enabledEvents: ['order.paid'], apiVersion: 2, description: '', disabled: false };
 
 describe('backlog', () => {
@@ -97,7 +119,7 @@ describe('lastSucceededAt', () => {
     const made = await registerEndpoint(t, token, { enabledEvents: ['order.paid'] });
     const first = await send('GET', token, `/webhook-endpoints/${made.id}`);
     assert.equal(first.json().lastSucceededAt, null);
-    await markEndpointSucceeding(t.db, made.id);
+    await recordSuccess(t.db, made.id, await unsubscribedEvent());
     const row = (await storedEndpoint(t.db, made.id))!;
     assert.ok(row.lastSucceededAt !== null);
     assert.deepEqual([row.version, row.updatedAt], [1, made.updatedAt]);
@@ -121,11 +143,12 @@ describe('lastSucceededAt', () => {
   test('written at most once a second: a success within a second of the last one writes nothing', async () => {
     const token = await webhookStaffToken(t);
     const made = await registerEndpoint(t, token, { enabledEvents: ['order.paid'] });
+    const eventId = await unsubscribedEvent();
     // One transaction: now() stands still, so "within a second" is exact.
     const [kept, moved] = await t.db.transaction(async (tx) => {
       const at = async (offset: string) => {
         await tx.query('UPDATE webhook_endpoints SET last_succeeded_at = now() - $2::interval WHERE id = $1', [made.id, offset]);
-        await markEndpointSucceeding(tx, made.id);
+        await recordSuccess(tx, made.id, eventId);
         const { rows } = await tx.query<{ behind: number }>(
           'SELECT extract(epoch FROM now() - last_succeeded_at)::float8 AS behind FROM webhook_endpoints WHERE id = $1',
           [made.id],
@@ -148,7 +171,7 @@ describe('lastSucceededAt', () => {
       "UPDATE webhook_endpoints SET failing_since = now() - interval '1 hour', last_succeeded_at = now() - interval '2 hours' WHERE id = $1",
       [made.id],
     );
-    await markEndpointSucceeding(t.db, made.id);
+    await recordSuccess(t.db, made.id, await unsubscribedEvent());
     const row = (await storedEndpoint(t.db, made.id))!;
     assert.equal(row.failingSince, null);
     assert.equal(row.version, 2);
