@@ -87,6 +87,8 @@ export interface RunInfo {
   interference: Interference;
   /** The dispatcher's throughput to local receivers, (j), when measured. */
   webhookScenarios?: WebhookScenario[];
+  /** Where (j)'s figures come from when not from this run (written into the results file by hand). */
+  webhookScenariosSource?: string;
 }
 
 export interface Machine {
@@ -249,7 +251,7 @@ function roundsTable(results: ScenarioResult[]): string {
   return markdownTable(['scenario', 'round', 'orderpay req/s', 'p50 ms', 'p99 ms', 'baseline req/s', 'p50 ms', 'p99 ms', 'ratio'], rows);
 }
 
-function webhookSection(scenarios: WebhookScenario[]): string {
+function webhookSection(scenarios: WebhookScenario[], source: string | undefined): string {
   const rows = scenarios.map(({ key, label, result }) => [
     `(${key})`,
     label,
@@ -273,7 +275,7 @@ the figures are what the dispatcher itself sustains: claiming, rendering, signin
 recording each delivery. The hanging receivers accept each request and never answer. orderpay ran
 as a process of its own on the same database (\`bench/webhooks.ts\`: NODE_ENV=development with
 ORDERPAY_WEBHOOKS_ALLOW_PRIVATE=true, since production refuses loopback; the default 1 s poll),
-sharing the machine's cores with PostgreSQL and the receivers. Targets: (j1) ≥ 300/s, (j2) ≥ 1,000/s.${isolation}
+sharing the machine's cores with PostgreSQL and the receivers. Targets: (j1) ≥ 300/s, (j2) ≥ 1,000/s.${isolation}${source ? `\n\n${source}` : ''}
 
 ${markdownTable(['scenario', 'what', 'seconds', 'deliveries/s', 'duplicates'], rows)}
 `;
@@ -442,7 +444,7 @@ Every run with a payment scenario starts by emptying \`payments\`, \`refunds\`, 
 webhook tables (\`TRUNCATE\`, after the migrations and before either server starts; then (dx)'s
 endpoint is created, disabled), so repeated runs measure tables of the same size; within a run,
 orderpay and the baseline insert into the same tables, alternating.
-${info.webhookScenarios ? webhookSection(info.webhookScenarios) : ''}
+${info.webhookScenarios ? webhookSection(info.webhookScenarios, info.webhookScenariosSource) : ''}
 ## Why the broad filter's exact total is cheap
 
 An exact \`COUNT(*)\` over a broad filter on a million rows costs hundreds of times the page itself,
