@@ -19,7 +19,7 @@ import { allocatorsLine, renderRssSection, rssMet, rssRows, RSS_HEADER, type Rss
 import { ORDERPAY_NODE_FLAGS } from './processes.ts';
 import { renderScaleSection, scaleVerdicts } from './scale.ts';
 import { customersFor } from './seed.ts';
-import type { WebhookThroughput } from './webhooks.ts';
+import type { WebhookScenario } from './webhooks.ts';
 import {
   renderSlowProcessorSection,
   SLOW_PROCESSOR_HEADER,
@@ -85,8 +85,10 @@ export interface RunInfo {
   machine: Machine;
   seedSeconds: number | undefined;
   interference: Interference;
-  /** The dispatcher's throughput to a local receiver, when measured. */
-  webhookThroughput?: WebhookThroughput;
+  /** The dispatcher's throughput to local receivers, (j), when measured. */
+  webhookScenarios?: WebhookScenario[];
+  /** Where (j)'s figures come from when not from this run (written into the results file by hand). */
+  webhookScenariosSource?: string;
 }
 
 export interface Machine {
@@ -249,19 +251,33 @@ function roundsTable(results: ScenarioResult[]): string {
   return markdownTable(['scenario', 'round', 'orderpay req/s', 'p50 ms', 'p99 ms', 'baseline req/s', 'p50 ms', 'p99 ms', 'ratio'], rows);
 }
 
-function webhookSection(result: WebhookThroughput): string {
+function webhookSection(scenarios: WebhookScenario[], source: string | undefined): string {
+  const rows = scenarios.map(({ key, label, result }) => [
+    `(${key})`,
+    label,
+    result.seconds.toFixed(2),
+    int(result.deliveriesPerSecond),
+    int(result.duplicates),
+  ]);
+  const alone = scenarios.find((s) => s.key === 'j3');
+  const beside = scenarios.find((s) => s.key === 'j4');
+  const isolation =
+    alone && beside
+      ? ` The healthy endpoint beside four that hang took ${(beside.result.seconds / alone.result.seconds).toFixed(2)}× as long as alone (target ≤ 1.5×).`
+      : '';
   return `
-## Webhook delivery throughput
+## Webhook delivery (j)
 
-${int(result.deliveries)} pending deliveries of \`payment.succeeded\` events to one endpoint, committed at
-once, were all delivered and marked succeeded in ${result.seconds.toFixed(2)} s: **${int(result.deliveriesPerSecond)}
-deliveries/s**${result.duplicates ? ` (the receiver got ${int(result.duplicates)} duplicate requests)` : ''}. The receiver is node:http on
-127.0.0.1 answering 204 at once, counting each \`webhook-id\` and verifying nothing, so the figure
-is what the dispatcher itself sustains: claiming, rendering, signing, sending and recording each
-delivery. orderpay ran as a process of its own on the same database (\`bench/webhooks.ts\`:
-NODE_ENV=development with ORDERPAY_WEBHOOKS_ALLOW_PRIVATE=true, since production refuses loopback,
-and ORDERPAY_WEBHOOKS_POLL_INTERVAL_MS=10), sharing the machine's cores with PostgreSQL and the
-receiver.
+Pending deliveries of \`payment.succeeded\` events, committed at once (then a \`NOTIFY\`, as an
+orderpay process sends after its commits), timed until all were marked succeeded. Each receiver is
+node:http on 127.0.0.1 answering 204 at once, counting each \`webhook-id\` and verifying nothing, so
+the figures are what the dispatcher itself sustains: claiming, rendering, signing, sending and
+recording each delivery. The hanging receivers accept each request and never answer. orderpay ran
+as a process of its own on the same database (\`bench/webhooks.ts\`: NODE_ENV=development with
+ORDERPAY_WEBHOOKS_ALLOW_PRIVATE=true, since production refuses loopback; the default 1 s poll),
+sharing the machine's cores with PostgreSQL and the receivers. Targets: (j1) ≥ 300/s, (j2) ≥ 1,000/s.${isolation}${source ? `\n\n${source}` : ''}
+
+${markdownTable(['scenario', 'what', 'seconds', 'deliveries/s', 'duplicates'], rows)}
 `;
 }
 
@@ -428,7 +444,7 @@ Every run with a payment scenario starts by emptying \`payments\`, \`refunds\`, 
 webhook tables (\`TRUNCATE\`, after the migrations and before either server starts; then (dx)'s
 endpoint is created, disabled), so repeated runs measure tables of the same size; within a run,
 orderpay and the baseline insert into the same tables, alternating.
-${info.webhookThroughput ? webhookSection(info.webhookThroughput) : ''}
+${info.webhookScenarios ? webhookSection(info.webhookScenarios, info.webhookScenariosSource) : ''}
 ## Why the broad filter's exact total is cheap
 
 An exact \`COUNT(*)\` over a broad filter on a million rows costs hundreds of times the page itself,

@@ -165,7 +165,7 @@ PostgreSQL: ${mark(rssMet(report))}; why it stays: [decisions/0093-304-and-memor
 process, sampled every second from its start to its stop: per scenario the most while its rounds
 ran and the last sample, taken when its last round ended; "whole bench" is the most over every
 sample, warm-ups, checks and idle moments included.${ownMemoryLine(report)} A server is sampled also during the scenarios
-that load only the other.${report.phases.some((p) => p.label === WEBHOOK_RSS_LABEL) ? ` The ${WEBHOOK_RSS_LABEL} row is the orderpay of [its measurement](#webhook-delivery-throughput),\na process of its own, counted in orderpay's whole-bench figure.` : ''} MB = 10⁶ bytes.
+that load only the other.${report.phases.some((p) => p.label === WEBHOOK_RSS_LABEL) ? ` The ${WEBHOOK_RSS_LABEL} row is the orderpay of [its measurement](#webhook-delivery-j),\na process of its own, counted in orderpay's whole-bench figure.` : ''} MB = 10⁶ bytes.
 
 orderpay runs as \`npm start\` runs it (docs/deploy.md, the Node flags and the variables); the
 malloc of each: ${allocatorsLine(report)}. Where its resident set goes on PostgreSQL

@@ -41,11 +41,8 @@ import { startPgBouncer } from '../test/helpers/pgbouncer.ts';
 import { sizeLabel } from './scale.ts';
 import { measureSlowProcessor, type SlowProcessorResult } from './slow-processor.ts';
 import { BENCH_STAFF_EMAIL, seedBenchData } from './seed.ts';
-import { measureWebhookThroughput, startDeliveringOrderpay, type WebhookThroughput } from './webhooks.ts';
+import { measureWebhookScenarios, startDeliveringOrderpay, type WebhookScenario } from './webhooks.ts';
 import { chooseWorkloads, isPaymentWorkload, prepareWorkloads, toResults, verifyResponses, type Workload } from './workloads.ts';
-
-/** Deliveries the webhook throughput is measured on. */
-const WEBHOOK_DELIVERIES = 10_000;
 
 interface Options {
   databaseUrl: string;
@@ -285,18 +282,15 @@ function commandLine(options: Options): string {
   return `${overrides}npm run bench${options.reseed ? ' -- --reseed' : ''}`;
 }
 
-/** The webhook dispatcher's throughput: an orderpay of its own that may deliver to loopback, its memory sampled as orderpay's. */
-async function measureWebhooks(db: Db, databaseUrl: string): Promise<{ throughput: WebhookThroughput; rss: RssReport }> {
+/** The webhook dispatcher's throughput, (j): an orderpay of its own that may deliver to loopback, its memory sampled as orderpay's. */
+async function measureWebhooks(db: Db, databaseUrl: string): Promise<{ scenarios: WebhookScenario[]; rss: RssReport }> {
   const server = await startDeliveringOrderpay(databaseUrl);
   const rss = startRssSampling([{ ...server, name: 'orderpay' }]);
   try {
     rss.begin(WEBHOOK_RSS_LABEL);
-    const throughput = await measureWebhookThroughput(db, server.url, WEBHOOK_DELIVERIES);
+    const scenarios = await measureWebhookScenarios(db, server.url, log);
     rss.end();
-    log(
-      `webhooks: ${WEBHOOK_DELIVERIES} deliveries in ${throughput.seconds.toFixed(2)} s, ${Math.round(throughput.deliveriesPerSecond)}/s, ${throughput.duplicates} duplicates`,
-    );
-    return { throughput, rss: rss.stop() };
+    return { scenarios, rss: rss.stop() };
   } catch (error) {
     rss.stop();
     throw error;
@@ -392,11 +386,11 @@ async function runBench(options: Options): Promise<number> {
     let memory = rss.stop();
     await stopServers();
     servers = [];
-    let webhookThroughput: WebhookThroughput | undefined;
+    let webhookScenarios: WebhookScenario[] | undefined;
     let embeddedMemory: EmbeddedMemory[] | undefined;
     if (!options.scenarios) {
       const webhooks = await measureWebhooks(db, options.databaseUrl);
-      webhookThroughput = webhooks.throughput;
+      webhookScenarios = webhooks.scenarios;
       memory = mergeRssReports(memory, webhooks.rss);
       embeddedMemory = await measureEmbeddedMemory(log);
     }
@@ -420,7 +414,7 @@ async function runBench(options: Options): Promise<number> {
         machine: describeMachine(),
         seedSeconds,
         interference: measured.interference,
-        webhookThroughput,
+        webhookScenarios,
       },
       ...toResults(workloads, measured.columns),
       rss: memory,

@@ -2,8 +2,9 @@
 // event the baseline writes fans out to a delivery, as in production, but never delivered. And the
 // delivery throughput: a local receiver, N pending deliveries to it, and the time orderpay's
 // dispatcher takes to deliver them all.
-// Usage: node bench/webhooks.ts (BENCH_DATABASE_URL, BENCH_DELIVERIES): starts an orderpay that may
-// deliver to loopback, measures it and prints deliveries/s.
+// Usage: node bench/webhooks.ts (BENCH_DATABASE_URL; BENCH_DELIVERIES for the one-endpoint figure
+// alone, else (j)'s scenarios, or those BENCH_WEBHOOK_SCENARIOS lists, e.g. j1,j2): starts an orderpay that may deliver to loopback, measures it and
+// prints deliveries/s.
 import http from 'node:http';
 import { LATEST_API_VERSION } from '../src/core/api-versions.ts';
 import type { Db, Queryable } from '../src/db/db.ts';
@@ -13,6 +14,7 @@ import { ALL_EVENTS, EVENT_TYPES } from '../src/events/events.rules.ts';
 import { newEventId } from '../src/events/events.store.ts';
 import type { PaymentRecord } from '../src/payments/payments.store.ts';
 import { createSecretBox, generateSigningSecret } from '../src/webhooks/secrets.ts';
+import { DELIVERIES_CHANNEL } from '../src/webhooks/wake-ups.ts';
 import { findFreePort, ORDERPAY_SERVE_COMMAND, startServerProcess, type ServerProcess } from './processes.ts';
 
 /**
@@ -69,8 +71,8 @@ interface Receiver {
   close(): Promise<void>;
 }
 
-/** node:http on loopback answering 204 to every request: it counts them and verifies nothing. */
-function startReceiver(): Promise<Receiver> {
+/** node:http on loopback answering 204 to every request (or, hanging, never): it counts them and verifies nothing. */
+function startReceiver(hanging = false): Promise<Receiver> {
   const ids = new Set<string>();
   let requests = 0;
   const server = http.createServer((req, res) => {
@@ -78,7 +80,7 @@ function startReceiver(): Promise<Receiver> {
     const id = req.headers['webhook-id'];
     if (typeof id === 'string') ids.add(id);
     req.resume();
-    req.on('end', () => res.writeHead(204).end());
+    if (!hanging) req.on('end', () => res.writeHead(204).end());
   });
   return new Promise((resolve, reject) => {
     server.once('error', reject);
@@ -138,56 +140,154 @@ async function insertPendingDeliveries(db: Queryable, endpointId: number, n: num
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** Polls until every delivery of the endpoint succeeded; returns that moment (performance.now()). */
-async function waitForDeliveries(db: Queryable, endpointId: number, n: number, timeoutMs: number): Promise<number> {
+/** Attempts the dispatcher has in flight to one healthy endpoint (src/webhooks/dispatcher.ts). */
+const HANGING_SLOTS = 16;
+
+/** What an orderpay process does after committing events: wakes every dispatcher listening (src/webhooks/wake-ups.ts). */
+async function notifyDispatchers(db: Queryable): Promise<void> {
+  await db.query("SELECT pg_notify($1, '')", [DELIVERIES_CHANNEL]);
+}
+
+/**
+ * Waits until every delivery of the endpoints succeeded; returns that moment (performance.now()).
+ * Progress is read off the receivers (received(): distinct deliveries seen), so the database is
+ * asked only once they have seen them all: counting a large backlog every few milliseconds would
+ * load the database the dispatcher is measured on.
+ */
+async function waitForDeliveries(
+  db: Queryable,
+  endpointIds: number[],
+  n: number,
+  received: () => number,
+  timeoutMs: number,
+): Promise<number> {
   const started = performance.now();
   for (;;) {
-    const { rows } = await db.query<{ succeeded: number; failed: number }>(
-      `SELECT count(*) FILTER (WHERE state = 'succeeded') AS succeeded, count(*) FILTER (WHERE state = 'failed') AS failed
-         FROM webhook_deliveries WHERE endpoint_id = $1`,
-      [endpointId],
-    );
-    const { succeeded, failed } = rows[0]!;
-    if (succeeded === n) return performance.now();
-    if (failed > 0) throw new Error(`webhooks: ${failed} deliveries to the bench receiver failed`);
+    const seen = received();
+    if (seen >= n) {
+      const { rows } = await db.query<{ succeeded: number; failed: number }>(
+        `SELECT count(*) FILTER (WHERE state = 'succeeded') AS succeeded, count(*) FILTER (WHERE state = 'failed') AS failed
+           FROM webhook_deliveries WHERE endpoint_id = ANY($1::bigint[])`,
+        [endpointIds],
+      );
+      const { succeeded, failed } = rows[0]!;
+      if (succeeded === n) return performance.now();
+      if (failed > 0) throw new Error(`webhooks: ${failed} deliveries to the bench receiver failed`);
+    }
     const waited = performance.now() - started;
-    if (waited > timeoutMs || (succeeded === 0 && waited > 30_000)) {
+    if (waited > timeoutMs || (seen === 0 && waited > 30_000)) {
       throw new Error(
-        `webhooks: ${succeeded} of ${n} deliveries succeeded after ${Math.round(waited / 1000)} s: does the orderpay under test deliver webhooks to loopback (NODE_ENV other than production, ORDERPAY_WEBHOOKS_ALLOW_PRIVATE=true)?`,
+        `webhooks: the receivers saw ${seen} of ${n} deliveries after ${Math.round(waited / 1000)} s: does the orderpay under test deliver webhooks to loopback (NODE_ENV other than production, ORDERPAY_WEBHOOKS_ALLOW_PRIVATE=true)?`,
       );
     }
-    await sleep(100);
+    await sleep(seen >= n ? 5 : 20);
   }
+}
+
+/** What one delivery scenario asks: deliveries spread over fast endpoints, beside endpoints that never answer. */
+interface DeliveryLoad {
+  deliveries: number;
+  endpoints: number;
+  /** Endpoints that accept the connection and never answer, each with as many deliveries as a fast one, committed first. */
+  hanging?: number;
 }
 
 /**
  * Delivery throughput of the orderpay at orderpayUrl, whose process delivers webhooks from db
  * (see startDeliveringOrderpay): empties the delivery tables (the bench database is the bench's
- * own), points one endpoint at a local receiver, commits n pending deliveries to it at once and
- * times them until all are succeeded.
+ * own), points the endpoints at local receivers, commits the pending deliveries at once (the hanging
+ * endpoints' first) and times the fast endpoints' until all are succeeded.
  */
-export async function measureWebhookThroughput(db: Db, orderpayUrl: string, n: number, timeoutMs = 600_000): Promise<WebhookThroughput> {
+async function measureDeliveries(db: Db, orderpayUrl: string, load: DeliveryLoad, timeoutMs: number): Promise<WebhookThroughput> {
   const ready = await fetch(`${orderpayUrl}/readyz`);
   if (ready.status !== 200) throw new Error(`webhooks: ${orderpayUrl}/readyz answered ${ready.status}`);
-  const receiver = await startReceiver();
-  let endpointId: number | undefined;
+  const fast = await Promise.all(Array.from({ length: load.endpoints }, () => startReceiver()));
+  const hanging = await Promise.all(Array.from({ length: load.hanging ?? 0 }, () => startReceiver(true)));
+  const endpointIds: number[] = [];
   try {
     await db.exec('TRUNCATE webhook_attempts, webhook_deliveries');
-    endpointId = await insertEndpoint(db, receiver.url, false);
-    await insertPendingDeliveries(db, endpointId, n);
+    const perEndpoint = Math.ceil(load.deliveries / load.endpoints);
+    for (const receiver of hanging) {
+      const id = await insertEndpoint(db, receiver.url, false);
+      endpointIds.push(id);
+      await insertPendingDeliveries(db, id, perEndpoint);
+    }
+    if (hanging.length > 0) {
+      await notifyDispatchers(db);
+      // The hanging endpoints hold all the slots they can get before the healthy one has work.
+      while (hanging.some((receiver) => receiver.counts().requests < HANGING_SLOTS)) await sleep(10);
+    }
+    const fastIds: number[] = [];
+    for (const receiver of fast) fastIds.push(await insertEndpoint(db, receiver.url, false));
+    endpointIds.push(...fastIds);
     const started = performance.now();
-    const seconds = ((await waitForDeliveries(db, endpointId, n, timeoutMs)) - started) / 1000;
-    const { deliveries, requests } = receiver.counts();
-    if (deliveries !== n) throw new Error(`webhooks: ${n} deliveries succeeded, the receiver saw ${deliveries}`);
-    return { deliveries: n, seconds, deliveriesPerSecond: n / seconds, duplicates: requests - deliveries };
+    await db.transaction(async (tx) => {
+      for (const [i, id] of fastIds.entries())
+        await insertPendingDeliveries(tx, id, Math.min(perEndpoint, load.deliveries - i * perEndpoint));
+    });
+    await notifyDispatchers(db);
+    const received = () => fast.reduce((sum, receiver) => sum + receiver.counts().deliveries, 0);
+    const seconds = ((await waitForDeliveries(db, fastIds, load.deliveries, received, timeoutMs)) - started) / 1000;
+    const counts = fast.map((receiver) => receiver.counts());
+    const deliveries = counts.reduce((sum, c) => sum + c.deliveries, 0);
+    const requests = counts.reduce((sum, c) => sum + c.requests, 0);
+    if (deliveries !== load.deliveries)
+      throw new Error(`webhooks: ${load.deliveries} deliveries succeeded, the receivers saw ${deliveries}`);
+    return { deliveries, seconds, deliveriesPerSecond: deliveries / seconds, duplicates: requests - deliveries };
   } finally {
-    await receiver.close();
-    // Its deliveries go with it (ON DELETE CASCADE).
-    if (endpointId !== undefined) await db.query('DELETE FROM webhook_endpoints WHERE id = $1', [endpointId]);
+    await Promise.all([...fast, ...hanging].map((receiver) => receiver.close()));
+    // Their deliveries go with them (ON DELETE CASCADE).
+    if (endpointIds.length > 0) await db.query('DELETE FROM webhook_endpoints WHERE id = ANY($1::bigint[])', [endpointIds]);
   }
 }
 
-/** orderpay serving from databaseUrl with its dispatcher allowed to deliver to loopback, polling often. */
+/** The single-endpoint figure the bench has always printed. */
+export function measureWebhookThroughput(db: Db, orderpayUrl: string, n: number, timeoutMs = 600_000): Promise<WebhookThroughput> {
+  return measureDeliveries(db, orderpayUrl, { deliveries: n, endpoints: 1 }, timeoutMs);
+}
+
+/** (j)'s rows: what was delivered, how, and how fast. */
+export interface WebhookScenario {
+  key: string;
+  label: string;
+  result: WebhookThroughput;
+}
+
+/**
+ * (j): one fast endpoint; 50 fast endpoints; one healthy endpoint alone and beside 4 that hang
+ * (the two timed alike: the healthy one's deliveries committed after the hanging ones'); a backlog
+ * of 40,000 to one endpoint.
+ */
+export async function measureWebhookScenarios(
+  db: Db,
+  orderpayUrl: string,
+  log: (line: string) => void = () => undefined,
+  only?: readonly string[],
+): Promise<WebhookScenario[]> {
+  const loads: Array<[string, string, DeliveryLoad]> = [
+    ['j1', '1 endpoint, 10,000 deliveries', { deliveries: 10_000, endpoints: 1 }],
+    ['j2', '50 endpoints, 20,000 deliveries', { deliveries: 20_000, endpoints: 50 }],
+    ['j3', '1 endpoint alone, 1,000 deliveries', { deliveries: 1_000, endpoints: 1 }],
+    [
+      'j4',
+      '1 endpoint beside 4 that hang, 1,000 deliveries (and 1,000 to each hanging one, first)',
+      { deliveries: 1_000, endpoints: 1, hanging: 4 },
+    ],
+    ['j5', 'a backlog of 40,000 to 1 endpoint', { deliveries: 40_000, endpoints: 1 }],
+  ];
+  const scenarios: WebhookScenario[] = [];
+  for (const [key, label, load] of loads) {
+    if (only && !only.includes(key)) continue;
+    const result = await measureDeliveries(db, orderpayUrl, load, 900_000);
+    log(
+      `webhooks (${key}) ${label}: ${result.seconds.toFixed(2)} s, ${Math.round(result.deliveriesPerSecond)}/s, ${result.duplicates} duplicates`,
+    );
+    scenarios.push({ key, label, result });
+  }
+  return scenarios;
+}
+
+/** orderpay serving from databaseUrl with its dispatcher allowed to deliver to loopback, woken by NOTIFY and polling every second (the defaults). */
 export async function startDeliveringOrderpay(databaseUrl: string): Promise<ServerProcess> {
   return startServerProcess(
     'orderpay-webhooks',
@@ -200,7 +300,6 @@ export async function startDeliveringOrderpay(databaseUrl: string): Promise<Serv
       // Production refuses private addresses, and the receiver is on loopback.
       NODE_ENV: 'development',
       ORDERPAY_WEBHOOKS_ALLOW_PRIVATE: 'true',
-      ORDERPAY_WEBHOOKS_POLL_INTERVAL_MS: '10',
     },
     /"event":"listening","url":"([^"]+)"/,
   );
@@ -221,10 +320,15 @@ async function main(): Promise<void> {
   try {
     await migrate(db);
     orderpay = await startDeliveringOrderpay(databaseUrl);
-    const result = await measureWebhookThroughput(db, orderpay.url, n);
-    console.log(
-      `${result.deliveries.toLocaleString('en-US')} deliveries in ${result.seconds.toFixed(2)} s: ${Math.round(result.deliveriesPerSecond).toLocaleString('en-US')} deliveries/s (${result.duplicates} duplicates)`,
-    );
+    if (process.env.BENCH_DELIVERIES) {
+      const result = await measureWebhookThroughput(db, orderpay.url, n);
+      console.log(
+        `${result.deliveries.toLocaleString('en-US')} deliveries in ${result.seconds.toFixed(2)} s: ${Math.round(result.deliveriesPerSecond).toLocaleString('en-US')} deliveries/s (${result.duplicates} duplicates)`,
+      );
+    } else {
+      const only = process.env.BENCH_WEBHOOK_SCENARIOS?.split(',');
+      await measureWebhookScenarios(db, orderpay.url, (line) => console.log(line), only);
+    }
   } finally {
     await orderpay?.stop();
     await db.close();

@@ -102,7 +102,7 @@ export const EnvironmentSchema = Type.Object({
       format: 'url',
       pattern: '^postgres(ql)?://',
       description:
-        'A direct connection to the same database as `DATABASE_URL`, bypassing the pooler, for what needs a session of its own: migrations run through it. Unset: everything goes through `DATABASE_URL`.',
+        'A direct connection to the same database as `DATABASE_URL`, bypassing the pooler, for what needs a session of its own: migrations run through it, and each process listens on it for new webhook deliveries (`LISTEN`). Unset: migrations go through `DATABASE_URL`, which is listened on too unless `ORDERPAY_DB_POOLER=transaction` (then deliveries wait for the poll).',
     }),
   ),
   ORDERPAY_READ_DATABASE_URL: Type.Optional(

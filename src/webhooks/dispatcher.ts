@@ -31,11 +31,11 @@ import { type SendResult, sendWebhook } from './sender.ts';
 import { webhookHeaders } from './signature.ts';
 
 /** Attempts in flight in one process. */
-const MAX_IN_FLIGHT = 64;
+const MAX_IN_FLIGHT = 128;
 /** Of those, attempts to endpoints whose last attempt failed: the rest are always there for healthy ones. */
-const FAILING_SLOTS = 16;
+const FAILING_SLOTS = 32;
 /** Attempts in flight to one healthy endpoint, across every process (unexpired leases). */
-const MAX_IN_FLIGHT_PER_ENDPOINT = 8;
+const MAX_IN_FLIGHT_PER_ENDPOINT = 16;
 /** A claim holds its delivery this long: well beyond an attempt, so only a dead process loses it. */
 const LEASE_MS = 60_000;
 const USER_AGENT = 'orderpay-webhooks/1';

@@ -315,14 +315,14 @@ describe('webhook delivery', () => {
     });
   });
 
-  test('a slow endpoint holds up only its own deliveries: at most 8 in flight to it, the others delivered meanwhile', async () => {
+  test('a slow endpoint holds up only its own deliveries: at most 16 in flight to it, the others delivered meanwhile', async () => {
     await withReceivers([29448, 29449], async ([slow, fast]) => {
       const held: Array<() => void> = [];
       slow!.answer((_request, response) => held.push(() => response.writeHead(200).end('late')));
       const slowEndpoint = await insertWebhookEndpoint(t.db, t.config, { url: slow!.url, enabledEvents: ['product.updated'] });
       await withEndpoints(t.db, [slowEndpoint], async () => {
-        for (let i = 0; i < 10; i++) await recordProductEvent();
-        await slow!.waitForRequests(8);
+        for (let i = 0; i < 18; i++) await recordProductEvent();
+        await slow!.waitForRequests(16);
         const fastEndpoint = await insertWebhookEndpoint(t.db, t.config, { url: fast!.url, enabledEvents: ['product.created'] });
         await withEndpoints(t.db, [fastEndpoint], async () => {
           const product = await createProduct(t.db);
@@ -331,13 +331,13 @@ describe('webhook delivery', () => {
           await fast!.waitForRequests(3, ATTEMPT_TIMEOUT_MS / 2);
           assert.ok(performance.now() - started < ATTEMPT_TIMEOUT_MS / 2);
           await settledDeliveries(fastEndpoint, 3);
-          // Meanwhile the slow endpoint got no more than its 8.
-          assert.equal(slow!.requests.length, 8);
+          // Meanwhile the slow endpoint got no more than its 16.
+          assert.equal(slow!.requests.length, 16);
           for (const answer of held.splice(0)) answer();
           slow!.answer(answerOk);
-          const deliveries = await settledDeliveries(slowEndpoint, 10);
+          const deliveries = await settledDeliveries(slowEndpoint, 18);
           assert.ok(deliveries.every((d) => d.attempts === 1));
-          assert.equal(slow!.requests.length, 10);
+          assert.equal(slow!.requests.length, 18);
         });
       });
     });
@@ -481,7 +481,7 @@ describe('webhook delivery', () => {
     });
   });
 
-  test('several dispatchers share the work: every delivery sent once, never more than 8 at once to an endpoint', async () => {
+  test('several dispatchers share the work: every delivery sent once, never more than 16 at once to an endpoint', async () => {
     await withReceivers([29454], async ([receiver]) => {
       const later = answerLater(40);
       receiver!.answer(later.answer);
@@ -514,10 +514,10 @@ describe('webhook delivery', () => {
           await settledDeliveries(endpoint, 40);
           const received = receiver!.requests.map((r) => verifyDelivery(endpoint.secret, r).id as string);
           assert.deepEqual(received.toSorted(), eventIds.toSorted());
-          assert.ok(later.most() <= 8, `${later.most()} in flight at once`);
+          assert.ok(later.most() <= 16, `${later.most()} in flight at once`);
           assert.deepEqual(errors, []);
           // Which of the dispatchers (these and the app's own) claims what is up to timing: on a
-          // loaded machine one may take all. What holds is above: each delivery sent once, at most 8 at once.
+          // loaded machine one may take all. What holds is above: each delivery sent once, at most 16 at once.
         });
       } finally {
         for (const timer of timers) clearInterval(timer);

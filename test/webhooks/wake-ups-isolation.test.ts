@@ -189,13 +189,13 @@ describe('isolation', () => {
       const healthyEndpoint = await insertWebhookEndpoint(t.db, t.config, { url: healthy.url, enabledEvents: ['product.created'] });
       await withEndpoints(t.db, [...hangingEndpoints, healthyEndpoint], async () => {
         // Every hanging endpoint has more due than its share of slots, all claimed first.
-        for (let i = 0; i < 10; i++) await commitProductEvent('product.updated');
-        await Promise.all(hanging.map((receiver) => receiver.waitForRequests(8)));
+        await commitProductEvents(18);
+        await Promise.all(hanging.map((receiver) => receiver.waitForRequests(16)));
         for (let i = 0; i < 10; i++) await commitProductEvent('product.created');
         await eventually(() => allSucceeded(healthyEndpoint, 10), 'the healthy endpoint delivered', ATTEMPT_TIMEOUT_MS * 4);
         // ...while each hanging endpoint still had its first attempts in flight: none timed out yet.
         for (const endpoint of hangingEndpoints) assert.equal((await health(endpoint)).consecutive_failures, 0);
-        for (const receiver of hanging) assert.equal(receiver.requests.length, 8);
+        for (const receiver of hanging) assert.equal(receiver.requests.length, 16);
       });
     });
   });
@@ -220,7 +220,7 @@ describe('isolation', () => {
         await t.db.query("UPDATE webhook_deliveries SET next_attempt_at = now() - interval '1 second' WHERE endpoint_id = $1", [
           endpoint.id,
         ]);
-        const claimable = await t.db.transaction((tx) => lockEndpointsWithDueDeliveries(tx, 64, 8, WEBHOOKS.maxRatePerEndpoint));
+        const claimable = await t.db.transaction((tx) => lockEndpointsWithDueDeliveries(tx, 128, 16, WEBHOOKS.maxRatePerEndpoint));
         assert.deepEqual(claimable, []);
         assert.equal(receiver!.requests.length, 8);
         assert.ok((await deliveryStates(endpoint)).every((d) => d.state === 'pending' && d.attempts === 1));
@@ -229,7 +229,7 @@ describe('isolation', () => {
         const later = answerLater(30);
         receiver!.answer(later.answer);
         await t.db.query('UPDATE webhook_endpoints SET circuit_open_until = now() WHERE id = $1', [endpoint.id]);
-        assert.deepEqual(await t.db.transaction((tx) => lockEndpointsWithDueDeliveries(tx, 64, 8, WEBHOOKS.maxRatePerEndpoint)), [
+        assert.deepEqual(await t.db.transaction((tx) => lockEndpointsWithDueDeliveries(tx, 128, 16, WEBHOOKS.maxRatePerEndpoint)), [
           { id: endpoint.id, failing: true },
         ]);
         await wakeDispatcher();
@@ -296,11 +296,11 @@ describe('isolation', () => {
           [JSON.stringify(product), Date.now(), endpoint.id],
         );
         for (let i = 0; i < 3; i++) {
-          const ids = (await lockEndpointsWithDueDeliveries(tx, 64, 8, maxRate)).map((e) => e.id).filter((id) => id === endpoint.id);
+          const ids = (await lockEndpointsWithDueDeliveries(tx, 128, 16, maxRate)).map((e) => e.id).filter((id) => id === endpoint.id);
           const claimed =
             ids.length === 0
               ? []
-              : await leaseDueDeliveries(tx, ids, { limit: 64, perEndpoint: 8, maxRate, leaseMs: 60_000, maxAttempts: 3 });
+              : await leaseDueDeliveries(tx, ids, { limit: 128, perEndpoint: 16, maxRate, leaseMs: 60_000, maxAttempts: 3 });
           claims.push(claimed.length);
         }
         const { rows } = await tx.query<{ sends: number }>('SELECT rate_window_sends AS sends FROM webhook_endpoints WHERE id = $1', [
