@@ -27,6 +27,7 @@ import type { Failpoint } from './core/failpoints.ts';
 import { idempotencyPlugin } from './http/idempotency.ts';
 import { loadSheddingPlugin } from './http/load-shedding.ts';
 import { metricsPlugin } from './http/metrics.ts';
+import { registerWebhookBacklogGauges } from './http/business-metrics.ts';
 import { openApiPlugin } from './http/openapi.ts';
 import { registerOperationalRoutes } from './http/operational.routes.ts';
 import { problemsPlugin, sendFrameworkError } from './http/problems.ts';
@@ -42,7 +43,7 @@ import { createTokenVerifier } from './http/token-verifier.ts';
 import { createValidatorCompiler } from './http/validation.ts';
 import { apiVersionConstraint, versioningPlugin, versionRoutes, type VersionScope } from './http/versioning.ts';
 import { downgrade, resourceSchemaAt } from './http/versions/versions.ts';
-import { API_VERSION_NUMBERS } from './core/api-versions.ts';
+import { API_VERSION_NUMBERS, retiredApiVersions } from './core/api-versions.ts';
 import { eventsRoutes } from './events/events.routes.ts';
 import { eventRepresentation, type RenderEventObject } from './events/events.representation.ts';
 import { Event } from './events/events.schemas.ts';
@@ -60,7 +61,9 @@ import { createPaymentCompleter } from './flows/complete-payments.ts';
 import type { PaymentDriver } from './flows/settle-payment.ts';
 import { productsRoutes } from './products/products.routes.ts';
 import { Product } from './products/products.schemas.ts';
+import { selectDueDeliveries } from './webhooks/backlog.store.ts';
 import { createWebhookDispatcher } from './webhooks/dispatcher.ts';
+import { createEndpointRetirement } from './webhooks/retirement.ts';
 import { startWakeUps, type WakeUps } from './webhooks/wake-ups.ts';
 import { createSecretBox } from './webhooks/secrets.ts';
 import { deliveryLogRoutes } from './webhooks/delivery-log.routes.ts';
@@ -198,13 +201,17 @@ export async function buildApp(config: Config, db: Db, options: AppOptions = {})
   await app.register(homeRoutes, { config });
 
   if (config.servers.resource) {
+    // The webhook backlog, as the database has it at each scrape (the same figure in every process).
+    registerWebhookBacklogGauges(app.metricsRegistry, () => selectDueDeliveries(db), app.log);
     // One key for the cursors of every process of the deployment, read once here.
     const cursors = createCursorCodec(await ensureCursorKey(db));
+    const now = options.now ?? systemClock;
+    const retiredVersions = () => retiredApiVersions(config.apiDeprecations, now());
     // Resource routes: once per version under /v<N>, and once per version on the unversioned
     // paths, where the apiVersion constraint picks one per request.
     for (const version of API_VERSION_NUMBERS) {
       const livemode = paymentDriver?.processor.livemode ?? false;
-      const options = { version, deprecations: config.apiDeprecations, renderEventObject, cursors, livemode };
+      const options = { version, deprecations: config.apiDeprecations, renderEventObject, cursors, livemode, retiredVersions };
       await app.register(resourceRoutes, { ...options, prefix: `/v${version}`, negotiated: false });
       await app.register(resourceRoutes, { ...options, negotiated: true });
     }
@@ -248,9 +255,24 @@ export async function buildApp(config: Config, db: Db, options: AppOptions = {})
         onFailure: (kind, id, error) => app.log.warn({ err: error, [`${kind}Id`]: id }, `the completer could not drive a ${kind} on`),
       })
     : undefined;
-  const scheduler = createScheduler(backgroundJobs(db, config, { webhooks: webhookDispatcher, payments: paymentCompleter }), app.log);
+  // Webhook endpoints of a version retired by now are disabled before the dispatcher first looks, then every second.
+  const endpointRetirement = config.servers.resource
+    ? createEndpointRetirement({
+        db,
+        deprecations: config.apiDeprecations,
+        now: options.now,
+        log: app.log.child({ job: 'disable-retired-webhook-endpoints' }),
+      })
+    : undefined;
+  const scheduler = createScheduler(
+    backgroundJobs(db, config, { webhooks: webhookDispatcher, payments: paymentCompleter, endpointRetirement }),
+    app.log,
+  );
   let wakeUps: WakeUps | undefined;
   app.addHook('onReady', async function startBackgroundJobs() {
+    await endpointRetirement?.disableRetiredEndpoints().catch((error: unknown) => {
+      app.log.warn({ err: error, job: 'disable-retired-webhook-endpoints' }, 'background job failed');
+    });
     scheduler.start();
     if (webhookDispatcher) wakeUps = startWakeUps(db, config, webhookDispatcher.wake, app.log.child({ job: 'deliver-webhooks' }));
   });
@@ -279,7 +301,13 @@ function createPaymentDriver(config: Config, db: Db, options: AppOptions, onDeci
  */
 async function resourceRoutes(
   scope: FastifyInstance,
-  opts: VersionScope & { renderEventObject: RenderEventObject; cursors: CursorCodec; livemode: boolean },
+  opts: VersionScope & {
+    renderEventObject: RenderEventObject;
+    cursors: CursorCodec;
+    livemode: boolean;
+    /** The API versions retired by now (webhook endpoints pinned to one are refused). */
+    retiredVersions: () => readonly number[];
+  },
 ): Promise<void> {
   scope.decorate('cursors', opts.cursors);
   versionRoutes(scope, opts);
@@ -287,7 +315,7 @@ async function resourceRoutes(
   await scope.register(ordersRoutes);
   await scope.register(productsRoutes);
   await scope.register(paymentsRoutes);
-  await scope.register(webhookEndpointsRoutes);
+  await scope.register(webhookEndpointsRoutes, { retiredVersions: opts.retiredVersions });
   await scope.register(deliveryLogRoutes);
   await scope.register(eventsRoutes, { renderEventObject: opts.renderEventObject, livemode: opts.livemode });
 }

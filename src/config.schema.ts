@@ -184,7 +184,7 @@ export const EnvironmentSchema = Type.Object({
     format: 'date-time',
     default: '2027-06-01T00:00:00Z',
     description:
-      'When API v1 stops answering (RFC 3339; `410` afterwards). At least 6 months after `ORDERPAY_API_V1_DEPRECATION`: a shorter migration window is refused.',
+      'When API v1 stops answering (RFC 3339; `410` afterwards) and webhook endpoints pinned to v1 are disabled ([docs/webhooks.md](docs/webhooks.md#versions)). At least 6 months after `ORDERPAY_API_V1_DEPRECATION`: a shorter migration window is refused.',
   }),
   ORDERPAY_IDEMPOTENCY_RETENTION_SECONDS: Type.Integer({
     minimum: 60,

@@ -245,13 +245,13 @@ export interface paths {
         };
         /**
          * List webhook endpoints (staff)
-         * @description Scope webhooks:read (staff users and service clients). Filter by `disabled`; sort by createdAt or id. No secrets.
+         * @description Scope webhooks:read (staff users and service clients). Filter by `disabled`; sort by createdAt or id. No secrets. Each endpoint with its health: last success and backlog, as of the read (Cache-Control: no-store).
          */
         get: operations["listWebhookEndpoints"];
         put?: never;
         /**
          * Register a webhook endpoint (staff)
-         * @description Scope webhooks:write (staff users and service clients). The url must be https on a host that resolves to public addresses only. Answers 201 with Location, ETag and the endpoint with its signing secret: the only answer that ever shows it.
+         * @description Scope webhooks:write (staff users and service clients). The url must be https on a host that resolves to public addresses only; the apiVersion a version not retired (422). Answers 201 with Location, ETag and the endpoint with its signing secret: the only answer that ever shows it.
          */
         post: operations["createWebhookEndpoint"];
         delete?: never;
@@ -269,12 +269,12 @@ export interface paths {
         };
         /**
          * Get a webhook endpoint (staff)
-         * @description Scope webhooks:read. Never shows the signing secret. Carries a strong ETag; with a matching If-None-Match the answer is 304 without a body.
+         * @description Scope webhooks:read. Never shows the signing secret. Its health (lastSucceededAt, backlog) is as of the read, and answered Cache-Control: no-store. The strong ETag is the endpoint's revision, which those figures do not change: with a matching If-None-Match the answer is 304 without a body, saying the settings are unchanged.
          */
         get: operations["getWebhookEndpoint"];
         /**
          * Replace a webhook endpoint (staff)
-         * @description Scope webhooks:write. Complete replacement of url, enabledEvents, apiVersion, description and disabled; the url is checked again. The same body again changes nothing. If-Match honoured (strong comparison). The secret is kept: rotate it apart.
+         * @description Scope webhooks:write. Complete replacement of url, enabledEvents, apiVersion, description and disabled; the url is checked again. An endpoint pinned to a retired API version is enabled only by pinning it to a later one (422). The same body again changes nothing. If-Match honoured (strong comparison) against the revision, which deliveries do not change. The secret is kept: rotate it apart.
          */
         put: operations["replaceWebhookEndpoint"];
         post?: never;
@@ -433,7 +433,7 @@ export interface components {
              * @description Stable machine-readable code from the error catalogue (docs/errors.md).
              * @enum {string}
              */
-            code: "AUTH_FORBIDDEN" | "AUTH_INSUFFICIENT_SCOPE" | "AUTH_METRICS_TOKEN_INVALID" | "AUTH_SUBJECT_UNKNOWN" | "AUTH_TOKEN_INVALID" | "AUTH_TOKEN_MISSING" | "AUTH_TOKEN_NOT_IN_HEADER" | "EVENT_NOT_FOUND" | "IDEMPOTENCY_KEY_INVALID" | "IDEMPOTENCY_KEY_IN_USE" | "IDEMPOTENCY_KEY_MISSING" | "IDEMPOTENCY_KEY_REUSED" | "INTERNAL_ERROR" | "METHOD_NOT_ALLOWED" | "ORDER_CURRENCY_MIXED" | "ORDER_CUSTOMER_REQUIRED" | "ORDER_MEMBER_REQUIRED" | "ORDER_NOT_DELETABLE" | "ORDER_NOT_FOUND" | "ORDER_PAYMENT_IN_PROGRESS" | "ORDER_PRODUCT_INACTIVE" | "ORDER_PRODUCT_NOT_FOUND" | "ORDER_READ_ONLY_FIELD" | "ORDER_TOTAL_TOO_LARGE" | "ORDER_TRANSITION_NOT_ALLOWED" | "PAYMENT_AMOUNT_MISMATCH" | "PAYMENT_IN_PROGRESS" | "PAYMENT_METHOD_REQUIRED" | "PAYMENT_NOT_FOUND" | "PAYMENT_NOT_REFUNDABLE" | "PAYMENT_ORDER_NOT_FOUND" | "PAYMENT_ORDER_NOT_PAYABLE" | "PAYMENT_ORDER_PAYMENT_IN_PROGRESS" | "PAYMENT_PROCESSOR_EVENT_INVALID" | "PAYMENT_PROCESSOR_UNAVAILABLE" | "PAYMENT_REFUND_CURRENCY_MISMATCH" | "PAYMENT_REFUND_EXCEEDS_BALANCE" | "PAYMENT_REFUND_FAILED" | "PAYMENT_REFUND_NOT_FOUND" | "PRODUCT_NOT_FOUND" | "QUERY_CURSOR_INVALID" | "QUERY_DUPLICATE_SORT_KEY" | "QUERY_UNKNOWN_PARAMETER" | "QUERY_UNKNOWN_SORT_KEY" | "RATE_LIMITED" | "RATE_LIMIT_UNAVAILABLE" | "REQUEST_BODY_INVALID" | "REQUEST_BODY_MALFORMED" | "REQUEST_BODY_TOO_LARGE" | "REQUEST_EXPECTATION_FAILED" | "REQUEST_HEADERS_TOO_LARGE" | "REQUEST_HEADER_INVALID" | "REQUEST_MALFORMED" | "REQUEST_PARAMETER_INVALID" | "REQUEST_PRECONDITION_FAILED" | "REQUEST_TIMEOUT" | "REQUEST_UNSUPPORTED_MEDIA_TYPE" | "RESOURCE_CONFLICT" | "ROUTE_NOT_FOUND" | "SERVICE_UNAVAILABLE" | "USER_NOT_FOUND" | "VERSION_NOT_ACCEPTABLE" | "VERSION_SUNSET" | "WEBHOOK_DELIVERY_NOT_FOUND" | "WEBHOOK_ENDPOINT_DISABLED" | "WEBHOOK_ENDPOINT_NOT_FOUND" | "WEBHOOK_EVENT_NOT_SUBSCRIBED" | "WEBHOOK_URL_REFUSED";
+            code: "AUTH_FORBIDDEN" | "AUTH_INSUFFICIENT_SCOPE" | "AUTH_METRICS_TOKEN_INVALID" | "AUTH_SUBJECT_UNKNOWN" | "AUTH_TOKEN_INVALID" | "AUTH_TOKEN_MISSING" | "AUTH_TOKEN_NOT_IN_HEADER" | "EVENT_NOT_FOUND" | "IDEMPOTENCY_KEY_INVALID" | "IDEMPOTENCY_KEY_IN_USE" | "IDEMPOTENCY_KEY_MISSING" | "IDEMPOTENCY_KEY_REUSED" | "INTERNAL_ERROR" | "METHOD_NOT_ALLOWED" | "ORDER_CURRENCY_MIXED" | "ORDER_CUSTOMER_REQUIRED" | "ORDER_MEMBER_REQUIRED" | "ORDER_NOT_DELETABLE" | "ORDER_NOT_FOUND" | "ORDER_PAYMENT_IN_PROGRESS" | "ORDER_PRODUCT_INACTIVE" | "ORDER_PRODUCT_NOT_FOUND" | "ORDER_READ_ONLY_FIELD" | "ORDER_TOTAL_TOO_LARGE" | "ORDER_TRANSITION_NOT_ALLOWED" | "PAYMENT_AMOUNT_MISMATCH" | "PAYMENT_IN_PROGRESS" | "PAYMENT_METHOD_REQUIRED" | "PAYMENT_NOT_FOUND" | "PAYMENT_NOT_REFUNDABLE" | "PAYMENT_ORDER_NOT_FOUND" | "PAYMENT_ORDER_NOT_PAYABLE" | "PAYMENT_ORDER_PAYMENT_IN_PROGRESS" | "PAYMENT_PROCESSOR_EVENT_INVALID" | "PAYMENT_PROCESSOR_UNAVAILABLE" | "PAYMENT_REFUND_CURRENCY_MISMATCH" | "PAYMENT_REFUND_EXCEEDS_BALANCE" | "PAYMENT_REFUND_FAILED" | "PAYMENT_REFUND_NOT_FOUND" | "PRODUCT_NOT_FOUND" | "QUERY_CURSOR_INVALID" | "QUERY_DUPLICATE_SORT_KEY" | "QUERY_UNKNOWN_PARAMETER" | "QUERY_UNKNOWN_SORT_KEY" | "RATE_LIMITED" | "RATE_LIMIT_UNAVAILABLE" | "REQUEST_BODY_INVALID" | "REQUEST_BODY_MALFORMED" | "REQUEST_BODY_TOO_LARGE" | "REQUEST_EXPECTATION_FAILED" | "REQUEST_HEADERS_TOO_LARGE" | "REQUEST_HEADER_INVALID" | "REQUEST_MALFORMED" | "REQUEST_PARAMETER_INVALID" | "REQUEST_PRECONDITION_FAILED" | "REQUEST_TIMEOUT" | "REQUEST_UNSUPPORTED_MEDIA_TYPE" | "RESOURCE_CONFLICT" | "ROUTE_NOT_FOUND" | "SERVICE_UNAVAILABLE" | "USER_NOT_FOUND" | "VERSION_NOT_ACCEPTABLE" | "VERSION_SUNSET" | "WEBHOOK_DELIVERY_NOT_FOUND" | "WEBHOOK_ENDPOINT_API_VERSION_RETIRED" | "WEBHOOK_ENDPOINT_DISABLED" | "WEBHOOK_ENDPOINT_NOT_FOUND" | "WEBHOOK_EVENT_NOT_SUBSCRIBED" | "WEBHOOK_URL_REFUSED";
             /** @description Also in the X-Request-Id response header; quote it in support requests. */
             requestId: string;
             /** @description At most 100 field errors, the first found. */
@@ -741,10 +741,24 @@ export interface components {
             apiVersion: number;
             /** @description Free text for people; orderpay does not read it. */
             description: string;
-            /** @description A disabled endpoint is sent nothing until it is enabled again. */
+            /** @description A disabled endpoint is sent nothing until it is enabled again (disabledReason says why it is). */
             disabled: boolean;
+            /** @description Why the endpoint is disabled; null while it is enabled. requested: a POST or PUT said "disabled": true. failing: every attempt failed for 5 days. api_version_retired: its apiVersion reached its sunset, and it cannot be enabled unless a PUT pins it to a later version (docs/webhooks.md, "Versions"). */
+            disabledReason: ("requested" | "failing" | "api_version_retired") | null;
             /** @description Since when every delivery attempt has failed; null while the endpoint answers (after any success). */
             failingSince: string | null;
+            /** @description When an attempt last succeeded (a 2xx), to within about a second: a busy endpoint has it written once a second, not at every success. null when none is on record. A live figure, outside the ETag. */
+            lastSucceededAt: string | null;
+            /** @description The endpoint's deliveries still pending, counted when it was read: a live figure, outside the ETag. null in an event's data.object, which records the endpoint's settings, not its traffic. */
+            backlog: {
+                /**
+                 * Format: int32
+                 * @description Deliveries not yet succeeded or failed: due, being sent, or waiting for a retry.
+                 */
+                pending: number;
+                /** @description When the longest-waiting of the deliveries due now came due (its lag); null when none is due now. */
+                oldestDueAt: string | null;
+            } | null;
             /** @description Until when the secret replaced by the last rotation still signs deliveries beside the current one (24 hours after the rotation); null if the secret was never rotated. */
             previousSecretExpiresAt: string | null;
             /**
@@ -754,7 +768,7 @@ export interface components {
             createdAt: string;
             /**
              * Format: date-time
-             * @description When the endpoint last changed (a replacement, a secret rotation). RFC 3339, UTC.
+             * @description When the endpoint last changed: a replacement, a secret rotation, a disable, failingSince set or cleared; never for lastSucceededAt or backlog. RFC 3339, UTC.
              */
             updatedAt: string;
         };
@@ -786,10 +800,24 @@ export interface components {
             apiVersion: number;
             /** @description Free text for people; orderpay does not read it. */
             description: string;
-            /** @description A disabled endpoint is sent nothing until it is enabled again. */
+            /** @description A disabled endpoint is sent nothing until it is enabled again (disabledReason says why it is). */
             disabled: boolean;
+            /** @description Why the endpoint is disabled; null while it is enabled. requested: a POST or PUT said "disabled": true. failing: every attempt failed for 5 days. api_version_retired: its apiVersion reached its sunset, and it cannot be enabled unless a PUT pins it to a later version (docs/webhooks.md, "Versions"). */
+            disabledReason: ("requested" | "failing" | "api_version_retired") | null;
             /** @description Since when every delivery attempt has failed; null while the endpoint answers (after any success). */
             failingSince: string | null;
+            /** @description When an attempt last succeeded (a 2xx), to within about a second: a busy endpoint has it written once a second, not at every success. null when none is on record. A live figure, outside the ETag. */
+            lastSucceededAt: string | null;
+            /** @description The endpoint's deliveries still pending, counted when it was read: a live figure, outside the ETag. null in an event's data.object, which records the endpoint's settings, not its traffic. */
+            backlog: {
+                /**
+                 * Format: int32
+                 * @description Deliveries not yet succeeded or failed: due, being sent, or waiting for a retry.
+                 */
+                pending: number;
+                /** @description When the longest-waiting of the deliveries due now came due (its lag); null when none is due now. */
+                oldestDueAt: string | null;
+            } | null;
             /** @description Until when the secret replaced by the last rotation still signs deliveries beside the current one (24 hours after the rotation); null if the secret was never rotated. */
             previousSecretExpiresAt: string | null;
             /**
@@ -799,7 +827,7 @@ export interface components {
             createdAt: string;
             /**
              * Format: date-time
-             * @description When the endpoint last changed (a replacement, a secret rotation). RFC 3339, UTC.
+             * @description When the endpoint last changed: a replacement, a secret rotation, a disable, failingSince set or cleared; never for lastSucceededAt or backlog. RFC 3339, UTC.
              */
             updatedAt: string;
             /** @description The signing secret (Standard Webhooks: `whsec_` and the base64 of the HMAC-SHA256 key). Shown in this answer only: store it now; it cannot be read again, only rotated. */
@@ -5328,6 +5356,19 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description RFC 9457 problem details. */
+            422: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description A rate-limit budget of the caller is used up (RATE_LIMITED): retry after Retry-After. */
             429: {
                 headers: {
@@ -5609,7 +5650,7 @@ export interface operations {
                     apiVersion: number;
                     /** @description Free text for people; orderpay does not read it. */
                     description: string;
-                    /** @description A disabled endpoint is sent nothing until it is enabled again. */
+                    /** @description A disabled endpoint is sent nothing until it is enabled again (disabledReason says why it is). */
                     disabled: boolean;
                 };
             };
@@ -5748,6 +5789,19 @@ export interface operations {
             };
             /** @description An Expect other than 100-continue (REQUEST_EXPECTATION_FAILED); the request is not read and the connection is closed. */
             417: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    "Access-Control-Expose-Headers": components["headers"]["Access-Control-Expose-Headers"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description RFC 9457 problem details. */
+            422: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];

@@ -12,3 +12,11 @@ export const UNPINNED_API_VERSION = 1;
 export function isApiVersion(version: number): boolean {
   return API_VERSION_NUMBERS.includes(version);
 }
+
+/**
+ * The versions whose sunset has come at `now`: they answer 410, and webhook endpoints pinned to
+ * them are disabled and cannot be enabled (docs/decisions/0117-webhook-endpoints-of-retired-versions.md).
+ */
+export function retiredApiVersions(deprecations: readonly { version: number; sunset: Date }[], now: Date): number[] {
+  return deprecations.filter((d) => now.getTime() >= d.sunset.getTime()).map((d) => d.version);
+}

@@ -225,6 +225,12 @@ export const ERRORS = {
     description:
       'A disabled endpoint is sent nothing, pings and redeliveries included. Enable it first (`PUT` with `"disabled": false`), then ask again.',
   },
+  WEBHOOK_ENDPOINT_API_VERSION_RETIRED: {
+    status: 422,
+    title: 'Webhook endpoint API version retired',
+    description:
+      "The request pins an endpoint to an API version past its sunset, or enables an endpoint pinned to one. Such endpoints were disabled at the sunset (`disabledReason` `api_version_retired`): their receivers read that version's objects, and the next version's differ (v2's money objects). Once the receiver reads a later version, `PUT` the endpoint with that `apiVersion` and `\"disabled\": false` in one request. `errors[].pointer` names `/apiVersion` or `/disabled`.",
+  },
   WEBHOOK_EVENT_NOT_SUBSCRIBED: {
     status: 422,
     title: 'Event not subscribed to',

@@ -1,7 +1,8 @@
 // What the business did, for Prometheus: payments by status and declines, refunds, idempotent
-// replays, failed sign-ins, webhook attempts by outcome, and the database connections in use. Each is counted once its
-// transaction has committed (a rolled-back payment never happened; a replay is not a payment); a
-// payment or refund by the process that committed the processor's decision (src/flows/settle-payment.ts).
+// replays, failed sign-ins, webhook attempts by outcome; and, as each scrape finds them, the
+// webhook backlog and the database connections in use. Each count is taken once its transaction
+// has committed (a rolled-back payment never happened; a replay is not a payment); a payment or
+// refund by the process that committed the processor's decision (src/flows/settle-payment.ts).
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type { Db } from '../db/db.ts';
 
@@ -117,4 +118,65 @@ export function registerPoolGauges(registry: Registry, db: Db): void {
       this.set(db.poolStats().max);
     },
   });
+}
+
+/** The webhook deliveries due now across enabled endpoints (src/webhooks/backlog.store.ts). */
+export interface WebhookBacklogFigures {
+  due: number;
+  oldestDueAgeSeconds: number;
+}
+
+/** How long a scrape waits for the backlog: a scrape must answer while the pool is exhausted, when it matters most. */
+const BACKLOG_READ_TIMEOUT_MS = 2000;
+
+/**
+ * The webhook backlog as the database has it at each scrape: one statement for both gauges (the
+ * registry collects them together; the second shares the first's read). The figure is the
+ * database's, the same in every process: aggregate with max, not sum. Unread (the database failed
+ * or took longer than timeoutMs, a pool held by transactions), both are NaN and the scrape answers.
+ */
+export function registerWebhookBacklogGauges(
+  registry: Registry,
+  readBacklog: () => Promise<WebhookBacklogFigures>,
+  log: { warn(object: object, message: string): void },
+  timeoutMs = BACKLOG_READ_TIMEOUT_MS,
+): void {
+  let reading: Promise<WebhookBacklogFigures | undefined> | undefined;
+  const read = () => {
+    reading ??= withTimeout(readBacklog(), timeoutMs)
+      .catch((error: unknown) => {
+        log.warn({ err: error }, 'the webhook backlog could not be read for /metrics');
+        return undefined;
+      })
+      .finally(() => {
+        reading = undefined;
+      });
+    return reading;
+  };
+  new Gauge({
+    name: 'orderpay_webhook_deliveries_due',
+    help: 'Webhook deliveries due now (pending, their time come, being sent or not) to enabled endpoints, as the database has them at the scrape: the same in every process.',
+    registers: [registry],
+    async collect() {
+      this.set((await read())?.due ?? Number.NaN);
+    },
+  });
+  new Gauge({
+    name: 'orderpay_webhook_oldest_due_age_seconds',
+    help: 'Seconds since the oldest webhook delivery due now to an enabled endpoint came due (0 when none is): how far delivery lags.',
+    registers: [registry],
+    async collect() {
+      this.set((await read())?.oldestDueAgeSeconds ?? Number.NaN);
+    },
+  });
+}
+
+/** The promise's value, or a rejection once timeoutMs have passed (the work itself goes on). */
+function withTimeout<T>(promise: Promise<T>, timeoutMs: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => reject(new Error(`not read within ${timeoutMs} ms`)), timeoutMs);
+    timer.unref();
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }

@@ -27,13 +27,18 @@ interface PaymentCompletion {
 /** How often each process looks for payments and refunds that are due: a dead request's, or the processor's next question. */
 const EVERY_SECOND = 1000;
 
+/** The disabling of webhook endpoints whose API version was retired (src/webhooks/retirement.ts), built by the composition root. */
+interface EndpointRetirement {
+  disableRetiredEndpoints(): Promise<unknown>;
+}
+
 /** The jobs of the servers this process runs. */
 export function backgroundJobs(
   db: Db,
   config: Pick<Config, 'servers' | 'events' | 'webhooks'>,
-  workers: { webhooks?: WebhookDelivery; payments?: PaymentCompletion },
+  workers: { webhooks?: WebhookDelivery; payments?: PaymentCompletion; endpointRetirement?: EndpointRetirement },
 ): Job[] {
-  const { webhooks, payments } = workers;
+  const { webhooks, payments, endpointRetirement } = workers;
   const { servers } = config;
   // Old rate-limit windows: both servers count in them (when no Redis is configured).
   const jobs: Job[] = [{ name: 'purge-rate-limit-windows', everyMs: EVERY_TEN_MINUTES, run: () => purgeRateLimitWindows(db) }];
@@ -44,6 +49,14 @@ export function backgroundJobs(
       { name: 'purge-events', everyMs: EVERY_TEN_MINUTES, run: () => purgeExpiredEvents(db, config.events.retentionDays) },
     );
     if (payments) jobs.push({ name: 'complete-payments', everyMs: EVERY_SECOND, run: () => payments.completeDue() });
+    // At an API version's sunset, its webhook endpoints are disabled within a second (no SQL before it).
+    if (endpointRetirement) {
+      jobs.push({
+        name: 'disable-retired-webhook-endpoints',
+        everyMs: EVERY_SECOND,
+        run: () => endpointRetirement.disableRetiredEndpoints(),
+      });
+    }
     // The resource server's events are delivered by the processes that run it.
     if (webhooks) {
       jobs.push({

@@ -199,11 +199,16 @@ export interface EndpointFailure {
 // The counts and the circuit are the dispatcher's own (migration 0015): no revision. After
 // circuit.threshold failures in a row the circuit opens, for longer each time (circuitPauseMs's
 // formula: base × 2^(failures − threshold), capped).
+// A success also stamps last_succeeded_at (migration 0014), no revision either (decision 0118): a
+// busy endpoint succeeds hundreds of times a second, so its row is written only when there is
+// something to reset or its last success is a second old, and lastSucceededAt is within about a
+// second of the latest (decision 0119).
 const ENDPOINT_SUCCEEDED = `UPDATE webhook_endpoints
-    SET failing_since = NULL, consecutive_failures = 0, consecutive_timeouts = 0, circuit_open_until = NULL,
+    SET last_succeeded_at = now(), failing_since = NULL, consecutive_failures = 0, consecutive_timeouts = 0, circuit_open_until = NULL,
         updated_at = CASE WHEN failing_since IS NULL THEN updated_at ELSE now() END,
         version = CASE WHEN failing_since IS NULL THEN version ELSE version + 1 END
-  WHERE $9 = 'succeeded' AND id = $10 AND (failing_since IS NOT NULL OR consecutive_failures > 0)`;
+  WHERE $9 = 'succeeded' AND id = $10
+    AND (failing_since IS NOT NULL OR consecutive_failures > 0 OR last_succeeded_at IS NULL OR last_succeeded_at <= now() - interval '1 second')`;
 const ENDPOINT_FAILED = `UPDATE webhook_endpoints
     SET failing_since = coalesce(failing_since, now()),
         updated_at = CASE WHEN failing_since IS NULL THEN now() ELSE updated_at END,

@@ -6,7 +6,7 @@ import { Type } from 'typebox';
 import { pageOf } from '../core/paging.ts';
 import { requireScope } from '../http/authenticate.ts';
 import { noneMatch } from '../http/etag.ts';
-import { resourceUrl, sendNotModified, sendPage, sendRepresentation } from '../http/representation.ts';
+import { CACHE_NONE, resourceUrl, sendNotModified, sendPage, sendRepresentation } from '../http/representation.ts';
 import { Envelope, IfMatchHeaders, IfNoneMatchHeaders, problems } from '../http/schemas.ts';
 import {
   endpointsShownTo,
@@ -33,11 +33,15 @@ const readSecurity = [{ bearer: ['webhooks:read'] }];
 const writeSecurity = [{ bearer: ['webhooks:write'] }];
 const tags = ['webhooks'];
 
-export async function webhookEndpointsRoutes(parent: FastifyInstance): Promise<void> {
+export async function webhookEndpointsRoutes(
+  parent: FastifyInstance,
+  opts: { retiredVersions: WebhookEndpointContext['retiredVersions'] },
+): Promise<void> {
   const app = parent.withTypeProvider<TypeBoxTypeProvider>();
   const context: WebhookEndpointContext = {
     secrets: createSecretBox(app.db, app.config.webhooks.secretKey),
     guard: { allowPrivate: app.config.webhooks.allowPrivate },
+    retiredVersions: opts.retiredVersions,
   };
 
   app.post(
@@ -48,10 +52,10 @@ export async function webhookEndpointsRoutes(parent: FastifyInstance): Promise<v
         operationId: 'createWebhookEndpoint',
         summary: 'Register a webhook endpoint (staff)',
         description:
-          'Scope webhooks:write (staff users and service clients). The url must be https on a host that resolves to public addresses only. Answers 201 with Location, ETag and the endpoint with its signing secret: the only answer that ever shows it.',
+          'Scope webhooks:write (staff users and service clients). The url must be https on a host that resolves to public addresses only; the apiVersion a version not retired (422). Answers 201 with Location, ETag and the endpoint with its signing secret: the only answer that ever shows it.',
         security: writeSecurity,
         body: CreateWebhookEndpointBody,
-        response: { 201: EndpointWithSecretRef, ...problems(400, 401, 403, 406, 413, 415) },
+        response: { 201: EndpointWithSecretRef, ...problems(400, 401, 403, 406, 413, 415, 422) },
       },
     },
     async function createWebhookEndpointRoute(request, reply) {
@@ -71,7 +75,8 @@ export async function webhookEndpointsRoutes(parent: FastifyInstance): Promise<v
         tags,
         operationId: 'listWebhookEndpoints',
         summary: 'List webhook endpoints (staff)',
-        description: 'Scope webhooks:read (staff users and service clients). Filter by `disabled`; sort by createdAt or id. No secrets.',
+        description:
+          'Scope webhooks:read (staff users and service clients). Filter by `disabled`; sort by createdAt or id. No secrets. Each endpoint with its health: last success and backlog, as of the read (Cache-Control: no-store).',
         security: readSecurity,
         querystring: ListWebhookEndpointsQuery,
         response: { 200: Envelope(EndpointRef, 'A page of webhook endpoints.'), ...problems(400, 401, 403, 406) },
@@ -85,7 +90,7 @@ export async function webhookEndpointsRoutes(parent: FastifyInstance): Promise<v
         page: pageOf(request.query, app.cursors),
         shownTo: endpointsShownTo(request),
       });
-      return sendPage(request, reply, endpoints, webhookEndpointRepresentation);
+      return sendPage(request, reply, endpoints, webhookEndpointRepresentation, { cacheControl: CACHE_NONE });
     },
   );
 
@@ -97,7 +102,7 @@ export async function webhookEndpointsRoutes(parent: FastifyInstance): Promise<v
         operationId: 'getWebhookEndpoint',
         summary: 'Get a webhook endpoint (staff)',
         description:
-          'Scope webhooks:read. Never shows the signing secret. Carries a strong ETag; with a matching If-None-Match the answer is 304 without a body.',
+          "Scope webhooks:read. Never shows the signing secret. Its health (lastSucceededAt, backlog) is as of the read, and answered Cache-Control: no-store. The strong ETag is the endpoint's revision, which those figures do not change: with a matching If-None-Match the answer is 304 without a body, saying the settings are unchanged.",
         security: readSecurity,
         params: WebhookEndpointIdParams,
         headers: IfNoneMatchHeaders,
@@ -108,8 +113,8 @@ export async function webhookEndpointsRoutes(parent: FastifyInstance): Promise<v
       const principal = requireScope(request, 'webhooks:read');
       const endpoint = await getWebhookEndpoint(app.db, principal, request.params.webhookEndpointId, endpointsShownTo(request));
       const etag = webhookEndpointEtag(endpoint, request.apiVersion);
-      if (noneMatch(request.headers['if-none-match'], etag)) return sendNotModified(reply, etag);
-      return sendRepresentation(request, reply, 200, webhookEndpointRepresentation(endpoint), { etag });
+      if (noneMatch(request.headers['if-none-match'], etag)) return sendNotModified(reply, etag, CACHE_NONE);
+      return sendRepresentation(request, reply, 200, webhookEndpointRepresentation(endpoint), { etag, cacheControl: CACHE_NONE });
     },
   );
 
@@ -121,12 +126,12 @@ export async function webhookEndpointsRoutes(parent: FastifyInstance): Promise<v
         operationId: 'replaceWebhookEndpoint',
         summary: 'Replace a webhook endpoint (staff)',
         description:
-          'Scope webhooks:write. Complete replacement of url, enabledEvents, apiVersion, description and disabled; the url is checked again. The same body again changes nothing. If-Match honoured (strong comparison). The secret is kept: rotate it apart.',
+          'Scope webhooks:write. Complete replacement of url, enabledEvents, apiVersion, description and disabled; the url is checked again. An endpoint pinned to a retired API version is enabled only by pinning it to a later one (422). The same body again changes nothing. If-Match honoured (strong comparison) against the revision, which deliveries do not change. The secret is kept: rotate it apart.',
         security: writeSecurity,
         params: WebhookEndpointIdParams,
         headers: IfMatchHeaders,
         body: WebhookEndpointBody,
-        response: { 200: EndpointRef, ...problems(400, 401, 403, 404, 406, 412, 413, 415) },
+        response: { 200: EndpointRef, ...problems(400, 401, 403, 404, 406, 412, 413, 415, 422) },
       },
     },
     async function replaceWebhookEndpointRoute(request, reply) {

@@ -1,5 +1,6 @@
 // Webhook endpoint rules, pure: which event types an endpoint may subscribe to, when a replacement
-// changes nothing, which events an endpoint may be sent again, how long a rotated secret lives.
+// changes nothing, which events an endpoint may be sent again, how long a rotated secret lives,
+// why an endpoint is disabled, and what a retired API version allows.
 import { DomainError, type FieldError } from '../core/errors.ts';
 import { eventSince, eventTypeSince, showsEventType } from '../core/event-versions.ts';
 import type { SortKey } from '../core/paging.ts';
@@ -32,6 +33,65 @@ export const MAX_ERROR_SHOWN = 1000;
 
 export const DELIVERY_STATES = ['pending', 'succeeded', 'failed'] as const;
 export type DeliveryState = (typeof DELIVERY_STATES)[number];
+
+/**
+ * Why a disabled endpoint is: a POST or PUT said so (staff or a service client), every attempt
+ * failed for 5 days (the dispatcher), or its API version reached its sunset (decision 0117).
+ */
+export const DISABLED_REASONS = ['requested', 'failing', 'api_version_retired'] as const;
+export type DisabledReason = (typeof DISABLED_REASONS)[number];
+
+/**
+ * The reason a disabled endpoint shows: the one stored, else 'failing'. The dispatcher's automatic
+ * disable (deliveries.store.ts disableEndpoint) sets `disabled` alone, and every disable event
+ * recorded before reasons were stored was one of its own.
+ */
+export function shownDisabledReason(endpoint: { disabled: boolean; disabledReason?: DisabledReason | null }): DisabledReason | null {
+  return endpoint.disabled ? (endpoint.disabledReason ?? 'failing') : null;
+}
+
+/**
+ * The reason to store after a manager's write: none once enabled; 'requested' when the write
+ * disables it; the one it had when it was disabled already (a failing endpoint whose description
+ * changed is still disabled for failing).
+ */
+export function disabledReasonAfter(
+  current: { disabled: boolean; disabledReason: DisabledReason | null } | undefined,
+  disabled: boolean,
+): DisabledReason | null {
+  if (!disabled) return null;
+  return current?.disabled ? current.disabledReason : 'requested';
+}
+
+/**
+ * Step: nothing is newly pinned to a retired API version, and an endpoint pinned to one is not
+ * enabled: its receiver reads that version's objects, which are no longer made, and moving it to
+ * a later one hands it objects of another shape (v2's money), which only its manager can judge
+ * (decision 0117). Still allowed: editing it while it stays disabled, or pinning it to a version
+ * that is not retired, enabled or not, in the same request.
+ */
+export function assertNotPinnedToRetired(
+  fields: { apiVersion: number; disabled: boolean },
+  current: { apiVersion: number } | undefined,
+  retiredVersions: readonly number[],
+): void {
+  const version = fields.apiVersion;
+  if (!retiredVersions.includes(version)) return;
+  if (current?.apiVersion !== version) {
+    throw new DomainError(
+      'WEBHOOK_ENDPOINT_API_VERSION_RETIRED',
+      `API v${version} was retired: no endpoint can be pinned to it. Pin the endpoint to a later version, whose objects its receiver reads.`,
+      { errors: [{ pointer: '/apiVersion', detail: `API v${version} was retired` }] },
+    );
+  }
+  if (!fields.disabled) {
+    throw new DomainError(
+      'WEBHOOK_ENDPOINT_API_VERSION_RETIRED',
+      `The endpoint is pinned to API v${version}, which was retired: it cannot be enabled unless the same request pins it to a later version.`,
+      { errors: [{ pointer: '/disabled', detail: `an endpoint pinned to the retired API v${version} cannot be enabled` }] },
+    );
+  }
+}
 
 /**
  * Step: the enabledEvents of a request are types the endpoint's API version shows and that can be

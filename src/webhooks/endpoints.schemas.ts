@@ -6,6 +6,8 @@ import { Id, PageParams, routeChecked, SortParam, Timestamp } from '../http/sche
 import {
   DELIVERY_STATES,
   type DeliveryState,
+  DISABLED_REASONS,
+  type DisabledReason,
   MAX_ATTEMPTS_SHOWN,
   MAX_ERROR_SHOWN,
   MAX_RESPONSE_BODY_SHOWN,
@@ -47,7 +49,30 @@ const ApiVersion = Type.Integer({
 
 const Description = Type.String({ maxLength: MAX_DESCRIPTION_LENGTH, description: 'Free text for people; orderpay does not read it.' });
 
-const Disabled = Type.Boolean({ description: 'A disabled endpoint is sent nothing until it is enabled again.' });
+const Disabled = Type.Boolean({
+  description: 'A disabled endpoint is sent nothing until it is enabled again (disabledReason says why it is).',
+});
+
+const DisabledReasonSchema = Nullable(
+  Type.Unsafe<DisabledReason>({ type: 'string', enum: [...DISABLED_REASONS] }),
+  'Why the endpoint is disabled; null while it is enabled. requested: a POST or PUT said "disabled": true. failing: every attempt failed for 5 days. api_version_retired: its apiVersion reached its sunset, and it cannot be enabled unless a PUT pins it to a later version (docs/webhooks.md, "Versions").',
+);
+
+const Backlog = Type.Object(
+  {
+    pending: Type.Integer({
+      format: 'int32',
+      minimum: 0,
+      maximum: 2_147_483_647,
+      description: 'Deliveries not yet succeeded or failed: due, being sent, or waiting for a retry.',
+    }),
+    oldestDueAt: Nullable(
+      Timestamp('When the longest-waiting delivery due now came due.'),
+      'When the longest-waiting of the deliveries due now came due (its lag); null when none is due now.',
+    ),
+  },
+  { additionalProperties: false },
+);
 
 const endpointProperties = {
   id: Id('Identifier of the webhook endpoint.'),
@@ -56,16 +81,27 @@ const endpointProperties = {
   apiVersion: ApiVersion,
   description: Description,
   disabled: Disabled,
+  disabledReason: DisabledReasonSchema,
   failingSince: Nullable(
     Timestamp('Since when every delivery attempt to the endpoint has failed.'),
     'Since when every delivery attempt has failed; null while the endpoint answers (after any success).',
+  ),
+  lastSucceededAt: Nullable(
+    Timestamp('When an attempt to the endpoint last succeeded, to within about a second.'),
+    'When an attempt last succeeded (a 2xx), to within about a second: a busy endpoint has it written once a second, not at every success. null when none is on record. A live figure, outside the ETag.',
+  ),
+  backlog: Nullable(
+    Backlog,
+    "The endpoint's deliveries still pending, counted when it was read: a live figure, outside the ETag. null in an event's data.object, which records the endpoint's settings, not its traffic.",
   ),
   previousSecretExpiresAt: Nullable(
     Timestamp('Until when the secret replaced by the last rotation still signs deliveries.'),
     'Until when the secret replaced by the last rotation still signs deliveries beside the current one (24 hours after the rotation); null if the secret was never rotated.',
   ),
   createdAt: Timestamp('When the endpoint was registered.'),
-  updatedAt: Timestamp('When the endpoint last changed (a replacement, a secret rotation).'),
+  updatedAt: Timestamp(
+    'When the endpoint last changed: a replacement, a secret rotation, a disable, failingSince set or cleared; never for lastSucceededAt or backlog.',
+  ),
 };
 
 export const WebhookEndpoint = Type.Object(endpointProperties, { $id: 'WebhookEndpoint', additionalProperties: false });

@@ -1,12 +1,20 @@
-// Webhook endpoint use cases: registering, reading, replacing and deleting endpoints, and rotating
-// their signing secrets. Staff users and service clients only; the edge checks the scopes.
+// Webhook endpoint use cases: registering, reading (with the backlog, counted at the read),
+// replacing and deleting endpoints, and rotating their signing secrets. Staff users and service
+// clients only; the edge checks the scopes.
 import { LATEST_API_VERSION } from '../core/api-versions.ts';
 import { DomainError } from '../core/errors.ts';
 import { parseSortParam, planPage, toCollection, type Collection, type PageRequest } from '../core/paging.ts';
 import type { Precondition } from '../core/precondition.ts';
 import { isStaffOrService, type Principal } from '../core/principal.ts';
 import type { Db, Queryable } from '../db/db.ts';
-import { assertEnabledEvents, isSameEndpoint, WEBHOOK_ENDPOINT_SORT_KEYS } from './endpoints.rules.ts';
+import { type EndpointBacklog, NO_BACKLOG, selectEndpointBacklogs } from './backlog.store.ts';
+import {
+  assertEnabledEvents,
+  assertNotPinnedToRetired,
+  disabledReasonAfter,
+  isSameEndpoint,
+  WEBHOOK_ENDPOINT_SORT_KEYS,
+} from './endpoints.rules.ts';
 import {
   deleteWebhookEndpoint as deleteEndpointRow,
   findWebhookEndpoint,
@@ -20,11 +28,31 @@ import {
 import { generateSigningSecret, type SecretBox } from './secrets.ts';
 import { assertPublicHost, parseWebhookUrl, type UrlGuardOptions } from './url-guard.ts';
 
-/** What the endpoint use cases need besides the database: the secrets' box and the URL guard's options. */
+/**
+ * What the endpoint use cases need besides the database: the secrets' box, the URL guard's options
+ * and the API versions retired by now.
+ */
 export interface WebhookEndpointContext {
   secrets: SecretBox;
   guard: UrlGuardOptions;
+  retiredVersions(): readonly number[];
 }
+
+/** An endpoint as the API shows it: its record and its backlog, counted when it was read. */
+export interface WebhookEndpointWithBacklog extends WebhookEndpointRecord {
+  backlog: EndpointBacklog;
+}
+
+/** Step: the endpoints with their backlogs, in one statement however many there are. */
+async function withBacklogs(db: Queryable, endpoints: WebhookEndpointRecord[]): Promise<WebhookEndpointWithBacklog[]> {
+  const backlogs = await selectEndpointBacklogs(
+    db,
+    endpoints.map((endpoint) => endpoint.id),
+  );
+  return endpoints.map((endpoint) => ({ ...endpoint, backlog: backlogs.get(endpoint.id) ?? NO_BACKLOG }));
+}
+
+const withBacklog = async (db: Queryable, endpoint: WebhookEndpointRecord) => (await withBacklogs(db, [endpoint]))[0]!;
 
 /** Step: only staff users and service clients manage webhooks, whatever scopes a token carries. */
 export function assertWebhookManager(principal: Principal): void {
@@ -56,9 +84,14 @@ async function checkedFields(fields: WebhookEndpointFields, guard: UrlGuardOptio
   return { ...fields, url: await checkedUrl(fields.url, guard) };
 }
 
-export async function getWebhookEndpoint(db: Queryable, principal: Principal, id: number, shownTo: number): Promise<WebhookEndpointRecord> {
+export async function getWebhookEndpoint(
+  db: Queryable,
+  principal: Principal,
+  id: number,
+  shownTo: number,
+): Promise<WebhookEndpointWithBacklog> {
   assertWebhookManager(principal);
-  return loadWebhookEndpoint(db, id, shownTo);
+  return withBacklog(db, await loadWebhookEndpoint(db, id, shownTo));
 }
 
 export interface ListWebhookEndpointsCommand {
@@ -73,12 +106,13 @@ export async function listWebhookEndpoints(
   db: Queryable,
   principal: Principal,
   command: ListWebhookEndpointsCommand,
-): Promise<Collection<WebhookEndpointRecord>> {
+): Promise<Collection<WebhookEndpointWithBacklog>> {
   assertWebhookManager(principal);
   const sort = parseSortParam(command.sort, WEBHOOK_ENDPOINT_SORT_KEYS, [{ field: 'id', descending: false }]);
   const filters = { disabled: command.disabled };
   const plan = planPage(command.page, 'webhook-endpoints', filters, sort);
-  return toCollection(await selectWebhookEndpoints(db, { ...filters, shownTo: command.shownTo }, plan), plan);
+  const page = toCollection(await selectWebhookEndpoints(db, { ...filters, shownTo: command.shownTo }, plan), plan);
+  return { ...page, data: await withBacklogs(db, page.data) };
 }
 
 export type CreateWebhookEndpointCommand = Pick<WebhookEndpointFields, 'url' | 'enabledEvents'> & Partial<WebhookEndpointFields>;
@@ -89,7 +123,7 @@ export async function createWebhookEndpoint(
   context: WebhookEndpointContext,
   principal: Principal,
   command: CreateWebhookEndpointCommand,
-): Promise<{ endpoint: WebhookEndpointRecord; secret: string }> {
+): Promise<{ endpoint: WebhookEndpointWithBacklog; secret: string }> {
   assertWebhookManager(principal);
   const requested: WebhookEndpointFields = {
     url: command.url,
@@ -98,10 +132,13 @@ export async function createWebhookEndpoint(
     description: command.description ?? '',
     disabled: command.disabled ?? false,
   };
+  assertNotPinnedToRetired(requested, undefined, context.retiredVersions());
   const fields = await checkedFields(requested, context.guard);
   const secret = generateSigningSecret();
-  const endpoint = await insertWebhookEndpoint(db, fields, await context.secrets.seal(secret));
-  return { endpoint, secret };
+  const disabledReason = disabledReasonAfter(undefined, fields.disabled);
+  const endpoint = await insertWebhookEndpoint(db, { ...fields, disabledReason }, await context.secrets.seal(secret));
+  // Nothing can be pending for an endpoint made a moment ago.
+  return { endpoint: { ...endpoint, backlog: NO_BACKLOG }, secret };
 }
 
 export interface ReplaceWebhookEndpointCommand extends WebhookEndpointFields {
@@ -116,18 +153,22 @@ export async function replaceWebhookEndpoint(
   context: WebhookEndpointContext,
   principal: Principal,
   command: ReplaceWebhookEndpointCommand,
-): Promise<WebhookEndpointRecord> {
+): Promise<WebhookEndpointWithBacklog> {
   assertWebhookManager(principal);
   const { id, precondition, shownTo, ...requested } = command;
   // A request for an endpoint that does not exist is a 404 before its body is judged (RFC 9110 §13.2.1).
   await loadWebhookEndpoint(db, id, shownTo);
   const fields = await checkedFields(requested, context.guard);
-  return db.transaction(async (tx) => {
+  const replaced = await db.transaction(async (tx) => {
     const endpoint = await loadWebhookEndpoint(tx, id, shownTo, true);
+    // Against the locked row, before If-Match: a refusal the request would get without its
+    // precondition comes first (RFC 9110 §13.2.1).
+    assertNotPinnedToRetired(fields, endpoint, context.retiredVersions());
     precondition?.(endpoint);
     if (isSameEndpoint(endpoint, fields)) return endpoint;
-    return updateWebhookEndpoint(tx, id, fields);
+    return updateWebhookEndpoint(tx, id, { ...fields, disabledReason: disabledReasonAfter(endpoint, fields.disabled) });
   });
+  return withBacklog(db, replaced);
 }
 
 export interface DeleteWebhookEndpointCommand {
@@ -153,10 +194,10 @@ export async function rotateSigningSecret(
   principal: Principal,
   id: number,
   shownTo: number,
-): Promise<{ endpoint: WebhookEndpointRecord; secret: string }> {
+): Promise<{ endpoint: WebhookEndpointWithBacklog; secret: string }> {
   assertWebhookManager(principal);
   const secret = generateSigningSecret();
   const endpoint = await rotateWebhookEndpointSecret(db, id, await context.secrets.seal(secret), shownTo);
   if (!endpoint) throw endpointNotFound(id);
-  return { endpoint, secret };
+  return { endpoint: await withBacklog(db, endpoint), secret };
 }

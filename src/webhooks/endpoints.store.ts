@@ -4,7 +4,7 @@
 import type { PagePlan, PageRows } from '../core/paging.ts';
 import type { Queryable } from '../db/db.ts';
 import { selectPage, type SortColumn } from '../db/paging.ts';
-import { PREVIOUS_SECRET_LIFETIME_HOURS, type WebhookEndpointSortKey } from './endpoints.rules.ts';
+import { type DisabledReason, PREVIOUS_SECRET_LIFETIME_HOURS, type WebhookEndpointSortKey } from './endpoints.rules.ts';
 
 /** What a caller sets on an endpoint. */
 export interface WebhookEndpointFields {
@@ -22,6 +22,10 @@ export interface WebhookEndpointRecord extends WebhookEndpointFields {
   previousSecretExpiresAt: string | null;
   /** Since when every attempt has failed; null after any success (set by the dispatcher). */
   failingSince: string | null;
+  /** Why it is disabled, as stored: null on a disabled one is the dispatcher's (shownDisabledReason). */
+  disabledReason: DisabledReason | null;
+  /** A recent success, at most about a second older than the latest (set by the dispatcher). */
+  lastSucceededAt: string | null;
   createdAt: string;
   updatedAt: string;
   version: number;
@@ -30,6 +34,7 @@ export interface WebhookEndpointRecord extends WebhookEndpointFields {
 /** An endpoint's record, never its secrets (the disabled and ping events carry it). */
 export const WEBHOOK_ENDPOINT_COLUMNS = `id, url, enabled_events AS "enabledEvents", api_version AS "apiVersion", description, disabled,
   previous_secret_expires_at AS "previousSecretExpiresAt", failing_since AS "failingSince",
+  disabled_reason AS "disabledReason", last_succeeded_at AS "lastSucceededAt",
   created_at AS "createdAt", updated_at AS "updatedAt", version`;
 const SORT_COLUMNS: Record<WebhookEndpointSortKey, SortColumn> = {
   createdAt: { sql: 'created_at', type: 'timestamp' },
@@ -70,28 +75,48 @@ export function selectWebhookEndpoints(
   );
 }
 
+/** What a manager's write stores: the settings, and why the endpoint is disabled (null when enabled). */
+export interface WebhookEndpointWrite extends WebhookEndpointFields {
+  disabledReason: DisabledReason | null;
+}
+
 /** A new endpoint with its signing secret, sealed by the caller (src/webhooks/secrets.ts). */
 export async function insertWebhookEndpoint(
   db: Queryable,
-  fields: WebhookEndpointFields,
+  fields: WebhookEndpointWrite,
   sealedSecret: string,
 ): Promise<WebhookEndpointRecord> {
   const { rows } = await db.query<WebhookEndpointRecord>(
-    `INSERT INTO webhook_endpoints (url, enabled_events, api_version, description, disabled, secret)
-     VALUES ($1, $2, $3, $4, $5, $6) RETURNING ${WEBHOOK_ENDPOINT_COLUMNS}`,
-    [fields.url, fields.enabledEvents, fields.apiVersion, fields.description, fields.disabled, sealedSecret],
+    `INSERT INTO webhook_endpoints (url, enabled_events, api_version, description, disabled, disabled_reason, secret)
+     VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING ${WEBHOOK_ENDPOINT_COLUMNS}`,
+    [fields.url, fields.enabledEvents, fields.apiVersion, fields.description, fields.disabled, fields.disabledReason, sealedSecret],
   );
   return rows[0]!;
 }
 
-export async function updateWebhookEndpoint(db: Queryable, id: number, fields: WebhookEndpointFields): Promise<WebhookEndpointRecord> {
+export async function updateWebhookEndpoint(db: Queryable, id: number, fields: WebhookEndpointWrite): Promise<WebhookEndpointRecord> {
   const { rows } = await db.query<WebhookEndpointRecord>(
     `UPDATE webhook_endpoints
-        SET url = $2, enabled_events = $3, api_version = $4, description = $5, disabled = $6, version = version + 1, updated_at = now()
+        SET url = $2, enabled_events = $3, api_version = $4, description = $5, disabled = $6, disabled_reason = $7,
+            version = version + 1, updated_at = now()
       WHERE id = $1 RETURNING ${WEBHOOK_ENDPOINT_COLUMNS}`,
-    [id, fields.url, fields.enabledEvents, fields.apiVersion, fields.description, fields.disabled],
+    [id, fields.url, fields.enabledEvents, fields.apiVersion, fields.description, fields.disabled, fields.disabledReason],
   );
   return rows[0]!;
+}
+
+/**
+ * Disables the enabled endpoints pinned to any of these API versions, each a new revision, for
+ * `api_version_retired`; their records after the change. Endpoints disabled already keep their reason.
+ */
+export async function disableEndpointsPinnedTo(db: Queryable, apiVersions: readonly number[]): Promise<WebhookEndpointRecord[]> {
+  const { rows } = await db.query<WebhookEndpointRecord>(
+    `UPDATE webhook_endpoints SET disabled = true, disabled_reason = 'api_version_retired', version = version + 1, updated_at = now()
+      WHERE api_version = ANY($1::int[]) AND NOT disabled
+     RETURNING ${WEBHOOK_ENDPOINT_COLUMNS}`,
+    [apiVersions],
+  );
+  return rows;
 }
 
 /**

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import net from 'node:net';
 import { Webhook } from 'standardwebhooks';
-import type { Config } from '../../src/config.ts';
+import { type Config, loadConfig } from '../../src/config.ts';
 import type { Db } from '../../src/db/db.ts';
 import { createSecretBox, generateSigningSecret } from '../../src/webhooks/secrets.ts';
 
@@ -13,6 +13,20 @@ export interface TestEndpoint {
   id: number;
   url: string;
   secret: string;
+}
+
+/**
+ * The webhook configuration of the suites that deliver through the app's own dispatcher: private
+ * addresses allowed (the receivers are on 127.0.0.1), due deliveries looked for every 20 ms, and
+ * this retry schedule (seconds, comma-separated).
+ */
+export function deliveringWebhooks(retrySchedule: string): Config['webhooks'] {
+  return loadConfig({
+    NODE_ENV: 'test',
+    ORDERPAY_WEBHOOKS_ALLOW_PRIVATE: 'true',
+    ORDERPAY_WEBHOOKS_RETRY_SCHEDULE: retrySchedule,
+    ORDERPAY_WEBHOOKS_POLL_INTERVAL_MS: '20',
+  }).webhooks;
 }
 
 /** A webhook endpoint row (every event and API version 2 unless told). */

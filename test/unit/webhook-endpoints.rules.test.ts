@@ -1,13 +1,18 @@
 // Webhook endpoint rules, pure: the event types an endpoint may subscribe to, when a replacement
-// changes nothing, and which events may be sent to an endpoint again.
+// changes nothing, which events may be sent to an endpoint again, why a disabled endpoint is, and
+// what an API version past its sunset still allows.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { retiredApiVersions } from '../../src/core/api-versions.ts';
 import { DomainError, type FieldError } from '../../src/core/errors.ts';
 import { EVENT_TYPE_NAMES } from '../../src/events/events.rules.ts';
 import {
   assertEnabledEvents,
+  assertNotPinnedToRetired,
   assertRedeliverable,
+  disabledReasonAfter,
   isSameEndpoint,
+  shownDisabledReason,
   SUBSCRIBABLE_EVENT_TYPES,
   subscribesTo,
 } from '../../src/webhooks/endpoints.rules.ts';
@@ -126,6 +131,84 @@ describe('assertRedeliverable', () => {
     assert.equal(
       refusal(() => assertRedeliverable({ ...event, type: 'webhook_endpoint.ping' }, { enabledEvents: ['*'], apiVersion: 3 }, false)).code,
       'WEBHOOK_EVENT_NOT_SUBSCRIBED',
+    );
+  });
+});
+
+describe('retiredApiVersions', () => {
+  const deprecations = [
+    { version: 1, sunset: new Date('2027-06-01T00:00:00Z') },
+    { version: 2, sunset: new Date('2028-06-01T00:00:00Z') },
+  ];
+
+  test('a version is retired from the instant of its sunset on', () => {
+    assert.deepEqual(retiredApiVersions(deprecations, new Date('2027-05-31T23:59:59.999Z')), []);
+    assert.deepEqual(retiredApiVersions(deprecations, new Date('2027-06-01T00:00:00Z')), [1]);
+    assert.deepEqual(retiredApiVersions(deprecations, new Date('2030-01-01T00:00:00Z')), [1, 2]);
+    assert.deepEqual(retiredApiVersions([], new Date('2030-01-01T00:00:00Z')), []);
+  });
+});
+
+describe('disabledReason', () => {
+  test('an enabled endpoint has none; a disabled one its stored reason, or failing (the dispatcher stores none)', () => {
+    assert.equal(shownDisabledReason({ disabled: false, disabledReason: null }), null);
+    assert.equal(shownDisabledReason({ disabled: true, disabledReason: 'requested' }), 'requested');
+    assert.equal(shownDisabledReason({ disabled: true, disabledReason: 'api_version_retired' }), 'api_version_retired');
+    assert.equal(shownDisabledReason({ disabled: true, disabledReason: null }), 'failing');
+    // An event recorded before reasons were stored: every disable then was the dispatcher's.
+    assert.equal(shownDisabledReason({ disabled: true }), 'failing');
+  });
+
+  test("a manager's write: enabling clears it, disabling is requested, staying disabled keeps the reason", () => {
+    assert.equal(disabledReasonAfter(undefined, false), null);
+    assert.equal(disabledReasonAfter(undefined, true), 'requested');
+    assert.equal(disabledReasonAfter({ disabled: false, disabledReason: null }, true), 'requested');
+    assert.equal(disabledReasonAfter({ disabled: true, disabledReason: 'api_version_retired' }, false), null);
+    for (const reason of ['requested', 'failing', 'api_version_retired', null] as const) {
+      assert.equal(disabledReasonAfter({ disabled: true, disabledReason: reason }, true), reason);
+    }
+  });
+});
+
+describe('assertNotPinnedToRetired', () => {
+  const retired = [1];
+
+  test('a version not retired: anything goes', () => {
+    for (const disabled of [true, false]) {
+      assert.doesNotThrow(() => assertNotPinnedToRetired({ apiVersion: 2, disabled }, undefined, retired));
+      assert.doesNotThrow(() => assertNotPinnedToRetired({ apiVersion: 2, disabled }, { apiVersion: 1 }, retired));
+      assert.doesNotThrow(() => assertNotPinnedToRetired({ apiVersion: 1, disabled }, undefined, []));
+    }
+  });
+
+  test('a new endpoint, or an endpoint of another version, pinned to a retired one: refused at /apiVersion, disabled or not', () => {
+    for (const [current, disabled] of [
+      [undefined, false],
+      [undefined, true],
+      [{ apiVersion: 2 }, true],
+    ] as const) {
+      assert.deepEqual(
+        refusal(() => assertNotPinnedToRetired({ apiVersion: 1, disabled }, current, retired)),
+        {
+          code: 'WEBHOOK_ENDPOINT_API_VERSION_RETIRED',
+          detail:
+            'API v1 was retired: no endpoint can be pinned to it. Pin the endpoint to a later version, whose objects its receiver reads.',
+          errors: [{ pointer: '/apiVersion', detail: 'API v1 was retired' }],
+        },
+      );
+    }
+  });
+
+  test('an endpoint pinned to a retired version: edited while disabled, never enabled (refused at /disabled)', () => {
+    assert.doesNotThrow(() => assertNotPinnedToRetired({ apiVersion: 1, disabled: true }, { apiVersion: 1 }, retired));
+    assert.deepEqual(
+      refusal(() => assertNotPinnedToRetired({ apiVersion: 1, disabled: false }, { apiVersion: 1 }, retired)),
+      {
+        code: 'WEBHOOK_ENDPOINT_API_VERSION_RETIRED',
+        detail:
+          'The endpoint is pinned to API v1, which was retired: it cannot be enabled unless the same request pins it to a later version.',
+        errors: [{ pointer: '/disabled', detail: 'an endpoint pinned to the retired API v1 cannot be enabled' }],
+      },
     );
   });
 });

@@ -378,15 +378,22 @@ describe('webhook delivery', () => {
         assert.equal(object.disabled, true);
         assert.deepEqual(object.enabledEvents, ['product.updated']);
         assert.equal(object.failingSince, row.failing_since);
+        assert.equal(object.disabledReason, 'failing');
+        // An event records the endpoint's settings, not its traffic: no backlog.
+        assert.equal(object.backlog, null);
+        assert.equal(object.lastSucceededAt, null);
         // The endpoint as GET /webhook-endpoints/{id} shows it (src/webhooks/endpoints.representation.ts).
         assert.deepEqual(Object.keys(object).sort(), [
           'apiVersion',
+          'backlog',
           'createdAt',
           'description',
           'disabled',
+          'disabledReason',
           'enabledEvents',
           'failingSince',
           'id',
+          'lastSucceededAt',
           'previousSecretExpiresAt',
           'updatedAt',
           'url',

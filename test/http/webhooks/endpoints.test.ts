@@ -60,7 +60,10 @@ describe('POST /webhook-endpoints', () => {
         apiVersion: version === 3 ? 3 : 2,
         description: '',
         disabled: false,
+        disabledReason: null,
         failingSince: null,
+        lastSucceededAt: null,
+        backlog: { pending: 0, oldestDueAt: null },
         previousSecretExpiresAt: null,
         createdAt: body.createdAt,
         updatedAt: body.createdAt,
@@ -89,8 +92,13 @@ describe('POST /webhook-endpoints', () => {
     });
     assert.equal(res.statusCode, 201, res.body);
     const body = res.json();
-    assert.deepEqual([body.enabledEvents, body.apiVersion, body.description, body.disabled], [['*'], 1, 'Accounting system', true]);
-    assert.deepEqual(shownEndpoint((await storedEndpoint(t.db, body.id))!), shownOf(body));
+    assert.deepEqual(
+      [body.enabledEvents, body.apiVersion, body.description, body.disabled, body.disabledReason],
+      [['*'], 1, 'Accounting system', true, 'requested'],
+    );
+    const row = (await storedEndpoint(t.db, body.id))!;
+    assert.equal(row.disabledReason, 'requested');
+    assert.deepEqual(shownEndpoint(row), shownOf(body));
   });
 
   test('every endpoint gets a secret of its own', async () => {
@@ -185,7 +193,8 @@ describe('GET /webhook-endpoints and GET /webhook-endpoints/{id}', () => {
     const res = await send('GET', reader, `/webhook-endpoints/${made.id}`);
     assert.equal(res.statusCode, 200, res.body);
     assert.equal(res.headers['content-type'], JSON_TYPE);
-    assert.equal(res.headers['cache-control'], 'private, no-cache');
+    // Its health is as of the read: no cache may answer with it (decision 0118).
+    assert.equal(res.headers['cache-control'], 'no-store');
     assert.equal(res.headers.vary, 'Accept');
     assert.equal(res.headers.etag, `"we${made.id}.1.v1"`);
     assert.deepEqual(res.json(), shownOf({ ...made }));
@@ -196,6 +205,7 @@ describe('GET /webhook-endpoints and GET /webhook-endpoints/{id}', () => {
       assert.equal(notModified.statusCode, 304, header);
       assert.equal(notModified.body, '');
       assert.equal(notModified.headers.etag, `"we${made.id}.1.v1"`);
+      assert.equal(notModified.headers['cache-control'], 'no-store');
     }
     const v2 = await send('GET', reader, `/v2/webhook-endpoints/${made.id}`, undefined, { 'if-none-match': `"we${made.id}.1.v1"` });
     assert.equal(v2.statusCode, 200);
@@ -214,7 +224,7 @@ describe('GET /webhook-endpoints and GET /webhook-endpoints/{id}', () => {
     const reader = await webhookStaffToken(t, ['webhooks:read']);
     const res = await send('GET', reader, '/webhook-endpoints?sort=-id&pageSize=1');
     assert.equal(res.statusCode, 200, res.body);
-    assert.equal(res.headers['cache-control'], 'private, no-cache');
+    assert.equal(res.headers['cache-control'], 'no-store');
     // A v1 request lists the endpoints pinned to v1 and v2 (one pinned to v3 is not there for it).
     const total = (await t.db.query<{ n: number }>('SELECT count(*)::int AS n FROM webhook_endpoints WHERE api_version <= 2')).rows[0]!.n;
     // Newest first by id: the next page starts after the newest endpoint, the one listed.
@@ -301,6 +311,7 @@ describe('PUT /webhook-endpoints/{id}', () => {
       apiVersion: 1,
       description: 'Catalogue sync',
       disabled: true,
+      disabledReason: 'requested',
       updatedAt: row.updatedAt,
       version: 2,
     });

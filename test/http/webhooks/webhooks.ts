@@ -41,6 +41,14 @@ export function send(
   return t.request(token, { method, url, headers, ...(payload === undefined ? {} : { payload: payload as string }) });
 }
 
+/** An endpoint's backlog as the API shows it. */
+export interface Backlog {
+  pending: number;
+  oldestDueAt: string | null;
+}
+
+export const NO_BACKLOG: Backlog = { pending: 0, oldestDueAt: null };
+
 export interface CreatedEndpoint {
   id: number;
   url: string;
@@ -48,7 +56,10 @@ export interface CreatedEndpoint {
   apiVersion: number;
   description: string;
   disabled: boolean;
+  disabledReason: string | null;
   failingSince: string | null;
+  lastSucceededAt: string | null;
+  backlog: Backlog | null;
   previousSecretExpiresAt: string | null;
   createdAt: string;
   updatedAt: string;
@@ -69,10 +80,13 @@ export interface StoredEndpoint {
   apiVersion: number;
   description: string;
   disabled: boolean;
+  /** As stored: null on a disabled endpoint is the dispatcher's disable ('failing'). */
+  disabledReason: string | null;
   secret: string;
   previousSecret: string | null;
   previousSecretExpiresAt: string | null;
   failingSince: string | null;
+  lastSucceededAt: string | null;
   createdAt: string;
   updatedAt: string;
   version: number;
@@ -82,16 +96,18 @@ export async function storedEndpoint(db: Db, id: number): Promise<StoredEndpoint
   const { rows } = await db.query<StoredEndpoint>(
     `SELECT id, url, enabled_events AS "enabledEvents", api_version AS "apiVersion", description, disabled, secret,
             previous_secret AS "previousSecret", previous_secret_expires_at AS "previousSecretExpiresAt",
-            failing_since AS "failingSince", created_at AS "createdAt", updated_at AS "updatedAt", version
+            failing_since AS "failingSince", disabled_reason AS "disabledReason", last_succeeded_at AS "lastSucceededAt",
+            created_at AS "createdAt", updated_at AS "updatedAt", version
        FROM webhook_endpoints WHERE id = $1`,
     [id],
   );
   return rows[0];
 }
 
-/** The endpoint as GET shows it: the row less its secrets and version. */
-export function shownEndpoint({ secret: _s, previousSecret: _p, version: _v, ...endpoint }: StoredEndpoint) {
-  return endpoint;
+/** The endpoint as GET shows it: the row less its secrets and version, with its backlog (none unless given). */
+export function shownEndpoint({ secret: _s, previousSecret: _p, version: _v, ...endpoint }: StoredEndpoint, backlog: Backlog = NO_BACKLOG) {
+  const disabledReason = endpoint.disabled ? (endpoint.disabledReason ?? 'failing') : null;
+  return { ...endpoint, disabledReason, backlog };
 }
 
 export interface StoredDelivery {
