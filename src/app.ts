@@ -227,27 +227,28 @@ export async function buildApp(config: Config, db: Db, options: AppOptions = {})
     });
   }
 
-  // Events of the resource server are delivered by the processes that run it.
-  const webhookDispatcher = config.servers.resource
-    ? createWebhookDispatcher({
-        db,
-        secrets: createSecretBox(db, config.webhooks.secretKey),
-        // The envelope too in the endpoint's version (a route's answer is downgraded by its route).
-        renderEvent: (event, apiVersion) =>
-          downgrade(
-            'Event',
-            eventRepresentation(event, apiVersion, renderEventObject, paymentDriver?.processor.livemode ?? false) as never,
-            apiVersion,
-          ),
-        retryScheduleSeconds: config.webhooks.retryScheduleSeconds,
-        allowPrivate: config.webhooks.allowPrivate,
-        maxRatePerEndpoint: config.webhooks.maxRatePerEndpoint,
-        log: app.log.child({ job: 'deliver-webhooks' }),
-        attemptTimeoutMs: options.webhookAttemptTimeoutMs,
-        failpoint: options.failpoint,
-        onAttempt: (outcome, endpointState) => app.businessMetrics.countWebhookAttempt(outcome, endpointState),
-      })
-    : undefined;
+  // Events of the resource server are delivered by the processes that run it, unless ORDERPAY_WEBHOOKS_DELIVER=false.
+  const webhookDispatcher =
+    config.servers.resource && config.webhooks.deliver
+      ? createWebhookDispatcher({
+          db,
+          secrets: createSecretBox(db, config.webhooks.secretKey),
+          // The envelope too in the endpoint's version (a route's answer is downgraded by its route).
+          renderEvent: (event, apiVersion) =>
+            downgrade(
+              'Event',
+              eventRepresentation(event, apiVersion, renderEventObject, paymentDriver?.processor.livemode ?? false) as never,
+              apiVersion,
+            ),
+          retryScheduleSeconds: config.webhooks.retryScheduleSeconds,
+          allowPrivate: config.webhooks.allowPrivate,
+          maxRatePerEndpoint: config.webhooks.maxRatePerEndpoint,
+          log: app.log.child({ job: 'deliver-webhooks' }),
+          attemptTimeoutMs: options.webhookAttemptTimeoutMs,
+          failpoint: options.failpoint,
+          onAttempt: (outcome, endpointState) => app.businessMetrics.countWebhookAttempt(outcome, endpointState),
+        })
+      : undefined;
   // Payments and refunds no request finished are driven on by the processes that run the API.
   const paymentCompleter = paymentDriver
     ? createPaymentCompleter(paymentDriver, {

@@ -324,6 +324,11 @@ export const EnvironmentSchema = Type.Object({
     description:
       'How often each process looks for webhook deliveries that are due, besides being woken when events are committed ([docs/webhooks.md](docs/webhooks.md#delivery)): retries come due by this poll.',
   }),
+  ORDERPAY_WEBHOOKS_DELIVER: Type.Boolean({
+    default: true,
+    description:
+      'Whether this process delivers webhooks. `false` for processes that only serve the API, leaving delivery to the others (each process that delivers takes its share of the work: [docs/deploy.md](docs/deploy.md#webhook-delivery)).',
+  }),
   ORDERPAY_WEBHOOKS_MAX_RATE: Type.Integer({
     minimum: 1,
     maximum: 100_000,

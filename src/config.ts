@@ -115,6 +115,8 @@ export interface WebhooksConfig {
   readonly pollIntervalMs: number;
   /** Deliveries sent to one endpoint per second at most, across every process. */
   readonly maxRatePerEndpoint: number;
+  /** Whether this process delivers webhooks (the resource server's processes do, unless set otherwise). */
+  readonly deliver: boolean;
 }
 
 /** Where /metrics is served and who may read it (docs/deploy.md, "Health, metrics, logs"). */
@@ -446,6 +448,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       secretKey: vars.ORDERPAY_WEBHOOKS_SECRET_KEY,
       pollIntervalMs: vars.ORDERPAY_WEBHOOKS_POLL_INTERVAL_MS,
       maxRatePerEndpoint: vars.ORDERPAY_WEBHOOKS_MAX_RATE,
+      deliver: vars.ORDERPAY_WEBHOOKS_DELIVER,
     },
     payments: {
       processor: vars.ORDERPAY_PAYMENT_PROCESSOR ?? (vars.NODE_ENV === 'production' ? undefined : 'simulator'),

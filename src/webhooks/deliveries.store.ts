@@ -291,7 +291,7 @@ export async function recordAttemptOutcome(
 /** Disables the endpoint unless it already is; its record after the change, or undefined. */
 export async function disableEndpoint(tx: Queryable, endpointId: number): Promise<WebhookEndpointRecord | undefined> {
   const { rows } = await tx.query<WebhookEndpointRecord>(
-    `UPDATE webhook_endpoints SET disabled = true, updated_at = now(), version = version + 1
+    `UPDATE webhook_endpoints SET disabled = true, disabled_reason = 'failing', updated_at = now(), version = version + 1
       WHERE id = $1 AND NOT disabled
      RETURNING ${WEBHOOK_ENDPOINT_COLUMNS}`,
     [endpointId],

@@ -43,8 +43,8 @@ export type DisabledReason = (typeof DISABLED_REASONS)[number];
 
 /**
  * The reason a disabled endpoint shows: the one stored, else 'failing'. The dispatcher's automatic
- * disable (deliveries.store.ts disableEndpoint) sets `disabled` alone, and every disable event
- * recorded before reasons were stored was one of its own.
+ * disable (deliveries.store.ts disableEndpoint) stores 'failing'; none is stored in the disable
+ * events recorded before reasons were, and every one of them was the dispatcher's.
  */
 export function shownDisabledReason(endpoint: { disabled: boolean; disabledReason?: DisabledReason | null }): DisabledReason | null {
   return endpoint.disabled ? (endpoint.disabledReason ?? 'failing') : null;

@@ -198,6 +198,7 @@ describe('loadConfig', () => {
       secretKey: undefined,
       pollIntervalMs: 1000,
       maxRatePerEndpoint: 1000,
+      deliver: true,
     });
     // About three days from the first attempt to the last.
     const days = config.webhooks.retryScheduleSeconds.reduce((sum, s) => sum + s, 0) / 86_400;

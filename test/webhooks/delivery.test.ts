@@ -368,6 +368,11 @@ describe('webhook delivery', () => {
         await eventually(async () => (await endpointRow(endpoint)).disabled, 'the endpoint disabled');
         const row = await endpointRow(endpoint);
         assert.equal(row.version, 2);
+        const { rows: reasons } = await t.db.query<{ reason: string | null }>(
+          'SELECT disabled_reason AS reason FROM webhook_endpoints WHERE id = $1',
+          [endpoint.id],
+        );
+        assert.equal(reasons[0]!.reason, 'failing');
 
         const [notice] = await watching!.waitForRequests(1);
         const body = verifyDelivery(watcher.secret, notice!) as { type: string; data: { object: Record<string, unknown> } };

@@ -3,8 +3,8 @@
 
 -- Why a disabled endpoint is disabled: 'requested' (a POST or PUT said "disabled": true),
 -- 'api_version_retired' (its apiVersion reached its sunset), 'failing' (every attempt failed for
--- 5 days). NULL on a disabled endpoint is 'failing' too: the dispatcher's automatic disable sets
--- `disabled` alone (src/webhooks/endpoints.rules.ts, shownDisabledReason). An enabled endpoint has none.
+-- 5 days). NULL on a disabled endpoint reads as 'failing' (src/webhooks/endpoints.rules.ts,
+-- shownDisabledReason): the disable events recorded before this column. An enabled endpoint has none.
 ALTER TABLE webhook_endpoints
   ADD COLUMN disabled_reason text,
   -- A recent success: written by the dispatcher at most about once a second per endpoint, never

@@ -18,11 +18,12 @@ export const WEBHOOK_SCOPES: Scope[] = ['webhooks:read', 'webhooks:write'];
 
 /**
  * The configuration of these suites: deliveries stay as a test leaves them (they check pending
- * deliveries and the attempts they write themselves), so no dispatcher poll comes within a run.
+ * deliveries and the attempts they write themselves), so the app delivers nothing
+ * (ORDERPAY_WEBHOOKS_DELIVER=false).
  */
 export function webhookTestConfig(overrides: Partial<Config['webhooks']> = {}): Partial<Config> {
   const { webhooks } = loadConfig({ NODE_ENV: 'test', PUBLIC_URL });
-  return { webhooks: { ...webhooks, pollIntervalMs: 60_000, ...overrides } };
+  return { webhooks: { ...webhooks, deliver: false, ...overrides } };
 }
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'DELETE';
