@@ -72,6 +72,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
   // Refused before anything is opened: production never pays through a processor it was not told of.
   if (config.servers.resource && config.payments.processor === undefined) throw new ConfigError(PROCESSOR_REQUIRED);
   const db = await createDatabase(config);
+  let app: FastifyInstance | undefined;
   let metricsApp: FastifyInstance | undefined;
   let commandSocket: EmbeddedSocket | undefined;
   try {
@@ -80,7 +81,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
     await ensureActiveSigningKey(db);
     // Crash tests stop a real process at a named point of a write: never outside NODE_ENV=test.
     const failpoint = config.env === 'test' ? failpointFromEnv(process.env.ORDERPAY_FAILPOINTS) : undefined;
-    const app = await buildApp(config, db, { failpoint });
+    app = await buildApp(config, db, { failpoint });
     commandSocket = await serveToCommands(config, db, app);
     if (config.metrics.listener === 'own') {
       const listener = await buildMetricsApp(app);
@@ -103,6 +104,7 @@ export async function startServer(config: Config): Promise<RunningServer> {
     if (config.metrics.listener === 'none')
       app.log.warn('/metrics is not served: in production set ORDERPAY_METRICS_TOKEN or ORDERPAY_METRICS_PORT (docs/deploy.md)');
     let stopping: Promise<void> | undefined;
+    const started = app;
     return {
       app,
       db,
@@ -111,13 +113,15 @@ export async function startServer(config: Config): Promise<RunningServer> {
       // Drained before Fastify closes: its onClose hooks (background jobs, the provider) must not
       // run under a request still in flight.
       stop: () =>
-        (stopping ??= app
+        (stopping ??= started
           .drainConnections()
-          .then(() => app.close())
+          .then(() => started.close())
           .finally(() => commandSocket?.close())
           .finally(() => db.close())),
     };
   } catch (error) {
+    // What started with the app (background jobs, the webhook listener's connection) ends with it.
+    await app?.close().catch(() => undefined);
     await metricsApp?.close().catch(() => undefined);
     await commandSocket?.close();
     await db.close().catch(() => undefined);

@@ -20,6 +20,8 @@ export interface NotificationListener {
 export const LISTENER_APPLICATION_NAME = 'orderpay-listener';
 
 const FIRST_RETRY_MS = 500;
+/** How long close() waits for the listening session to end before cutting it. */
+const CLOSE_WAIT_MS = 1_000;
 const LAST_RETRY_MS = 30_000;
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms).unref());
@@ -63,7 +65,8 @@ export function listenForNotifications(
     // Anything notified while no session listened is found by this one look.
     onWake();
     await Promise.race([ended, closing]);
-    await connection.end().catch(() => undefined);
+    // close() ends the connection itself when it is the reason.
+    if (!closed) await connection.end().catch(() => undefined);
   }
 
   const running = (async () => {
@@ -86,8 +89,13 @@ export function listenForNotifications(
     async close() {
       closed = true;
       wakeClosed();
-      await client?.end().catch(() => undefined);
-      await running;
+      const connection = client;
+      // Bounded: a connection still being opened (a server that does not answer) must not hold up a
+      // shutdown; whatever is left then is cut, so that nothing keeps the process alive.
+      const ended = Promise.all([connection?.end().catch(() => undefined), running]);
+      if ((await Promise.race([ended.then(() => true), pause(CLOSE_WAIT_MS).then(() => false)])) === false) {
+        (connection as unknown as { connection?: { stream?: { destroy(): void } } } | undefined)?.connection?.stream?.destroy();
+      }
     },
   };
 }

@@ -129,7 +129,8 @@ describe('waking the dispatcher', () => {
           const product = await createProduct(t.db);
           await other.query(
             `WITH e AS (INSERT INTO events (id, type, object_type, object) VALUES ($1, 'product.updated', 'product', $2) RETURNING id)
-             INSERT INTO webhook_deliveries (endpoint_id, event_id) SELECT $3, id FROM e`,
+             -- Due a second ago: a default of now() is rounded to the column's milliseconds, maybe up past now().
+           INSERT INTO webhook_deliveries (endpoint_id, event_id, next_attempt_at) SELECT $3, id, now() - interval '1 second' FROM e`,
             [`evt_notified_${n}_${Date.now()}`, JSON.stringify(product), endpoint.id],
           );
           await other.query('SELECT pg_notify($1, $2)', [DELIVERIES_CHANNEL, '']);
@@ -292,7 +293,8 @@ describe('isolation', () => {
              INSERT INTO events (id, type, object_type, object)
              SELECT 'evt_rate_' || n || '_' || $2, 'product.updated', 'product', $1 FROM generate_series(1, 6) AS n RETURNING id
            )
-           INSERT INTO webhook_deliveries (endpoint_id, event_id) SELECT $3, id FROM e`,
+           -- Due a second ago: a default of now() is rounded to the column's milliseconds, maybe up past now().
+           INSERT INTO webhook_deliveries (endpoint_id, event_id, next_attempt_at) SELECT $3, id, now() - interval '1 second' FROM e`,
           [JSON.stringify(product), Date.now(), endpoint.id],
         );
         for (let i = 0; i < 3; i++) {
