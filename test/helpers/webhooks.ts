@@ -237,3 +237,22 @@ export function answerLater(delayMs: number): { answer: Answer; most(): number }
     most: () => most,
   };
 }
+
+/**
+ * Answers the first request at once, then holds the next ones until `together` are held and answers
+ * them all: a dispatcher that sent them one at a time would never be answered. most(): the most held at once.
+ */
+export function answerFirstThenTogether(together: number): { answer: Answer; most(): number } {
+  let answered = 0;
+  const held: http.ServerResponse[] = [];
+  let most = 0;
+  return {
+    answer(_request, response) {
+      if (answered++ === 0) return void response.writeHead(204).end();
+      held.push(response);
+      most = Math.max(most, held.length);
+      if (held.length >= together) for (const waiting of held.splice(0)) waiting.writeHead(204).end();
+    },
+    most: () => most,
+  };
+}

@@ -16,7 +16,7 @@ import { leaseDueDeliveries, lockEndpointsWithDueDeliveries } from '../../src/we
 import { startTestApp, type TestApp } from '../helpers/app.ts';
 import { createProduct } from '../helpers/factories.ts';
 import {
-  answerLater,
+  answerFirstThenTogether,
   answerOk,
   deleteWebhookEndpoints,
   eventually,
@@ -227,7 +227,8 @@ describe('isolation', () => {
         assert.ok((await deliveryStates(endpoint)).every((d) => d.state === 'pending' && d.attempts === 1));
 
         // The pause over, the receiver back: one probe at a time while failing, then the rest at once.
-        const later = answerLater(30);
+        // The probe answered alone; the 7 left are answered only once all 7 are in flight together.
+        const later = answerFirstThenTogether(7);
         receiver!.answer(later.answer);
         await t.db.query('UPDATE webhook_endpoints SET circuit_open_until = now() WHERE id = $1', [endpoint.id]);
         assert.deepEqual(await t.db.transaction((tx) => lockEndpointsWithDueDeliveries(tx, 128, 16, WEBHOOKS.maxRatePerEndpoint)), [
