@@ -2,6 +2,7 @@
 // turns to go first; every run is bounded by its duration, costed in CPU from /proc, and checked
 // (payments against the tables, expected statuses against wrk's count), while the servers'
 // memory is sampled per scenario.
+import { writeFileSync } from 'node:fs';
 import type { Db } from '../src/db/db.ts';
 import { cpuPerRequest, interference, sampleCpu, sampleMachineCpu } from './cpu.ts';
 import type { LoadGenerator } from './load.ts';
@@ -10,6 +11,7 @@ import type { Target } from './processes.ts';
 import { aggregate, type Aggregate, type Interference, type Measurement } from './report.ts';
 import { sampleReplicaLag } from './replica-lag.ts';
 import type { RssSampler } from './rss.ts';
+import { formatSummary, saveProfile, summariseProfile, type CpuProfile, type Profiler } from './profile.ts';
 import { columnsOf, isPaymentWorkload, keyOf, labelOf, type Column, type Workload } from './workloads.ts';
 
 export interface MeasureOptions {
@@ -20,6 +22,8 @@ export interface MeasureOptions {
   connections: number;
   /** The database's server has a streaming standby: its lag is sampled during each payments run. */
   replicaLag?: boolean;
+  /** BENCH_PROFILE: the measured runs are profiled (a profiler per server name), and summarised in dir. */
+  profiling?: { profilers: Record<string, Profiler>; dir: string };
 }
 
 /** The longest the bench waits for statements a run left behind (a deep page by number at 10M orders). */
@@ -45,6 +49,15 @@ async function waitForLeftoverStatements(db: Db, database: string, ended: Date, 
   }
 }
 
+/** Saves a run's profile and its summary in dir; returns the summary as the log prints it. */
+function keepProfile(dir: string, name: string, profile: CpuProfile, requests: number): string {
+  const file = name.replace(/[^\w.-]+/g, '_');
+  const summary = summariseProfile(profile, requests);
+  saveProfile(`${dir}/${file}.cpuprofile`, profile);
+  writeFileSync(`${dir}/${file}.json`, `${JSON.stringify(summary, null, 2)}\n`);
+  return formatSummary(`profile (${name})`, summary);
+}
+
 /** Round r runs the columns rotated by r: A/B then B/A for two, A/B/C, B/C/A, C/A/B for three. */
 const rotate = <T>(items: T[], by: number) => items.map((_, i) => items[(i + by) % items.length]!);
 
@@ -60,11 +73,12 @@ export async function measure(
   const database = decodeURIComponent(new URL(options.databaseUrl).pathname.slice(1));
   const machineBefore = sampleMachineCpu();
   let benchmarkedSeconds = 0; // server and PostgreSQL CPU of every run, to tell other processes' share
-  const run = async (workload: Workload, column: Column, seconds: number): Promise<Measurement> => {
+  const run = async (workload: Workload, column: Column, seconds: number, measured = true): Promise<Measurement> => {
     const { target, requests } = column;
     const rowsBefore = isPaymentWorkload(workload) ? await startPaymentRun(db, workload) : undefined;
     const before = sampleCpu(target.server.pid, database);
     const lag = options.replicaLag && rowsBefore ? sampleReplicaLag(db) : undefined;
+    const profiled = measured ? await options.profiling?.profilers[target.server.name]?.start() : undefined;
     const result = await generator.run({
       url: target.server.url,
       requests,
@@ -74,6 +88,7 @@ export async function measure(
       timeoutSeconds: column.timeoutSeconds,
     });
     const cpu = cpuPerRequest(before, sampleCpu(target.server.pid, database), result.requests);
+    if (profiled) log(keepProfile(options.profiling!.dir, `${keyOf(workload)}-${column.name}`, await profiled.stop(), result.requests));
     const replica = await lag?.();
     if (replica) {
       log(
@@ -97,7 +112,7 @@ export async function measure(
     for (const [i, workload] of workloads.entries()) {
       for (const column of columns[i]!) {
         log(`warm-up (${keyOf(workload)}) ${column.name}`);
-        await run(workload, column, options.warmupSeconds);
+        await run(workload, column, options.warmupSeconds, false);
       }
     }
   }

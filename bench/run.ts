@@ -12,12 +12,16 @@
 // BENCH_POOLER (pgbouncer: both servers reach PostgreSQL through PgBouncer in transaction mode,
 // test/helpers/pgbouncer.ts; the figures are printed, never written), BENCH_REPLICA (standby: the
 // bench runs on a PostgreSQL primary of its own with a streaming standby, test/faults/postgres-cluster.ts,
-// seeded afresh, and prints the standby's replay lag during each payments run; printed, never written).
+// seeded afresh, and prints the standby's replay lag during each payments run; printed, never written),
+// BENCH_PROFILE (a directory: both servers run with their inspector on, and each measured run is
+// profiled (bench/profile.ts): <scenario>-<column>.cpuprofile and its summary, µs per request by step
+// and by place, there and in the log; a later round's profile replaces an earlier one's).
 // The page: a full run at 1M orders writes bench/results/orders-1000000.json, the page's figures;
 // a run at another size, full or not (BENCH_ORDERS=10000000 BENCH_SCENARIOS=a,b,c,g is what the
 // page's Scale section compares), writes bench/results/orders-<N>.json. Either then renders
 // docs/benchmarks.md from the 1M file and the others' (when the 1M file exists). A partial run at
 // 1M prints its figures and writes nothing.
+import { mkdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
@@ -35,6 +39,7 @@ import { findFreePort, nodeCommand, ORDERPAY_SERVE_COMMAND, startServerProcess, 
 import { describeMachine, formatConsoleTable, type BenchResults } from './report.ts';
 import { REFERENCE_ORDERS, renderDocFromResults, writeResults } from './results.ts';
 import { countStandbys } from './replica-lag.ts';
+import { connectProfiler, type Profiler } from './profile.ts';
 import { mergeRssReports, startRssSampling, WEBHOOK_RSS_LABEL, type RssReport } from './rss.ts';
 import { startCluster, startStandby } from '../test/faults/postgres-cluster.ts';
 import { startPgBouncer } from '../test/helpers/pgbouncer.ts';
@@ -59,6 +64,8 @@ interface Options {
   pooler: 'pgbouncer' | undefined;
   /** A primary of the bench's own with a streaming standby, whose lag is sampled. */
   replica: 'standby' | undefined;
+  /** Where orderpay's measured runs leave their CPU profiles and summaries (BENCH_PROFILE). */
+  profileDir: string | undefined;
 }
 
 const log = (line: string) => console.error(`bench: ${line}`);
@@ -109,6 +116,7 @@ function readOptions(argv: string[], env: NodeJS.ProcessEnv): Options {
     scenarios: readScenarios(env.BENCH_SCENARIOS),
     pooler: readPooler(env.BENCH_POOLER),
     replica: readReplica(env.BENCH_REPLICA),
+    profileDir: env.BENCH_PROFILE || undefined,
   };
 }
 
@@ -210,14 +218,27 @@ async function seedDatabase(db: Db, options: Options): Promise<number | undefine
 /** Requests per minute per caller: the most the configuration allows, far above what a run sends. */
 const BENCH_RATE_LIMIT = 1_000_000_000;
 
-async function startServers(options: Options, serverUrl: string, orderpayPort: number, payerUserId: number): Promise<ServerProcess[]> {
+/** A server's command with the inspector on inspectPort, when the runs are profiled; skip: the words before Node's flags. */
+function inspected(command: readonly string[], skip: number, inspectPort: number | undefined): readonly string[] {
+  if (inspectPort === undefined) return command;
+  return [...command.slice(0, skip), `--inspect=127.0.0.1:${inspectPort}`, ...command.slice(skip)];
+}
+
+async function startServers(
+  options: Options,
+  serverUrl: string,
+  orderpayPort: number,
+  payerUserId: number,
+  inspectPorts: [number, number] | undefined,
+): Promise<ServerProcess[]> {
   const pooled = options.pooler ? { ORDERPAY_DB_POOLER: 'transaction' } : {};
   const servers: ServerProcess[] = [];
   try {
     servers.push(
       await startServerProcess(
         'orderpay',
-        ORDERPAY_SERVE_COMMAND,
+        // sh scripts/node.sh <Node's flags> src/cli.ts serve
+        inspected(ORDERPAY_SERVE_COMMAND, 2, inspectPorts?.[0]),
         {
           DATABASE_URL: serverUrl,
           ...pooled,
@@ -243,7 +264,7 @@ async function startServers(options: Options, serverUrl: string, orderpayPort: n
     servers.push(
       await startServerProcess(
         'baseline',
-        nodeCommand(fileURLToPath(new URL('./raw-server.ts', import.meta.url))),
+        inspected(nodeCommand(fileURLToPath(new URL('./raw-server.ts', import.meta.url))), 1, inspectPorts?.[1]),
         {
           DATABASE_URL: serverUrl,
           ...(options.pooler ? { POOLER: 'transaction' } : {}),
@@ -307,6 +328,10 @@ function publish(options: Options, results: BenchResults): void {
     );
     return;
   }
+  if (options.profileDir) {
+    log(`BENCH_PROFILE: the figures are printed, not written (the profiler costs the servers CPU); profiles in ${options.profileDir}`);
+    return;
+  }
   if (options.scenarios && options.orders === REFERENCE_ORDERS) {
     log('BENCH_SCENARIOS ran only some scenarios at 1M orders: no results file, docs/benchmarks.md left as it was');
     return;
@@ -348,6 +373,7 @@ async function runBench(options: Options): Promise<number> {
     idleInTransactionTimeoutMs: 60_000,
   });
   let servers: ServerProcess[] = [];
+  let profilers: Record<string, Profiler> | undefined;
   const pooler = await startPooler(options);
   const stopServers = () => Promise.all(servers.map((s) => s.stop()));
   const interrupt = () => void stopServers().finally(() => void pooler.stop().finally(() => process.exit(130)));
@@ -370,7 +396,9 @@ async function runBench(options: Options): Promise<number> {
     // Migrated above, before either server starts: the baseline writes the tables of 0004_payments
     // and 0008_events_webhooks. A run without payments leaves them alone.
     if (workloads.some(isPaymentWorkload)) await resetPaymentTables(db);
-    servers = await startServers(options, pooler.url, orderpayPort, await findStaffUserId(db));
+    const inspectPorts: [number, number] | undefined = options.profileDir ? [await findFreePort(), await findFreePort()] : undefined;
+    servers = await startServers(options, pooler.url, orderpayPort, await findStaffUserId(db), inspectPorts);
+    if (inspectPorts) profilers = { orderpay: await connectProfiler(inspectPorts[0]), baseline: await connectProfiler(inspectPorts[1]) };
     const rss = startRssSampling(servers);
     const [orderpay, baseline] = servers as [ServerProcess, ServerProcess];
     const targets: Target[] = [
@@ -382,7 +410,9 @@ async function runBench(options: Options): Promise<number> {
     log(`${generator.name}: ${options.connections} connections, ${options.rounds} rounds × ${options.seconds} s per column and scenario`);
     const replicaLag = options.replica !== undefined && (await countStandbys(db)) > 0;
     if (options.replica && !replicaLag) throw new Error('BENCH_REPLICA: the standby is not streaming from the primary');
-    const measured = await measure(db, generator, { ...options, replicaLag }, workloads, targets, rss, log);
+    const profiling = profilers && options.profileDir ? { profilers, dir: options.profileDir } : undefined;
+    if (profiling) mkdirSync(profiling.dir, { recursive: true });
+    const measured = await measure(db, generator, { ...options, replicaLag, profiling }, workloads, targets, rss, log);
     let memory = rss.stop();
     await stopServers();
     servers = [];
@@ -425,6 +455,7 @@ async function runBench(options: Options): Promise<number> {
     publish(options, results);
     return allAnswered(results) ? 0 : 1;
   } finally {
+    for (const profiler of Object.values(profilers ?? {})) profiler.close();
     await stopServers();
     await pooler.stop();
     await db.close();

@@ -1,0 +1,165 @@
+// Where orderpay's time goes (BENCH_PROFILE): V8's sampling CPU profiler of the orderpay process,
+// driven through its inspector (orderpay then runs with --inspect on a loopback port), started and
+// stopped around each measured orderpay run so that the profile holds the requests of that run
+// alone — not start-up, warm-up, or the baseline's turn. Each profile is summarised as
+// microseconds per request: by step (orderpay's own functions and hooks, inclusive of what they
+// call) and by where the code lives (a package, a file of src/, Node's internals, GC), self time.
+// The Chrome DevTools Protocol's Profiler domain: https://chromedevtools.github.io/devtools-protocol/tot/Profiler/
+import { writeFileSync } from 'node:fs';
+
+/** V8's .cpuprofile: the call tree's nodes, the sampled node of each tick and the time between ticks. */
+export interface CpuProfile {
+  nodes: { id: number; callFrame: { functionName: string; url: string; lineNumber: number }; children?: number[] }[];
+  startTime: number;
+  endTime: number;
+  samples: number[];
+  timeDeltas: number[];
+}
+
+/** One line of a summary: a step or a place, and its microseconds per request. */
+export interface ProfileLine {
+  name: string;
+  us: number;
+}
+
+export interface ProfileSummary {
+  requests: number;
+  /** Sampled time not idle, per request. */
+  totalUs: number;
+  /** orderpay's functions, inclusive (each sample counted once per function on its stack). */
+  steps: ProfileLine[];
+  /** Self time by package, src/ file, Node's internals, GC. */
+  places: ProfileLine[];
+}
+
+/** Every 500 µs: thousands of samples in a run of seconds, at a cost of a few per cent of orderpay's CPU. */
+const SAMPLING_INTERVAL_US = 500;
+/** Lines kept per table. */
+const TOP = 25;
+
+interface Inspector {
+  send(method: string, params?: object): Promise<unknown>;
+  close(): void;
+}
+
+/** A session on the inspector of the process listening for it at 127.0.0.1:port. */
+async function connectInspector(port: number): Promise<Inspector> {
+  const targets = (await (await fetch(`http://127.0.0.1:${port}/json/list`)).json()) as { webSocketDebuggerUrl: string }[];
+  const socket = new WebSocket(targets[0]!.webSocketDebuggerUrl);
+  await new Promise((resolve, reject) => {
+    socket.addEventListener('open', resolve, { once: true });
+    socket.addEventListener('error', reject, { once: true });
+  });
+  let nextId = 1;
+  const pending = new Map<number, { resolve(value: unknown): void; reject(error: Error): void }>();
+  socket.addEventListener('message', (event) => {
+    const message = JSON.parse(String(event.data)) as { id?: number; result?: unknown; error?: { message: string } };
+    const waiting = message.id === undefined ? undefined : pending.get(message.id);
+    if (!waiting) return;
+    pending.delete(message.id!);
+    if (message.error) waiting.reject(new Error(message.error.message));
+    else waiting.resolve(message.result);
+  });
+  return {
+    send(method, params = {}) {
+      const id = nextId++;
+      socket.send(JSON.stringify({ id, method, params }));
+      return new Promise((resolve, reject) => pending.set(id, { resolve, reject }));
+    },
+    close: () => socket.close(),
+  };
+}
+
+export interface Profiler {
+  /** Starts sampling; stop returns the profile of what ran since. */
+  start(): Promise<{ stop(): Promise<CpuProfile> }>;
+  close(): void;
+}
+
+export async function connectProfiler(port: number): Promise<Profiler> {
+  const inspector = await connectInspector(port);
+  await inspector.send('Profiler.enable');
+  await inspector.send('Profiler.setSamplingInterval', { interval: SAMPLING_INTERVAL_US });
+  return {
+    async start() {
+      await inspector.send('Profiler.start');
+      return { stop: async () => ((await inspector.send('Profiler.stop')) as { profile: CpuProfile }).profile };
+    },
+    close: () => inspector.close(),
+  };
+}
+
+type Frame = CpuProfile['nodes'][number]['callFrame'];
+
+/** Where a function lives: a package, a file of src/, a part of Node, or V8's own entries. */
+export function placeOf({ url, functionName }: Frame): string | undefined {
+  if (!url) {
+    if (functionName.startsWith('(')) return functionName;
+    // fast-json-stringify's serializers and Ajv's validators, compiled with new Function.
+    if (/^(anonymous|validate)\d*$/.test(functionName)) return '(compiled serializers and validators)';
+    // A builtin (a socket write, a string decoding): its caller's place.
+    return undefined;
+  }
+  const inPackage = /\/node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(url);
+  if (inPackage) return inPackage[1]!;
+  const own = /\/((?:src|bench)\/.+)$/.exec(url);
+  if (own) return own[1]!;
+  // node:internal/streams/writable → node:streams
+  const node = /^node:(?:internal\/)?([^/]+)/.exec(url);
+  return node ? `node:${node[1]}` : url;
+}
+
+/** A function of the server's own (src/, or bench/ for the baseline), as a step: its name and file. */
+function stepOf(frame: Frame): string | undefined {
+  const own = /\/((?:src|bench)\/.+)$/.exec(frame.url);
+  if (!own) return undefined;
+  return `${frame.functionName || '(anonymous)'} (${own[1]}:${frame.lineNumber + 1})`;
+}
+
+const perRequest = (totals: Map<string, number>, requests: number): ProfileLine[] =>
+  [...totals]
+    .map(([name, us]) => ({ name, us: us / requests }))
+    .sort((a, b) => b.us - a.us)
+    .slice(0, TOP);
+
+export function summariseProfile(profile: CpuProfile, requests: number): ProfileSummary {
+  const byId = new Map(profile.nodes.map((node) => [node.id, node]));
+  const parentOf = new Map<number, number>();
+  for (const node of profile.nodes) for (const child of node.children ?? []) parentOf.set(child, node.id);
+  const self = new Map<string, number>();
+  const inclusive = new Map<string, number>();
+  let total = 0;
+  profile.samples.forEach((id, i) => {
+    // The delta before the next sample is the time this one stands for.
+    const us = profile.timeDeltas[i + 1] ?? 0;
+    const node = byId.get(id)!;
+    if (node.callFrame.functionName === '(idle)') return;
+    total += us;
+    let place: string | undefined;
+    const seen = new Set<string>();
+    for (let at: number | undefined = id; at !== undefined; at = parentOf.get(at)) {
+      place ??= placeOf(byId.get(at)!.callFrame);
+      const step = stepOf(byId.get(at)!.callFrame);
+      if (step && !seen.has(step)) {
+        seen.add(step);
+        inclusive.set(step, (inclusive.get(step) ?? 0) + us);
+      }
+    }
+    self.set(place ?? '(program)', (self.get(place ?? '(program)') ?? 0) + us);
+  });
+  return { requests, totalUs: total / requests, steps: perRequest(inclusive, requests), places: perRequest(self, requests) };
+}
+
+/** The profile as a file Chrome's DevTools (Performance → Load profile) or speedscope opens. */
+export function saveProfile(file: string, profile: CpuProfile): void {
+  writeFileSync(file, JSON.stringify(profile));
+}
+
+const fixed = (us: number) => (us >= 10 ? us.toFixed(0) : us.toFixed(1));
+
+export function formatSummary(label: string, summary: ProfileSummary): string {
+  const lines = [`${label}: ${fixed(summary.totalUs)} µs/req sampled (${summary.requests.toLocaleString('en-US')} requests)`];
+  lines.push('  where (self):', ...summary.places.map((line) => `    ${fixed(line.us).padStart(7)}  ${line.name}`));
+  lines.push('  steps (inclusive):', ...summary.steps.map((line) => `    ${fixed(line.us).padStart(7)}  ${line.name}`));
+  return lines.join('\n');
+}
