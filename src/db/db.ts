@@ -58,6 +58,7 @@ export function parseInt8(value: string): number {
 
 // PostgreSQL's ISO output: "2026-11-22 13:25:04.12+05:30"; the offset has hours, and minutes and
 // seconds only when they are not zero (historical zones have offsets in seconds).
+const DIGITS = /^\d{0,6}$/;
 const TIMESTAMPTZ_ISO = /^(\d{4})-(\d\d)-(\d\d) (\d\d):(\d\d):(\d\d)(?:\.(\d{1,6}))?([+-])(\d\d)(?::(\d\d))?(?::(\d\d))?$/;
 
 /**
@@ -67,6 +68,14 @@ const TIMESTAMPTZ_ISO = /^(\d{4})-(\d\d)-(\d\d) (\d\d):(\d\d):(\d\d)(?:\.(\d{1,6
  * An offset other than +00 is applied to the whole seconds; the fraction is kept as written.
  */
 export function parseTimestamptz(value: string): string {
+  // The common form first, without the pattern: "2026-11-22 13:25:04[.fraction]+00" (a page of
+  // orders has some sixty of these; the pattern's twelve groups made a tenth of a list's CPU).
+  if (value.length <= 29 && value.charCodeAt(10) === 32 && value.endsWith('+00')) {
+    const fraction = value.charCodeAt(19) === 46 ? value.slice(20, -3) : '';
+    if (value.length === 22 + (fraction ? fraction.length + 1 : 0) && DIGITS.test(fraction)) {
+      return `${value.slice(0, 10)}T${value.slice(11, 19)}.${fraction.padEnd(3, '0')}Z`;
+    }
+  }
   const parts = TIMESTAMPTZ_ISO.exec(value);
   // infinity and BC dates: never written by this application, passed on as the server wrote them.
   if (!parts) return value;

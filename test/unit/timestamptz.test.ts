@@ -23,3 +23,15 @@ test('what is not a finite timestamp is passed on as written', () => {
   assert.equal(parseTimestamptz('infinity'), 'infinity');
   assert.equal(parseTimestamptz('0044-03-15 12:00:00+00 BC'), '0044-03-15 12:00:00+00 BC');
 });
+
+test('every fraction length of UTC text reads as the offset path would read it', () => {
+  for (let digits = 0; digits <= 6; digits++) {
+    const fraction = '123456'.slice(0, digits);
+    const utc = `2026-11-22 13:25:04${digits ? `.${fraction}` : ''}+00`;
+    const sameInstant = `2026-11-22 14:25:04${digits ? `.${fraction}` : ''}+01`;
+    assert.equal(parseTimestamptz(utc), parseTimestamptz(sameInstant));
+  }
+  // Not PostgreSQL's form: passed on as written rather than taken apart by position.
+  assert.equal(parseTimestamptz('2026-11-22 13:25:04.+00'), '2026-11-22 13:25:04.+00');
+  assert.equal(parseTimestamptz('2026-11-22 13:25:04.1x+00'), '2026-11-22 13:25:04.1x+00');
+});
