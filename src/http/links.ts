@@ -3,17 +3,29 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Collection } from '../core/paging.ts';
 
+/** How a page is named in a link: one of these, never two. */
+const PAGE_PARAMETERS = new Set(['page', 'after', 'before']);
+
 /** Links keep every other query parameter as sent, under the public URL. */
 export function setPageLinks(request: FastifyRequest, reply: FastifyReply, collection: Collection<unknown>): void {
   const { page, totalPages, nextCursor, prevCursor } = collection.meta;
   const url = new URL(request.url, request.server.config.publicUrl);
   const base = request.server.config.publicUrl + url.pathname;
+  // The query's pairs, form-encoded once ("name=value"; a name encodes to page, after or before only if it is one).
+  const pairs = url.search.length > 1 ? url.searchParams.toString().split('&') : [];
+  // As URLSearchParams' set would: the page's parameter replaces the first of its name, in its place, or comes last.
   const link = (rel: string, name: 'page' | 'after' | 'before', value: string) => {
-    const query = new URLSearchParams(url.searchParams);
-    // page, after and before exclude each other: the link names its page by one of them.
-    for (const other of ['page', 'after', 'before'] as const) if (other !== name) query.delete(other);
-    query.set(name, value);
-    return `<${base}?${query.toString()}>; rel="${rel}"`;
+    const parameter = `${name}=${formEncoded(value)}`;
+    const query: string[] = [];
+    let placed = false;
+    for (const pair of pairs) {
+      const key = pair.slice(0, pair.indexOf('='));
+      if (key === name && !placed) query.push(parameter);
+      placed ||= key === name;
+      if (!PAGE_PARAMETERS.has(key)) query.push(pair);
+    }
+    if (!placed) query.push(parameter);
+    return `<${base}?${query.join('&')}>; rel="${rel}"`;
   };
   const last = Math.max(totalPages, 1);
   const links = [link('first', 'page', '1')];
@@ -26,4 +38,9 @@ export function setPageLinks(request: FastifyRequest, reply: FastifyReply, colle
   const earlier = reply.getHeader('link');
   if (earlier !== undefined) links.push(String(earlier));
   reply.header('link', links.join(', '));
+}
+
+/** A value as application/x-www-form-urlencoded writes it: cursors (base64url and '.') and numbers as they are. */
+function formEncoded(value: string): string {
+  return /^[\w.-]*$/.test(value) ? value : new URLSearchParams({ v: value }).toString().slice(2);
 }
