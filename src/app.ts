@@ -145,8 +145,9 @@ export async function buildApp(config: Config, db: Db, options: AppOptions = {})
   app.setValidatorCompiler(createValidatorCompiler());
   // Only JSON bodies: Fastify's built-in text/plain parser would let other media types through.
   app.removeContentTypeParser('text/plain');
-  app.addHook('onSend', async function sendRequestId(request, reply) {
+  app.addHook('onSend', function sendRequestId(request, reply, payload, done) {
     reply.header('x-request-id', request.id);
+    done(null, payload);
   });
 
   // connections first: its onRequest hook refuses requests that arrive while the server drains.

@@ -40,9 +40,7 @@ export function oauthRequestLimit(app: FastifyInstance, counters: Counters) {
       ? 'The authorization server cannot reach its database; retry shortly.'
       : 'The authorization server cannot reach its rate-limit store; retry shortly.';
 
-  return async function limitOAuthRequests(request: FastifyRequest, reply: FastifyReply): Promise<void> {
-    // A preflight is the browser asking leave to call, not a call: counted neither here nor by the API.
-    if (!isAuthorizationServerPath(request.url) || isPreflight(request.method, request.headers)) return;
+  async function limit(request: FastifyRequest, reply: FastifyReply): Promise<unknown> {
     reply.raw.setHeader('ratelimit-policy', policy);
     let counted: Awaited<ReturnType<typeof count>>;
     try {
@@ -59,6 +57,15 @@ export function oauthRequestLimit(app: FastifyInstance, counters: Counters) {
       error: 'temporarily_unavailable',
       error_description: `Too many requests; retry in ${retryAfter} seconds.`,
     });
+  }
+
+  // On every request of the app (the mount's paths are not all Fastify routes): the others go on at
+  // once, without the promise and the turn of the microtask queue an async hook costs each request.
+  return function limitOAuthRequests(request: FastifyRequest, reply: FastifyReply, done: () => void): Promise<unknown> | undefined {
+    // A preflight is the browser asking leave to call, not a call: counted neither here nor by the API.
+    if (!isAuthorizationServerPath(request.url) || isPreflight(request.method, request.headers)) return void done();
+    // The hook runner goes on when this settles (Fastify's hooks may answer by a promise instead of done).
+    return limit(request, reply);
   };
 }
 

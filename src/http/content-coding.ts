@@ -21,15 +21,17 @@ export const hasBody = (request: FastifyRequest) =>
   request.headers['transfer-encoding'] !== undefined || Number(request.headers['content-length'] ?? 0) > 0;
 
 async function contentCoding(app: FastifyInstance): Promise<void> {
-  app.addHook('preParsing', async function refuseCodedBodies(request, _reply, payload) {
+  app.addHook('preParsing', function refuseCodedBodies(request, _reply, payload, done) {
     // No route: the router's answer (404/405) comes first, whatever the body is.
-    if (request.is404 || !hasBody(request)) return payload;
+    if (request.is404 || !hasBody(request)) return done(null, payload);
     const codings = contentCodings(request);
-    if (codings.length === 0) return payload;
-    throw new ProblemError(
-      'REQUEST_UNSUPPORTED_MEDIA_TYPE',
-      `Request bodies are read without a content coding; send this one without Content-Encoding: ${codings.join(', ')}.`,
-      { headers: { 'accept-encoding': 'identity' } },
+    if (codings.length === 0) return done(null, payload);
+    done(
+      new ProblemError(
+        'REQUEST_UNSUPPORTED_MEDIA_TYPE',
+        `Request bodies are read without a content coding; send this one without Content-Encoding: ${codings.join(', ')}.`,
+        { headers: { 'accept-encoding': 'identity' } },
+      ),
     );
   });
 }

@@ -14,11 +14,11 @@ export function setSecurityHeaders(reply: FastifyReply): void {
 }
 
 async function securityHeaders(app: FastifyInstance): Promise<void> {
-  app.addHook('onSend', async function sendSecurityHeaders(_request, reply, payload) {
+  app.addHook('onSend', function sendSecurityHeaders(_request, reply, payload, done) {
     // A 304 has no content to sniff or frame, and carries only what updates a cache's stored
     // response (RFC 9110 §15.4.5): the stored 200 keeps its own headers.
     if (reply.statusCode !== 304) setSecurityHeaders(reply);
-    return payload;
+    done(null, payload);
   });
 }
 

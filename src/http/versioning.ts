@@ -127,7 +127,8 @@ export function versionRoutes(app: FastifyInstance, scope: VersionScope): void {
   const published = retired && deprecationHeaders(app.config.publicUrl, retired);
   const pathVersion = scope.negotiated ? undefined : scope.version;
   const versionHeader = String(scope.version);
-  app.addHook('onRequest', async function resolveApiVersion(request, reply) {
+  // Synchronous (a refusal is thrown, which Fastify's hook runner answers as an async hook's rejection).
+  app.addHook('onRequest', function resolveApiVersion(request, reply, done) {
     // Added to, not replaced: the CORS hook before this one may vary by Origin.
     const vary = reply.getHeader('vary');
     reply.header('vary', vary ? `${String(vary)}, Accept` : 'Accept');
@@ -153,6 +154,7 @@ export function versionRoutes(app: FastifyInstance, scope: VersionScope): void {
     request.apiVersion = scope.version;
     request.apiPathPrefix = pathVersion === undefined ? '' : `/v${pathVersion}`;
     request.wantsVendorType = requested.length > 0;
+    done();
   });
 }
 
