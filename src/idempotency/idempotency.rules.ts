@@ -1,6 +1,6 @@
 // Idempotency keys, pure: reading the header, the request fingerprint, and what a request finds
 // when its key is already taken. draft-ietf-httpapi-idempotency-key-header; Stripe's semantics.
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { DomainError } from '../core/errors.ts';
 
 export const MAX_KEY_LENGTH = 255;
@@ -57,9 +57,8 @@ export interface RequestBinding {
 
 /** SHA-256 over the API version and the canonical body: reordered keys are the same request. */
 export function fingerprintRequest(apiVersion: number, body: unknown): string {
-  return createHash('sha256')
-    .update(`v${apiVersion}\n${canonicalJson(body ?? null)}`)
-    .digest('base64url');
+  // The one-shot digest: no Hash object per request.
+  return hash('sha256', `v${apiVersion}\n${canonicalJson(body ?? null)}`, 'base64url');
 }
 
 export interface StoredResponse {
