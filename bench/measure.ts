@@ -50,9 +50,9 @@ async function waitForLeftoverStatements(db: Db, database: string, ended: Date, 
 }
 
 /** Saves a run's profile and its summary in dir; returns the summary as the log prints it. */
-function keepProfile(dir: string, name: string, profile: CpuProfile, requests: number): string {
+function keepProfile(dir: string, name: string, profile: CpuProfile, requests: number, cpuUs: number): string {
   const file = name.replace(/[^\w.-]+/g, '_');
-  const summary = summariseProfile(profile, requests);
+  const summary = summariseProfile(profile, requests, cpuUs);
   saveProfile(`${dir}/${file}.cpuprofile`, profile);
   writeFileSync(`${dir}/${file}.json`, `${JSON.stringify(summary, null, 2)}\n`);
   return formatSummary(`profile (${name})`, summary);
@@ -88,7 +88,8 @@ export async function measure(
       timeoutSeconds: column.timeoutSeconds,
     });
     const cpu = cpuPerRequest(before, sampleCpu(target.server.pid, database), result.requests);
-    if (profiled) log(keepProfile(options.profiling!.dir, `${keyOf(workload)}-${column.name}`, await profiled.stop(), result.requests));
+    if (profiled)
+      log(keepProfile(options.profiling!.dir, `${keyOf(workload)}-${column.name}`, await profiled.stop(), result.requests, cpu.serverUs));
     const replica = await lag?.();
     if (replica) {
       log(

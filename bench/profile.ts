@@ -24,7 +24,7 @@ export interface ProfileLine {
 
 export interface ProfileSummary {
   requests: number;
-  /** Sampled time not idle, per request. */
+  /** The process's CPU per request (/proc), or the samples' time where /proc is absent. */
   totalUs: number;
   /** orderpay's functions, inclusive (each sample counted once per function on its stack). */
   steps: ProfileLine[];
@@ -116,38 +116,37 @@ function stepOf(frame: Frame): string | undefined {
   return `${frame.functionName || '(anonymous)'} (${own[1]}:${frame.lineNumber + 1})`;
 }
 
-const perRequest = (totals: Map<string, number>, requests: number): ProfileLine[] =>
-  [...totals]
-    .map(([name, us]) => ({ name, us: us / requests }))
-    .sort((a, b) => b.us - a.us)
-    .slice(0, TOP);
-
-export function summariseProfile(profile: CpuProfile, requests: number): ProfileSummary {
+export function summariseProfile(profile: CpuProfile, requests: number, cpuUsPerRequest: number): ProfileSummary {
   const byId = new Map(profile.nodes.map((node) => [node.id, node]));
   const parentOf = new Map<number, number>();
   for (const node of profile.nodes) for (const child of node.children ?? []) parentOf.set(child, node.id);
   const self = new Map<string, number>();
   const inclusive = new Map<string, number>();
-  let total = 0;
-  profile.samples.forEach((id, i) => {
-    // The delta before the next sample is the time this one stands for.
-    const us = profile.timeDeltas[i + 1] ?? 0;
-    const node = byId.get(id)!;
-    if (node.callFrame.functionName === '(idle)') return;
-    total += us;
+  const add = (totals: Map<string, number>, name: string) => totals.set(name, (totals.get(name) ?? 0) + 1);
+  let busy = 0;
+  for (const id of profile.samples) {
+    if (byId.get(id)!.callFrame.functionName === '(idle)') continue;
+    busy++;
     let place: string | undefined;
     const seen = new Set<string>();
     for (let at: number | undefined = id; at !== undefined; at = parentOf.get(at)) {
-      place ??= placeOf(byId.get(at)!.callFrame);
-      const step = stepOf(byId.get(at)!.callFrame);
+      const frame = byId.get(at)!.callFrame;
+      place ??= placeOf(frame);
+      const step = stepOf(frame);
       if (step && !seen.has(step)) {
         seen.add(step);
-        inclusive.set(step, (inclusive.get(step) ?? 0) + us);
+        add(inclusive, step);
       }
     }
-    self.set(place ?? '(program)', (self.get(place ?? '(program)') ?? 0) + us);
-  });
-  return { requests, totalUs: total / requests, steps: perRequest(inclusive, requests), places: perRequest(self, requests) };
+    add(self, place ?? '(program)');
+  }
+  const usPerSample = Number.isFinite(cpuUsPerRequest) && busy > 0 ? (cpuUsPerRequest * requests) / busy : SAMPLING_INTERVAL_US;
+  const perRequest = (totals: Map<string, number>): ProfileLine[] =>
+    [...totals]
+      .map(([name, samples]) => ({ name, us: (samples * usPerSample) / requests }))
+      .sort((a, b) => b.us - a.us)
+      .slice(0, TOP);
+  return { requests, totalUs: (busy * usPerSample) / requests, steps: perRequest(inclusive), places: perRequest(self) };
 }
 
 /** The profile as a file Chrome's DevTools (Performance → Load profile) or speedscope opens. */
@@ -158,7 +157,7 @@ export function saveProfile(file: string, profile: CpuProfile): void {
 const fixed = (us: number) => (us >= 10 ? us.toFixed(0) : us.toFixed(1));
 
 export function formatSummary(label: string, summary: ProfileSummary): string {
-  const lines = [`${label}: ${fixed(summary.totalUs)} µs/req sampled (${summary.requests.toLocaleString('en-US')} requests)`];
+  const lines = [`${label}: ${fixed(summary.totalUs)} µs/req (${summary.requests.toLocaleString('en-US')} requests)`];
   lines.push('  where (self):', ...summary.places.map((line) => `    ${fixed(line.us).padStart(7)}  ${line.name}`));
   lines.push('  steps (inclusive):', ...summary.steps.map((line) => `    ${fixed(line.us).padStart(7)}  ${line.name}`));
   return lines.join('\n');

@@ -17,6 +17,7 @@ import { alignColumns, int, mark, markdownTable, ms, pct } from './markdown.ts';
 import { renderEmbeddedMemorySection, type EmbeddedMemory } from './embedded-memory.ts';
 import { allocatorsLine, renderRssSection, rssMet, rssRows, RSS_HEADER, type RssReport } from './rss.ts';
 import { ORDERPAY_NODE_FLAGS } from './processes.ts';
+import { renderProfileSection, type ProfileRun } from './profile-report.ts';
 import { renderScaleSection, scaleVerdicts } from './scale.ts';
 import { customersFor } from './seed.ts';
 import type { WebhookScenario } from './webhooks.ts';
@@ -315,7 +316,7 @@ node:http and pg run. Unlike orderpay, the baseline sends one query per request 
 Why (f)'s target stays at 1.3×: [decisions/0093-304-and-memory-targets.md](decisions/0093-304-and-memory-targets.md).`;
 
 /** The page: the 1M run's results (reference), and the Scale section comparing them with the other sizes'. */
-export function renderBenchmarksDoc(reference: BenchResults, others: BenchResults[]): string {
+export function renderBenchmarksDoc(reference: BenchResults, others: BenchResults[], profiles: ProfileRun[] = []): string {
   const { info, scenarios: results } = reference;
   const requests = results.map(({ scenario }) => {
     const [first, second] = scenario.labels ?? ['orderpay', 'baseline'];
@@ -474,7 +475,7 @@ baseline sends one query per request; under 32 connections a turn holds several 
 each pays a fraction of a round trip, in Node as in PostgreSQL. For the broad filter orderpay still
 does more work than the baseline: its one statement carries the exact total, the baseline's page
 has none.
-
+${renderProfileSection(profiles)}
 ## Why authentication costs little per request
 
 Verifying an RS256 signature costs about 50 µs of CPU, a large share of a ~70 µs id lookup. The

@@ -3,6 +3,7 @@
 // section. Each file holds all its page needs (the machine too), so any run can render the page.
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { readProfileRuns } from './profile-report.ts';
 import { renderBenchmarksDoc, type BenchResults } from './report.ts';
 
 /** The size docs/benchmarks.md shows; the other sizes appear in its Scale section. */
@@ -42,6 +43,7 @@ export function renderDocFromResults(): boolean {
     renderBenchmarksDoc(
       reference,
       all.filter((results) => results !== reference),
+      readProfileRuns(),
     ),
   );
   return true;

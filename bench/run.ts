@@ -15,7 +15,9 @@
 // seeded afresh, and prints the standby's replay lag during each payments run; printed, never written),
 // BENCH_PROFILE (a directory: both servers run with their inspector on, and each measured run is
 // profiled (bench/profile.ts): <scenario>-<column>.cpuprofile and its summary, µs per request by step
-// and by place, there and in the log; a later round's profile replaces an earlier one's).
+// and by place, there and in the log; a later round's profile replaces an earlier one's; with
+// BENCH_PROFILE_NAME=<name> too, the summaries are kept as bench/results/profile-<name>.json, which
+// docs/benchmarks.md shows beside the other kept profiles).
 // The page: a full run at 1M orders writes bench/results/orders-1000000.json, the page's figures;
 // a run at another size, full or not (BENCH_ORDERS=10000000 BENCH_SCENARIOS=a,b,c,g is what the
 // page's Scale section compares), writes bench/results/orders-<N>.json. Either then renders
@@ -40,6 +42,7 @@ import { describeMachine, formatConsoleTable, type BenchResults } from './report
 import { REFERENCE_ORDERS, renderDocFromResults, writeResults } from './results.ts';
 import { countStandbys } from './replica-lag.ts';
 import { connectProfiler, type Profiler } from './profile.ts';
+import { keepProfileRun } from './profile-report.ts';
 import { mergeRssReports, startRssSampling, WEBHOOK_RSS_LABEL, type RssReport } from './rss.ts';
 import { startCluster, startStandby } from '../test/faults/postgres-cluster.ts';
 import { startPgBouncer } from '../test/helpers/pgbouncer.ts';
@@ -64,8 +67,10 @@ interface Options {
   pooler: 'pgbouncer' | undefined;
   /** A primary of the bench's own with a streaming standby, whose lag is sampled. */
   replica: 'standby' | undefined;
-  /** Where orderpay's measured runs leave their CPU profiles and summaries (BENCH_PROFILE). */
+  /** Where the measured runs leave their CPU profiles and summaries (BENCH_PROFILE). */
   profileDir: string | undefined;
+  /** Keeps the summaries for the page as bench/results/profile-<name>.json (BENCH_PROFILE_NAME). */
+  profileName: string | undefined;
 }
 
 const log = (line: string) => console.error(`bench: ${line}`);
@@ -117,7 +122,15 @@ function readOptions(argv: string[], env: NodeJS.ProcessEnv): Options {
     pooler: readPooler(env.BENCH_POOLER),
     replica: readReplica(env.BENCH_REPLICA),
     profileDir: env.BENCH_PROFILE || undefined,
+    profileName: readProfileName(env.BENCH_PROFILE_NAME, env.BENCH_PROFILE),
   };
+}
+
+function readProfileName(name: string | undefined, dir: string | undefined): string | undefined {
+  if (!name) return undefined;
+  if (!dir) throw new Error('BENCH_PROFILE_NAME needs BENCH_PROFILE (the directory the profiles go to)');
+  if (!/^[\w-]+$/.test(name)) throw new Error('BENCH_PROFILE_NAME must be letters, digits, - and _');
+  return name;
 }
 
 function readReplica(value: string | undefined): 'standby' | undefined {
@@ -296,6 +309,8 @@ function commandLine(options: Options): string {
     'BENCH_CONNECTIONS',
     'BENCH_POOLER',
     'BENCH_REPLICA',
+    'BENCH_PROFILE',
+    'BENCH_PROFILE_NAME',
   ]
     .filter((name) => process.env[name])
     .map((name) => `${name}=${process.env[name]} `)
@@ -330,6 +345,10 @@ function publish(options: Options, results: BenchResults): void {
   }
   if (options.profileDir) {
     log(`BENCH_PROFILE: the figures are printed, not written (the profiler costs the servers CPU); profiles in ${options.profileDir}`);
+    if (options.profileName) {
+      log(`kept the summaries in ${keepProfileRun(options.profileName, options.profileDir, commandLine(options))}`);
+      if (renderDocFromResults()) log('rendered docs/benchmarks.md');
+    }
     return;
   }
   if (options.scenarios && options.orders === REFERENCE_ORDERS) {
