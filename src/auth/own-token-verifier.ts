@@ -14,10 +14,12 @@ export function createOwnTokenVerifier(db: Queryable, settings: { issuer: string
   return createTokenVerifier({
     ...settings,
     loadKeys: () => listPublishedKeys(db),
-    revocations: { isRevoked: (grantDigest) => isGrantRevoked(db, grantDigest) },
+    // Never answered from memory (isRevokedNow undefined): each check reads the database.
+    revocations: { isRevoked: (grantDigest) => isGrantRevoked(db, grantDigest), isRevokedNow: () => undefined },
     subjectRevocations: {
       isRevoked: async (subjects, issuedAt) =>
         (await findSubjectRevocations(db, subjects)).some((revocation) => refusesTokenIssuedAt(revocation, issuedAt)),
+      isRevokedNow: () => undefined,
     },
   });
 }

@@ -19,6 +19,8 @@ export interface GrantRevocationsOptions extends Omit<RevocationCopyOptions<Copi
 export interface GrantRevocations {
   /** Whether the grant with this digest was revoked, as of at most `intervalMs` ago. */
   isRevoked(grantDigest: string): Promise<boolean>;
+  /** The same answer without waiting while the copy is fresh; undefined when isRevoked must read first. */
+  isRevokedNow(grantDigest: string): boolean | undefined;
 }
 
 export function createGrantRevocations({ loadRevokedSince, ...options }: GrantRevocationsOptions): GrantRevocations {
@@ -30,5 +32,9 @@ export function createGrantRevocations({ loadRevokedSince, ...options }: GrantRe
   });
   return {
     isRevoked: async (grantDigest) => (await copy.find(grantDigest)) !== undefined,
+    isRevokedNow: (grantDigest) => {
+      const fresh = copy.findFresh(grantDigest);
+      return fresh && fresh.row !== undefined;
+    },
   };
 }

@@ -34,6 +34,8 @@ export interface RevocationCopyOptions<Row extends CopiedRow> {
 export interface RevocationCopy<Row> {
   /** The row with this key, as of at most `intervalMs` ago; a failed read rejects (no stale answer). */
   find(key: string): Promise<Row | undefined>;
+  /** The same answer without waiting, while the copy is fresh: `{ row }`; undefined when find must read first. */
+  findFresh(key: string): { row: Row | undefined } | undefined;
 }
 
 export function createRevocationCopy<Row extends CopiedRow>({
@@ -78,6 +80,9 @@ export function createRevocationCopy<Row extends CopiedRow>({
     async find(key) {
       await refreshWhenStale();
       return rows.get(key);
+    },
+    findFresh(key) {
+      return elapsed() - freshAsOf < intervalMs ? { row: rows.get(key) } : undefined;
     },
   };
 }

@@ -13,6 +13,8 @@ export interface SubjectRevocationsOptions extends Omit<RevocationCopyOptions<Co
 export interface SubjectRevocations {
   /** Whether a token for these subjects, issued at `issuedAt` (epoch seconds), is refused. */
   isRevoked(subjects: readonly string[], issuedAt: number): Promise<boolean>;
+  /** The same answer without waiting while the copy is fresh; undefined when isRevoked must read first. */
+  isRevokedNow(subjects: readonly string[], issuedAt: number): boolean | undefined;
 }
 
 export function createSubjectRevocations({ loadChangedSince, ...options }: SubjectRevocationsOptions): SubjectRevocations {
@@ -25,6 +27,14 @@ export function createSubjectRevocations({ loadChangedSince, ...options }: Subje
       for (const subject of subjects) {
         const revocation = await copy.find(subject);
         if (revocation && refusesTokenIssuedAt(revocation, issuedAt)) return true;
+      }
+      return false;
+    },
+    isRevokedNow(subjects, issuedAt) {
+      for (const subject of subjects) {
+        const fresh = copy.findFresh(subject);
+        if (!fresh) return undefined;
+        if (fresh.row && refusesTokenIssuedAt(fresh.row, issuedAt)) return true;
       }
       return false;
     },

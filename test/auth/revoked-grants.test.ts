@@ -131,6 +131,19 @@ describe(`revoked grants (${serverUrl ? 'PostgreSQL' : 'PGlite'})`, () => {
       assert.equal(reads.length, 2);
     });
 
+    test('isRevokedNow answers as isRevoked from a fresh copy, and nothing before a read or once stale; it never reads', async () => {
+      const { revocations, clock, reads } = createCopy(1000);
+      const digest = newDigest();
+      assert.equal(revocations.isRevokedNow(digest), undefined, 'nothing read yet');
+      await recordRevokedGrant(db, digest);
+      assert.equal(await revocations.isRevoked(digest), true);
+      assert.equal(revocations.isRevokedNow(digest), true);
+      assert.equal(revocations.isRevokedNow(newDigest()), false);
+      clock.elapsedMs = 1000;
+      assert.equal(revocations.isRevokedNow(digest), undefined, 'stale: isRevoked must read first');
+      assert.equal(reads.length, 1);
+    });
+
     test('checks that find the copy stale together share one read', async () => {
       const { revocations, reads } = createCopy(1000);
       const digest = newDigest();

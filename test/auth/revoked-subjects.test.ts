@@ -167,6 +167,24 @@ describe(`revoked subjects (${serverUrl ? 'PostgreSQL' : 'PGlite'})`, () => {
       assert.equal(await revocations.isRevoked([client], nowSeconds() - 11), true);
     });
 
+    test('isRevokedNow answers as isRevoked while the copy is fresh, and nothing once it is stale', async () => {
+      const clock = { elapsedMs: 0 };
+      const revocations = createSubjectRevocations({
+        loadChangedSince: (since) => listRevokedSubjectsSince(database.db, since),
+        intervalMs: 1000,
+        elapsed: () => clock.elapsedMs,
+      });
+      const user = `user:${Date.now() + 2}`;
+      const client = newSubject();
+      await recordSubjectDisabled(database.db, client);
+      assert.equal(revocations.isRevokedNow([user, client], nowSeconds()), undefined, 'nothing read yet');
+      assert.equal(await revocations.isRevoked([user, client], nowSeconds()), true);
+      assert.equal(revocations.isRevokedNow([user, client], nowSeconds()), true, 'whichever of the subjects it is');
+      assert.equal(revocations.isRevokedNow([user], nowSeconds()), false);
+      clock.elapsedMs = 1000;
+      assert.equal(revocations.isRevokedNow([user], nowSeconds()), undefined);
+    });
+
     test('a row is forgotten once it has expired by the copy’s clock', async () => {
       const clock = { now: new Date() };
       const client = newSubject();
