@@ -20,6 +20,11 @@ export interface Counters {
    * that opens or closes its door.
    */
   hit(key: string, windowMs: number, limit: number): Promise<WindowCount>;
+  /**
+   * The same hit without waiting, where the store holds it in this process (PostgreSQL's leased
+   * hits); undefined when hit must be asked.
+   */
+  hitNow?(key: string, windowMs: number, limit: number): WindowCount | undefined;
   /** Takes back one hit of key's current window. */
   giveBack(key: string, windowMs: number): Promise<void>;
   close(): Promise<void>;

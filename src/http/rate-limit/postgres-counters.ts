@@ -80,21 +80,32 @@ export function createPostgresCounters(db: Queryable, { now, log }: { now: Clock
     return leasing;
   }
 
+  /** The hit from what this process holds of key's window: a leased hit, or the word that it is spent; undefined when a lease is needed. */
+  function hitHeld(key: string, window: Window, limit: number): WindowCount | undefined {
+    const at = now().getTime();
+    if (window.unused > 0) {
+      window.unused--;
+      // A busy caller's next block is leased while this one lasts, so it never waits for one.
+      const next = Math.min(window.block, largestBlock(limit));
+      if (next >= AHEAD_FROM && window.unused * 2 < next && !window.leasing && window.counted < limit)
+        lease(key, window, limit).catch(warn);
+      return { current: window.counted - window.unused, ttl: window.end - at };
+    }
+    if (window.spentUntil > at) return { current: limit + 1, ttl: window.end - at };
+    return undefined;
+  }
+
   async function hit(key: string, windowMs: number, limit: number): Promise<WindowCount> {
     const window = windowOf(key, windowMs, now().getTime());
     for (;;) {
-      const at = now().getTime();
-      if (window.unused > 0) {
-        window.unused--;
-        // A busy caller's next block is leased while this one lasts, so it never waits for one.
-        const next = Math.min(window.block, largestBlock(limit));
-        if (next >= AHEAD_FROM && window.unused * 2 < next && !window.leasing && window.counted < limit)
-          lease(key, window, limit).catch(warn);
-        return { current: window.counted - window.unused, ttl: window.end - at };
-      }
-      if (window.spentUntil > at) return { current: limit + 1, ttl: window.end - at };
+      const held = hitHeld(key, window, limit);
+      if (held) return held;
       await (window.leasing ?? lease(key, window, limit));
     }
+  }
+
+  function hitNow(key: string, windowMs: number, limit: number): WindowCount | undefined {
+    return hitHeld(key, windowOf(key, windowMs, now().getTime()), limit);
   }
 
   async function giveBack(key: string, windowMs: number): Promise<void> {
@@ -106,5 +117,5 @@ export function createPostgresCounters(db: Queryable, { now, log }: { now: Clock
     if (window?.start === start) window.spentUntil = 0;
   }
 
-  return { kind: 'postgres', hit, giveBack, close: async () => windows.clear() };
+  return { kind: 'postgres', hit, hitNow, giveBack, close: async () => windows.clear() };
 }

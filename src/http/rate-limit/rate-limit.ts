@@ -1,6 +1,7 @@
 // The API's rate limits: three budgets per window (reads; writes; payments and refunds), each per
 // caller (the access token's client and subject) or, without a valid token, per client IP.
-// @fastify/rate-limit counts them in ./counters.ts's store; the responses carry the current
+// They are counted in ./counters.ts's store, straight (PostgreSQL's leased hits without waiting;
+// @fastify/rate-limit counts only the authorization server's, src/auth/rate-limits.ts); the responses carry the current
 // draft's RateLimit-Policy and RateLimit fields (./fields.ts) rather than the plugin's older ones,
 // and a refusal is a problem: 429 RATE_LIMITED with Retry-After. A store that cannot be reached
 // lets reads and writes through and refuses payments (503 RATE_LIMIT_UNAVAILABLE): see
@@ -13,7 +14,7 @@ import type { RateLimitsConfig } from '../../config.ts';
 import type { Clock } from '../../core/clock.ts';
 import type { Db } from '../../db/db.ts';
 import { ProblemError } from '../problem.ts';
-import { type Counters, throttledWarning, type WarningLog } from './counters.ts';
+import { type Counters, throttledWarning, type WarningLog, type WindowCount } from './counters.ts';
 import { policyField, serviceLimitField } from './fields.ts';
 import { createPostgresCounters } from './postgres-counters.ts';
 
@@ -66,17 +67,15 @@ function partitionOf(request: FastifyRequest): string {
 
 async function rateLimits(app: FastifyInstance, { counters, config }: { counters: Counters; config: RateLimitsConfig }): Promise<void> {
   await app.register(fastifyRateLimit, { global: false, store: storeOf(counters), skipOnError: false });
+  // The API's budgets are counted straight in the counters (one call, none of the plugin's
+  // promises per request); the plugin still counts the authorization server's (src/auth/rate-limits.ts).
+  const windowMs = config.windowSeconds * 1000;
   const limits = Object.fromEntries(
-    BUDGETS.map((budget) => {
-      const policy = { name: budget, quota: config[budget], windowSeconds: config.windowSeconds };
-      const count = app.createRateLimit({
-        max: policy.quota,
-        timeWindow: policy.windowSeconds * 1000,
-        keyGenerator: (request) => `${budget}:${partitionOf(request)}`,
-      });
-      return [budget, { policy: policyField(policy), count }];
-    }),
-  ) as Record<Budget, { policy: string; count: ReturnType<FastifyInstance['createRateLimit']> }>;
+    BUDGETS.map((budget) => [
+      budget,
+      { quota: config[budget], policy: policyField({ name: budget, quota: config[budget], windowSeconds: config.windowSeconds }) },
+    ]),
+  ) as Record<Budget, { quota: number; policy: string }>;
   const warn = throttledWarning(
     app.log,
     `rate limits cannot be counted (${counters.kind}): reads and writes pass unlimited, payments are refused`,
@@ -84,23 +83,24 @@ async function rateLimits(app: FastifyInstance, { counters, config }: { counters
 
   app.decorate('countRequest', async function countRequest(request: FastifyRequest, reply: FastifyReply): Promise<void> {
     const budget = request.routeOptions.config.rateLimitBudget ?? 'reads';
-    const limit = limits[budget];
-    reply.header('ratelimit-policy', limit.policy);
-    let counted: Awaited<ReturnType<typeof limit.count>>;
+    const { quota, policy } = limits[budget];
+    reply.header('ratelimit-policy', policy);
+    const key = `${budget}:${partitionOf(request)}`;
+    let counted: WindowCount;
     try {
-      counted = await limit.count(request);
+      counted = counters.hitNow?.(key, windowMs, quota) ?? (await counters.hit(key, windowMs, quota));
     } catch (error) {
       warn(error);
       if (!REFUSED_WHEN_UNCOUNTED[budget]) return;
       throw new ProblemError('RATE_LIMIT_UNAVAILABLE', `The ${budget} limit cannot be counted just now; nothing was done. Retry shortly.`);
     }
-    if (counted.isAllowed) return;
-    reply.header('ratelimit', serviceLimitField(budget, counted.remaining, counted.ttlInSeconds));
-    if (!counted.isExceeded) return;
-    const retryAfter = Math.max(1, counted.ttlInSeconds);
+    const ttlInSeconds = Math.ceil(counted.ttl / 1000);
+    reply.header('ratelimit', serviceLimitField(budget, Math.max(0, quota - counted.current), ttlInSeconds));
+    if (counted.current <= quota) return;
+    const retryAfter = Math.max(1, ttlInSeconds);
     throw new ProblemError(
       'RATE_LIMITED',
-      `The ${budget} budget of ${counted.max} per ${config.windowSeconds} s is used up; retry in ${retryAfter} s.`,
+      `The ${budget} budget of ${quota} per ${config.windowSeconds} s is used up; retry in ${retryAfter} s.`,
       { headers: { 'retry-after': String(retryAfter) }, extensions: { violatedPolicies: [budget] } },
     );
   });
