@@ -87,20 +87,64 @@ function refusesPreflight(req: IncomingMessage, config: Config): boolean {
 }
 
 /** X-Request-Id and nosniff as on every other response: the provider answers outside Fastify's onSend. */
-function identifyResponse(req: IncomingMessage, res: ServerResponse): void {
-  const id = (req as { id?: unknown }).id;
-  if (typeof id === 'string') res.setHeader('x-request-id', id);
+function identifyResponse(res: ServerResponse, requestId: string): void {
+  res.setHeader('x-request-id', requestId);
   res.setHeader('x-content-type-options', 'nosniff');
 }
 
+/** Every method: the provider's paths are routes of the mount's scope, whatever the method, so that middie runs on them (and only on them). */
+const ANY_METHOD = ['DELETE', 'GET', 'HEAD', 'OPTIONS', 'PATCH', 'POST', 'PUT'];
+
+/** The paths the mount serves, as route patterns: the provider's under /oauth, and its RFC 8414 metadata. */
+const MOUNTED_ROUTES = ['/oauth', '/oauth/*', '/.well-known/oauth-authorization-server/oauth'];
+
+/** Whether a request was routed to the authorization server's paths (by its route pattern: as decoded and matched). */
+const isAuthorizationServerRoute = (url: string | undefined) =>
+  url !== undefined && (url === '/oauth' || url.startsWith('/oauth/') || url === MOUNTED_ROUTES[2]);
+
 export async function mountProvider(app: FastifyInstance, { config, provider, counters }: MountOptions): Promise<void> {
   const publicUrl = new URL(config.publicUrl);
-  // Added before middie's own hook, so it runs first: a refused request never reaches the provider.
+  // At the root, so that a refused request never reaches the provider or its pages; other paths go on at once.
   app.addHook('onRequest', oauthRequestLimit(app, counters));
-  await app.register(middie);
-  app.use('/oauth', function serveAuthorizationServer(req, res, next) {
-    identifyResponse(req, res);
-    pinToPublicUrl(req, publicUrl);
+  // Every path of the authorization server (the provider's, its pages, the JWKS, userinfo) sees PUBLIC_URL's host and scheme.
+  app.addHook('onRequest', function pinAuthorizationServerRequests(request, reply, done) {
+    if (isAuthorizationServerRoute(request.routeOptions.url)) {
+      identifyResponse(reply.raw, request.id);
+      pinToPublicUrl(request.raw, publicUrl);
+    }
+    done();
+  });
+  // middie in a scope of its own, whose routes are the mounted paths: its hook is on their way
+  // alone, not on every request's; what the provider leaves unanswered goes to the router's 404/405.
+  await app.register(async function authorizationServerMount(scope) {
+    await scope.register(middie);
+    // The provider reads the bodies it takes itself: nothing is parsed for it (nor refused: what it
+    // leaves unanswered gets the router's 404/405 whatever its body, as a path without a route does).
+    scope.removeAllContentTypeParsers();
+    scope.addContentTypeParser('*', function leaveBodyToProvider(_request, _payload, done) {
+      done(null);
+    });
+    for (const url of MOUNTED_ROUTES) {
+      scope.route({
+        method: ANY_METHOD,
+        url,
+        schema: { hide: true },
+        // Kept out of the route table: the provider's own methods per path are declared below.
+        config: { servedByMiddleware: true },
+        handler: function answerUnservedPath(_request, reply) {
+          reply.callNotFound();
+        },
+      });
+    }
+    mountMiddleware(scope, config, provider);
+  });
+  for (const [path, methods] of Object.entries(PROVIDER_ENDPOINTS)) app.declareRoute(`/oauth${path}`, methods);
+  app.declareRoute('/.well-known/oauth-authorization-server/oauth', ['GET', 'HEAD']);
+}
+
+/** The provider as middleware on the mount's scope (its host and scheme already pinned). */
+function mountMiddleware(scope: FastifyInstance, config: Config, provider: RotatingProvider): void {
+  scope.use('/oauth', function serveAuthorizationServer(req, res, next) {
     // The interaction pages, the JWKS and userinfo are Fastify routes; everything else is the provider's.
     if (req.url?.startsWith('/interaction/') || req.url === '/jwks' || USERINFO.test(req.url ?? '') || refusesPreflight(req, config)) {
       return next();
@@ -114,15 +158,11 @@ export async function mountProvider(app: FastifyInstance, { config, provider, co
         // Unknown paths and methods: Fastify's not-found handler answers them as problems.
         if (isUnansweredByProvider(req)) next();
       })
-      .catch((error: unknown) => answerFailure(res, error, app.log));
+      .catch((error: unknown) => answerFailure(res, error, scope.log));
   });
-  for (const [path, methods] of Object.entries(PROVIDER_ENDPOINTS)) app.declareRoute(`/oauth${path}`, methods);
-  app.declareRoute('/.well-known/oauth-authorization-server/oauth', ['GET', 'HEAD']);
   // RFC 8414 §3.1: the metadata of an issuer with a path lives at /.well-known/…/<path>.
-  app.use('/.well-known/oauth-authorization-server/oauth', function serveServerMetadata(req, res, next) {
+  scope.use('/.well-known/oauth-authorization-server/oauth', function serveServerMetadata(req, res, next) {
     if ((req.url !== '/' && req.url !== '') || refusesPreflight(req, config)) return next();
-    identifyResponse(req, res);
-    pinToPublicUrl(req, publicUrl);
     const asked = req as IncomingMessage & { originalUrl?: string };
     const originalUrl = asked.originalUrl;
     req.url = '/.well-known/openid-configuration';
@@ -138,6 +178,13 @@ export async function mountProvider(app: FastifyInstance, { config, provider, co
         asked.originalUrl = originalUrl;
         next();
       })
-      .catch((error: unknown) => answerFailure(res, error, app.log));
+      .catch((error: unknown) => answerFailure(res, error, scope.log));
   });
+}
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** A route that only carries middleware to a path (the authorization server's): its methods are not the path's. */
+    servedByMiddleware?: boolean;
+  }
 }

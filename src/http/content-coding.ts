@@ -22,8 +22,8 @@ export const hasBody = (request: FastifyRequest) =>
 
 async function contentCoding(app: FastifyInstance): Promise<void> {
   app.addHook('preParsing', function refuseCodedBodies(request, _reply, payload, done) {
-    // No route: the router's answer (404/405) comes first, whatever the body is.
-    if (request.is404 || !hasBody(request)) return done(null, payload);
+    // No route (or only the authorization server's middleware): the router's answer (404/405) comes first, whatever the body is.
+    if (request.is404 || request.routeOptions.config.servedByMiddleware || !hasBody(request)) return done(null, payload);
     const codings = contentCodings(request);
     if (codings.length === 0) return done(null, payload);
     done(

@@ -69,6 +69,7 @@ export function sendFrameworkError(error: FastifyError, request: FastifyRequest,
 async function problems(app: FastifyInstance): Promise<void> {
   const routeTable = createRouteTable();
   app.addHook('onRoute', function recordRoute(route) {
+    if (route.config?.servedByMiddleware) return;
     routeTable.add(route.url ?? route.path, route.method);
   });
 
