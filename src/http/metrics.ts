@@ -5,24 +5,19 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
-import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Registry } from 'prom-client';
 import { bearerCredentials } from './authenticate.ts';
 import { type BusinessMetrics, createBusinessMetrics, registerPoolGauges } from './business-metrics.ts';
 import { NEVER_SHED } from './load-shedding.ts';
 import { ProblemError } from './problem.ts';
+import { registerRequestDurations } from './request-durations.ts';
 
 const METRICS_REALM = 'orderpay-metrics';
 
 async function metrics(app: FastifyInstance): Promise<void> {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'orderpay_' });
-  const duration = new Histogram({
-    name: 'orderpay_http_request_duration_seconds',
-    help: 'HTTP request duration by method, route pattern and status code.',
-    labelNames: ['method', 'route', 'status'],
-    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
-    registers: [registry],
-  });
+  const durations = registerRequestDurations(registry);
 
   // Node closes a connection beyond ORDERPAY_HTTP_MAX_CONNECTIONS as it is accepted ('drop').
   const dropped = new Counter({
@@ -42,7 +37,7 @@ async function metrics(app: FastifyInstance): Promise<void> {
   // Callback form: an async hook costs a promise and a turn of the microtask queue per request.
   app.addHook('onResponse', function observeRequest(request, reply, done) {
     const route = request.routeOptions.url ?? 'unmatched';
-    duration.observe({ method: request.method, route, status: String(reply.statusCode) }, reply.elapsedTime / 1000);
+    durations.observe(request.method, route, reply.statusCode, reply.elapsedTime / 1000);
     // The idempotency layer marks a stored response it sent again (src/idempotency/).
     if (reply.getHeader('idempotent-replayed') === 'true') business.countReplay({ method: request.method, route });
     done();
