@@ -3,6 +3,7 @@
 // Scale section).
 import { readFileSync } from 'node:fs';
 import os from 'node:os';
+import { CHECK_SETTINGS, CHECK_TOLERANCE_PERCENT } from './check.ts';
 import {
   BENCH_STATEMENT_TIMEOUT_MS,
   DEEP_PAGE_CONNECTIONS,
@@ -315,6 +316,18 @@ the version alone, and otherwise reads and sends (a)'s row: what a 304 saves whe
 node:http and pg run. Unlike orderpay, the baseline sends one query per request (no coalescing).
 Why (f)'s target stays at 1.3×: [decisions/0093-304-and-memory-targets.md](decisions/0093-304-and-memory-targets.md).`;
 
+/** What npm run bench:check runs and compares with the page, for its preamble. */
+function checkParagraph(): string {
+  const keys = CHECK_SETTINGS.scenarios.split(',').map((key) => `(${key})`);
+  const { rounds, seconds, warmupSeconds } = CHECK_SETTINGS;
+  return `Before committing a change to the request path, run \`npm run bench:check\` (under two minutes):
+it runs ${keys.slice(0, -1).join(', ')} and ${keys.at(-1)} briefly (${rounds} rounds of ${seconds} s per column after a ${warmupSeconds} s warm-up) on the
+bench's database and compares each one's node ratio ([CPU per request](#cpu-per-request): baseline ÷
+orderpay, both measured in the same run, so the machine's speed cancels out) with this page's. It
+fails when one fell by more than ${CHECK_TOLERANCE_PERCENT}%, and writes nothing
+([decisions/0122-bench-check-node-ratio.md](decisions/0122-bench-check-node-ratio.md)).`;
+}
+
 /** The page: the 1M run's results (reference), and the Scale section comparing them with the other sizes'. */
 export function renderBenchmarksDoc(reference: BenchResults, others: BenchResults[], profiles: ProfileRun[] = []): string {
   const { info, scenarios: results } = reference;
@@ -329,6 +342,8 @@ and for [Scale](#scale) from the other sizes' files in \`bench/results/\`. To re
 (1M orders, every scenario) writes that file and this page; \`BENCH_ORDERS=10000000 BENCH_SCENARIOS=a,b,c,g
 npm run bench\` writes \`bench/results/orders-10000000.json\` and renders the page again with it;
 \`npm run bench -- --render\` renders it from the files alone.
+
+${checkParagraph()}
 
 Targets (issue 2): orderpay ≥ 0.7× the raw baseline's throughput for the id lookup and the filtered
 list, ≥ 0.5× for the broad filter *with its exact \`meta.total\`* against the baseline's page

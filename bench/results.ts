@@ -22,11 +22,19 @@ export function writeResults(results: BenchResults): string {
   return fileURLToPath(file);
 }
 
+const parseResults = (file: URL) => JSON.parse(readFileSync(file, 'utf8')) as BenchResults;
+
+/** The committed results at a size, if there are any. */
+export function readResults(orders: number): BenchResults | undefined {
+  const file = resultsFile(orders);
+  return existsSync(file) ? parseResults(file) : undefined;
+}
+
 function readAllResults(): BenchResults[] {
   if (!existsSync(RESULTS_DIR)) return [];
   return readdirSync(RESULTS_DIR)
     .filter((name) => /^orders-\d+\.json$/.test(name))
-    .map((name) => JSON.parse(readFileSync(new URL(name, RESULTS_DIR), 'utf8')) as BenchResults)
+    .map((name) => parseResults(new URL(name, RESULTS_DIR)))
     .sort((a, b) => a.info.orders - b.info.orders);
 }
 

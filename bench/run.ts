@@ -1,9 +1,12 @@
 // npm run bench: seed PostgreSQL with BENCH_ORDERS orders (a million by default), start orderpay and
 // the raw baseline, load both on loopback in interleaved rounds, print the figures, write the run's
 // results file and render docs/benchmarks.md from the results files.
-// Usage: npm run bench [-- --reseed | --render]
+// Usage: npm run bench [-- --reseed | --render | --check]
 //   --reseed  seeds again even when the database holds BENCH_ORDERS orders already
 //   --render  runs nothing: renders docs/benchmarks.md from bench/results/*.json
+//   --check   (npm run bench:check) a short run compared with the committed CPU per request
+//             (bench/check.ts: 3 rounds of 2 s, 2 s warm-up, a,b,c,d,e by default; BENCH_CHECK_TOLERANCE,
+//             in percent); writes nothing
 // Environment (defaults below): BENCH_ORDERS, BENCH_DATABASE_URL (orderpay_bench for 1M orders,
 // orderpay_bench_<size> for another size, e.g. orderpay_bench_10m, so sizes never reseed each
 // other), BENCH_ROUNDS, BENCH_SECONDS, BENCH_WARMUP_SECONDS, BENCH_CONNECTIONS, BENCH_SCENARIOS
@@ -32,6 +35,7 @@ import { loadConfig } from '../src/config.ts';
 import type { Db } from '../src/db/db.ts';
 import { migrate } from '../src/db/migrate.ts';
 import { openPostgres } from '../src/db/postgres.ts';
+import { CHECK_SETTINGS, CHECK_TOLERANCE_PERCENT, committedScenarios, reportCheck } from './check.ts';
 import { BENCH_STATEMENT_TIMEOUT_MS } from './deep-pages.ts';
 import { measureEmbeddedMemory, type EmbeddedMemory } from './embedded-memory.ts';
 import { chooseLoadGenerator } from './load.ts';
@@ -39,7 +43,7 @@ import { measure } from './measure.ts';
 import { resetPaymentTables } from './payments.ts';
 import { findFreePort, nodeCommand, ORDERPAY_SERVE_COMMAND, startServerProcess, type ServerProcess, type Target } from './processes.ts';
 import { describeMachine, formatConsoleTable, type BenchResults } from './report.ts';
-import { REFERENCE_ORDERS, renderDocFromResults, writeResults } from './results.ts';
+import { readResults, REFERENCE_ORDERS, renderDocFromResults, writeResults } from './results.ts';
 import { countStandbys } from './replica-lag.ts';
 import { connectProfiler, type Profiler } from './profile.ts';
 import { keepProfileRun } from './profile-report.ts';
@@ -57,6 +61,9 @@ interface Options {
   orders: number;
   reseed: boolean;
   render: boolean;
+  /** Compare the run's node ratios with the committed ones, by this many percent at most. */
+  check: boolean;
+  checkTolerance: number;
   rounds: number;
   seconds: number;
   warmupSeconds: number;
@@ -101,8 +108,14 @@ const pairScenarios = (scenarios: Set<string> | undefined) => {
 function readOptions(argv: string[], env: NodeJS.ProcessEnv): Options {
   const { values } = parseArgs({
     args: argv,
-    options: { reseed: { type: 'boolean', default: false }, render: { type: 'boolean', default: false } },
+    options: {
+      reseed: { type: 'boolean', default: false },
+      render: { type: 'boolean', default: false },
+      check: { type: 'boolean', default: false },
+    },
   });
+  const check = values.check ?? false;
+  const defaults = check ? CHECK_SETTINGS : { rounds: 3, seconds: 10, warmupSeconds: 5, scenarios: undefined };
   const int = (name: string, fallback: number, min: number, max: number) => {
     const value = env[name] === undefined || env[name] === '' ? fallback : Number(env[name]);
     if (!Number.isInteger(value) || value < min || value > max) throw new Error(`${name} must be a whole number ${min}–${max}`);
@@ -114,11 +127,13 @@ function readOptions(argv: string[], env: NodeJS.ProcessEnv): Options {
     orders,
     reseed: values.reseed ?? false,
     render: values.render ?? false,
-    rounds: int('BENCH_ROUNDS', 3, 1, 20),
-    seconds: int('BENCH_SECONDS', 10, 1, 300),
-    warmupSeconds: int('BENCH_WARMUP_SECONDS', 5, 0, 300),
+    check,
+    checkTolerance: int('BENCH_CHECK_TOLERANCE', CHECK_TOLERANCE_PERCENT, 1, 99),
+    rounds: int('BENCH_ROUNDS', defaults.rounds, 1, 20),
+    seconds: int('BENCH_SECONDS', defaults.seconds, 1, 300),
+    warmupSeconds: int('BENCH_WARMUP_SECONDS', defaults.warmupSeconds, 0, 300),
     connections: int('BENCH_CONNECTIONS', 32, 1, 1_000),
-    scenarios: readScenarios(env.BENCH_SCENARIOS),
+    scenarios: readScenarios(env.BENCH_SCENARIOS || defaults.scenarios),
     pooler: readPooler(env.BENCH_POOLER),
     replica: readReplica(env.BENCH_REPLICA),
     profileDir: env.BENCH_PROFILE || undefined,
@@ -371,6 +386,7 @@ async function main(): Promise<number> {
     log('rendered docs/benchmarks.md');
     return 0;
   }
+  if (options.check) committedScenarios(readResults(options.orders), options);
   const cluster = await startReplicatedCluster(options);
   try {
     return await runBench({ ...options, databaseUrl: cluster.url });
@@ -470,6 +486,7 @@ async function runBench(options: Options): Promise<number> {
       embeddedMemory,
       slowProcessor,
     };
+    if (options.check) return reportCheck(results, readResults(options.orders), options);
     console.log(`\n${formatConsoleTable(results)}\n`);
     publish(options, results);
     return allAnswered(results) ? 0 : 1;
