@@ -1,9 +1,9 @@
 // Paging cursors, pure (src/core/cursor.ts): what is signed verifies for its scope only, and
 // nothing altered, cut, or of an unexpected shape gets through, even under a valid MAC.
 import assert from 'node:assert/strict';
-import { createHmac } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
 import { describe, test } from 'node:test';
-import { createCursorCodec, fitsSortType } from '../../src/core/cursor.ts';
+import { createCursorCodec, fitsSortType, hmacSha256 } from '../../src/core/cursor.ts';
 
 const KEY = Buffer.alloc(32, 1);
 const codec = createCursorCodec(KEY);
@@ -97,4 +97,19 @@ describe('paging cursors (HMAC-SHA256, 128-bit tag)', () => {
       assert.ok(!fitsSortType('timestamp', bad), String(bad));
     }
   });
+});
+
+test('hmacSha256 is HMAC-SHA256 (RFC 2104), for keys shorter than, as long as and longer than a block', () => {
+  for (const length of [1, 32, 64, 65, 200]) {
+    const key = randomBytes(length);
+    const sign = hmacSha256(key);
+    for (const message of ['', 'eyJ2IjpbMV0sIm4iOjB9.["orders",[],["-createdAt"]]', 'é€😀'.repeat(40)]) {
+      assert.deepEqual(sign(message), createHmac('sha256', key).update(message).digest(), `key of ${length} bytes`);
+    }
+  }
+  // RFC 4231 test case 2.
+  assert.equal(
+    hmacSha256(Buffer.from('Jefe'))('what do ya want for nothing?').toString('hex'),
+    '5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843',
+  );
 });
