@@ -8,15 +8,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { markdownTable, mb } from './markdown.ts';
-import {
-  type Allocator,
-  allocatorOf,
-  findFreePort,
-  nodeCommand,
-  ORDERPAY_NODE_FLAGS,
-  ORDERPAY_SERVE_COMMAND,
-  startServerProcess,
-} from './processes.ts';
+import { type Allocator, allocatorOf, findFreePort, nodeCommand, ORDERPAY_SERVE_COMMAND, startServerProcess } from './processes.ts';
 import { readRss } from './rss.ts';
 
 const SAMPLE_INTERVAL_MS = 250;
@@ -106,7 +98,7 @@ export async function measureEmbeddedMemory(log: (line: string) => void): Promis
   return results;
 }
 
-export function renderEmbeddedMemorySection(rows: EmbeddedMemory[] | undefined): string {
+export function renderEmbeddedMemorySection(rows: EmbeddedMemory[] | undefined, nodeFlags: readonly string[]): string {
   if (!rows?.length) return '';
   const cells = (s: StartMemory) => [mb(s.peak), mb(s.idle), s.startSeconds.toFixed(1)];
   return `
@@ -121,7 +113,7 @@ orderpay as \`npm install && npm start\` runs it: no \`DATABASE_URL\`, a new dat
 twice on it (the first start creates the database in PGlite and migrates it; the restart opens
 it), idle for ${IDLE_SECONDS} s after it listens, the resident set sampled every ${SAMPLE_INTERVAL_MS} ms from the
 spawn on. "Node's defaults" is \`node src/cli.ts serve\`; "npm start" adds its flags
-(\`${ORDERPAY_NODE_FLAGS.join(' ')}\`) and what \`scripts/node.sh\`
+(\`${nodeFlags.join(' ')}\`) and what \`scripts/node.sh\`
 sets (\`NODE_COMPILE_CACHE\`, warm here from the servers above, \`MALLOC_ARENA_MAX=2\`, and
 jemalloc where the system has it: ${rows.find((row) => row.node === 'npm start')?.first.allocator ?? 'glibc'} here).
 Where it goes: PGlite is PostgreSQL compiled to WebAssembly, and under Node's defaults V8

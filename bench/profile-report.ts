@@ -95,7 +95,7 @@ ${comparison(
 export function renderProfileSection(runs: ProfileRun[]): string {
   if (runs.length === 0) return '';
   const shown = PROFILED.filter((key) => runs.some((run) => run.scenarios[key]));
-  const sources = runs.map((run) => `- ${run.name}: \`${run.command}\` at ${run.commit}, ${run.date}`).join('\n');
+  const sources = runs.map((run) => `- ${run.name}: \`${run.command}\` at ${run.commit}; ${run.date}`).join('\n');
   return `### Profiles
 
 Where each request's Node CPU goes, in microseconds per request: V8's sampling profiler on the
@@ -103,8 +103,12 @@ server's main thread during the measured run (bench/profile.ts), each sample cou
 shares scaled to the CPU per request the run measured from /proc. "Where" is self time by the
 package, \`src/\` file or part of Node the sampled function belongs to (a builtin counts for its
 caller: a socket write for \`node:stream_base_commons\`); a "step" is one of orderpay's functions
-with all it calls (async functions count between their awaits). Profiled runs cost the servers
-some CPU and are not this page's figures. The runs (\`bench/results/profile-<name>.json\`):
+with all it calls, up to Fastify's hook runner (async functions count between their awaits).
+Profiled runs cost the servers some CPU and are not this page's figures, and one run differs from
+the next by some 15%. \`BENCH_PROFILE=<dir> npm run bench\` profiles a run (its \`.cpuprofile\`
+files open in Chrome's DevTools or speedscope); with \`BENCH_PROFILE_NAME=<name>\` too, its
+summaries are kept for this page as \`bench/results/profile-<name>.json\`
+([decisions/0121-request-path-cost.md](decisions/0121-request-path-cost.md)). The runs:
 
 ${sources}
 

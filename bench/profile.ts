@@ -26,7 +26,7 @@ export interface ProfileSummary {
   requests: number;
   /** The process's CPU per request (/proc), or the samples' time where /proc is absent. */
   totalUs: number;
-  /** orderpay's functions, inclusive (each sample counted once per function on its stack). */
+  /** orderpay's functions, inclusive (each sample counted once per function on its stack, up to Fastify's hook runner). */
   steps: ProfileLine[];
   /** Self time by package, src/ file, Node's internals, GC. */
   places: ProfileLine[];
@@ -109,13 +109,27 @@ export function placeOf({ url, functionName }: Frame): string | undefined {
   return node ? `node:${node[1]}` : url;
 }
 
-/** A function of the server's own (src/, or bench/ for the baseline), as a step: its name and file. */
+/** A function of the server's own (src/, or bench/ for the baseline), as a step: its name and file (and line, when it has no name). */
 function stepOf(frame: Frame): string | undefined {
   const own = /\/((?:src|bench)\/.+)$/.exec(frame.url);
   if (!own) return undefined;
-  return `${frame.functionName || '(anonymous)'} (${own[1]}:${frame.lineNumber + 1})`;
+  return frame.functionName ? `${frame.functionName} (${own[1]})` : `(anonymous) (${own[1]}:${frame.lineNumber + 1})`;
 }
 
+/**
+ * Fastify's hook runner: a hook that calls its done runs the rest of the request (the next hooks,
+ * the handler, the send) inside it, so above this frame the stack is the hook that went on, not
+ * the step that spends the time.
+ */
+const isContinuation = (frame: Frame) => frame.url.endsWith('/fastify/lib/hooks.js');
+
+/**
+ * The profile per request. Each sample counts the same: the time between two samples is wall time,
+ * and stretches while the process waits for a core (the load generator and PostgreSQL share them),
+ * so the samples give each step's share of the main thread's work, and cpuUsPerRequest (the
+ * process's CPU by /proc, all threads) what that share is in microseconds. Without it, samples ×
+ * the sampling interval.
+ */
 export function summariseProfile(profile: CpuProfile, requests: number, cpuUsPerRequest: number): ProfileSummary {
   const byId = new Map(profile.nodes.map((node) => [node.id, node]));
   const parentOf = new Map<number, number>();
@@ -129,10 +143,12 @@ export function summariseProfile(profile: CpuProfile, requests: number, cpuUsPer
     busy++;
     let place: string | undefined;
     const seen = new Set<string>();
+    let continued = false;
     for (let at: number | undefined = id; at !== undefined; at = parentOf.get(at)) {
       const frame = byId.get(at)!.callFrame;
       place ??= placeOf(frame);
-      const step = stepOf(frame);
+      continued ||= isContinuation(frame);
+      const step = continued ? undefined : stepOf(frame);
       if (step && !seen.has(step)) {
         seen.add(step);
         add(inclusive, step);

@@ -17,7 +17,6 @@ import type { LoadResult } from './load.ts';
 import { alignColumns, int, mark, markdownTable, ms, pct } from './markdown.ts';
 import { renderEmbeddedMemorySection, type EmbeddedMemory } from './embedded-memory.ts';
 import { allocatorsLine, renderRssSection, rssMet, rssRows, RSS_HEADER, type RssReport } from './rss.ts';
-import { ORDERPAY_NODE_FLAGS } from './processes.ts';
 import { renderProfileSection, type ProfileRun } from './profile-report.ts';
 import { renderScaleSection, scaleVerdicts } from './scale.ts';
 import { customersFor } from './seed.ts';
@@ -91,6 +90,8 @@ export interface RunInfo {
   webhookScenarios?: WebhookScenario[];
   /** Where (j)'s figures come from when not from this run (written into the results file by hand). */
   webhookScenariosSource?: string;
+  /** The Node flags orderpay ran with (npm start's at the time of the run). */
+  orderpayNodeFlags: readonly string[];
 }
 
 export interface Machine {
@@ -392,7 +393,7 @@ node+pg ratio; a server whose single Node thread saturates first would follow th
 ### Per round
 
 ${roundsTable(results)}
-${renderDeepPagesSection(reference.deepPages)}${renderSlowProcessorSection(reference.slowProcessor)}${renderRssSection(reference.rss)}${renderEmbeddedMemorySection(reference.embeddedMemory)}${renderScaleSection(reference, others)}
+${renderDeepPagesSection(reference.deepPages)}${renderSlowProcessorSection(reference.slowProcessor)}${renderRssSection(reference.rss)}${renderEmbeddedMemorySection(reference.embeddedMemory, info.orderpayNodeFlags)}${renderScaleSection(reference, others)}
 ## Set-up
 
 | | |
@@ -402,7 +403,7 @@ ${renderDeepPagesSection(reference.deepPages)}${renderSlowProcessorSection(refer
 | software | Node.js ${info.machine.node}, ${info.postgresVersion}, ${info.loadGenerator} |
 | data | ${int(info.orders)} orders (one item each) of ${int(customersFor(info.orders))} customers, created over a year; pending 20%, paid 25%, shipped 20%, delivered 30%, cancelled 5%${info.seedSeconds === undefined ? ' (reused from an earlier run)' : `; seeded in ${info.seedSeconds.toFixed(0)} s`} |
 | load | ${info.connections} connections on 127.0.0.1 (the deep pages (g): ${reference.deepPages[0]?.connections ?? DEEP_PAGE_CONNECTIONS}), ${info.seconds} s per measurement after a ${info.warmupSeconds} s warm-up of each server and scenario; ${info.rounds} rounds, the columns of a scenario taking turns to go first |
-| orderpay | \`node ${ORDERPAY_NODE_FLAGS.join(' ')} src/cli.ts serve\` (as \`npm start\` runs it), NODE_ENV=production, LOG_LEVEL=warn, pool of 10, a staff bearer token (RS256; orders:read payments:write); rate limits on, counted in PostgreSQL, budgets of 10⁹ per minute so that the load is never refused; due webhook deliveries polled every 60 s (ORDERPAY_WEBHOOKS_POLL_INTERVAL_MS); a statement timeout of ${BENCH_STATEMENT_TIMEOUT_MS / 1000} s instead of 15 s (ORDERPAY_DB_STATEMENT_TIMEOUT_MS), for (g)'s page by number at 10M orders |
+| orderpay | \`node ${info.orderpayNodeFlags.join(' ')} src/cli.ts serve\` (as \`npm start\` ran it), NODE_ENV=production, LOG_LEVEL=warn, pool of 10, a staff bearer token (RS256; orders:read payments:write); rate limits on, counted in PostgreSQL, budgets of 10⁹ per minute so that the load is never refused; due webhook deliveries polled every 60 s (ORDERPAY_WEBHOOKS_POLL_INTERVAL_MS); a statement timeout of ${BENCH_STATEMENT_TIMEOUT_MS / 1000} s instead of 15 s (ORDERPAY_DB_STATEMENT_TIMEOUT_MS), for (g)'s page by number at 10M orders |
 | baseline | \`bench/raw-server.ts\`: node:http + pg Pool of 10, the same SQL and type parsing for (a)–(c), the minimal SQL of (d) (in orderpay's phases) and (e), and for (dw) and (dx) the same with orderpay's event written as orderpay writes it; for (fr) (a)'s lookup prepared, or the version alone under If-None-Match; no framework, no authentication |
 
 ## Payments (d), (e), (dw) and (dx)
@@ -476,10 +477,11 @@ writers over several rows instead of one hot row.
 
 ## Where the time goes
 
-CPU profiles (\`node --cpu-prof\`) of orderpay under this load show the Node process spending most of
-its time in the socket writes of each PostgreSQL query and of each HTTP response on loopback.
-Fastify, validation, serialisation, metrics and the cached token check account for a small
-share. What separates the two is therefore chiefly what each database round trip costs.
+The profiles below show both servers spending the largest share of their Node CPU in the socket
+writes of each PostgreSQL query and of each HTTP response on loopback (one of each per request, in
+both). What orderpay adds is spread thin: young-generation collections first, then pg's row
+parsing for more columns, Fastify's hooks and reply, rendering a version and serialising it, the
+cursor's MAC; the baseline has none of the collections to speak of (its JSON is made in one call).
 orderpay prepares its parameterised statements once per connection (\`src/db/postgres.ts\`), so
 PostgreSQL does not parse and plan them on every call; the baseline sends them unprepared, as a
 plain \`pool.query(text, values)\` does, except under \`/prepared\` ((dw), (dx) and (fr)). That is why orderpay's PostgreSQL CPU per request is lower

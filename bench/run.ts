@@ -41,7 +41,15 @@ import { measureEmbeddedMemory, type EmbeddedMemory } from './embedded-memory.ts
 import { chooseLoadGenerator } from './load.ts';
 import { measure } from './measure.ts';
 import { resetPaymentTables } from './payments.ts';
-import { findFreePort, nodeCommand, ORDERPAY_SERVE_COMMAND, startServerProcess, type ServerProcess, type Target } from './processes.ts';
+import {
+  findFreePort,
+  nodeCommand,
+  ORDERPAY_NODE_FLAGS,
+  ORDERPAY_SERVE_COMMAND,
+  startServerProcess,
+  type ServerProcess,
+  type Target,
+} from './processes.ts';
 import { describeMachine, formatConsoleTable, type BenchResults } from './report.ts';
 import { readResults, REFERENCE_ORDERS, renderDocFromResults, writeResults } from './results.ts';
 import { countStandbys } from './replica-lag.ts';
@@ -480,6 +488,7 @@ async function runBench(options: Options): Promise<number> {
         seedSeconds,
         interference: measured.interference,
         webhookScenarios,
+        orderpayNodeFlags: ORDERPAY_NODE_FLAGS,
       },
       ...toResults(workloads, measured.columns),
       rss: memory,
