@@ -95,12 +95,14 @@ function identifyResponse(res: ServerResponse, requestId: string): void {
 /** Every method: the provider's paths are routes of the mount's scope, whatever the method, so that middie runs on them (and only on them). */
 const ANY_METHOD = ['DELETE', 'GET', 'HEAD', 'OPTIONS', 'PATCH', 'POST', 'PUT'];
 
-/** The paths the mount serves, as route patterns: the provider's under /oauth, and its RFC 8414 metadata. */
-const MOUNTED_ROUTES = ['/oauth', '/oauth/*', '/.well-known/oauth-authorization-server/oauth'];
+/** RFC 8414 §3.1: the metadata of an issuer with a path lives at /.well-known/…/<path>. */
+const METADATA_PATH = '/.well-known/oauth-authorization-server/oauth';
+
+/** The paths the mount serves, as route patterns: the provider's under /oauth, and its RFC 8414 metadata (/oauth itself is no endpoint: the router's 404). */
+const MOUNTED_ROUTES = ['/oauth/*', METADATA_PATH];
 
 /** Whether a request was routed to the authorization server's paths (by its route pattern: as decoded and matched). */
-const isAuthorizationServerRoute = (url: string | undefined) =>
-  url !== undefined && (url === '/oauth' || url.startsWith('/oauth/') || url === MOUNTED_ROUTES[2]);
+const isAuthorizationServerRoute = (url: string | undefined) => url !== undefined && (url.startsWith('/oauth/') || url === METADATA_PATH);
 
 export async function mountProvider(app: FastifyInstance, { config, provider, counters }: MountOptions): Promise<void> {
   const publicUrl = new URL(config.publicUrl);
@@ -139,7 +141,7 @@ export async function mountProvider(app: FastifyInstance, { config, provider, co
     mountMiddleware(scope, config, provider);
   });
   for (const [path, methods] of Object.entries(PROVIDER_ENDPOINTS)) app.declareRoute(`/oauth${path}`, methods);
-  app.declareRoute('/.well-known/oauth-authorization-server/oauth', ['GET', 'HEAD']);
+  app.declareRoute(METADATA_PATH, ['GET', 'HEAD']);
 }
 
 /** The provider as middleware on the mount's scope (its host and scheme already pinned). */
@@ -160,8 +162,7 @@ function mountMiddleware(scope: FastifyInstance, config: Config, provider: Rotat
       })
       .catch((error: unknown) => answerFailure(res, error, scope.log));
   });
-  // RFC 8414 §3.1: the metadata of an issuer with a path lives at /.well-known/…/<path>.
-  scope.use('/.well-known/oauth-authorization-server/oauth', function serveServerMetadata(req, res, next) {
+  scope.use(METADATA_PATH, function serveServerMetadata(req, res, next) {
     if ((req.url !== '/' && req.url !== '') || refusesPreflight(req, config)) return next();
     const asked = req as IncomingMessage & { originalUrl?: string };
     const originalUrl = asked.originalUrl;
