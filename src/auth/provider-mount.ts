@@ -182,10 +182,3 @@ function mountMiddleware(scope: FastifyInstance, config: Config, provider: Rotat
       .catch((error: unknown) => answerFailure(res, error, scope.log));
   });
 }
-
-declare module 'fastify' {
-  interface FastifyContextConfig {
-    /** A route that only carries middleware to a path (the authorization server's): its methods are not the path's. */
-    servedByMiddleware?: boolean;
-  }
-}

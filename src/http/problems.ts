@@ -108,4 +108,12 @@ declare module 'fastify' {
     /** Declares a route served by middleware, so that another method on its path answers 405 with Allow. */
     declareRoute(url: string, methods: readonly string[]): void;
   }
+  interface FastifyContextConfig {
+    /**
+     * A route that only carries middleware to its paths (the authorization server's): its methods
+     * are not the paths' (declareRoute says those), and what the middleware leaves unanswered is
+     * the router's 404/405, whatever the body.
+     */
+    servedByMiddleware?: boolean;
+  }
 }
