@@ -14,12 +14,11 @@ export function createOwnTokenVerifier(db: Queryable, settings: { issuer: string
   return createTokenVerifier({
     ...settings,
     loadKeys: () => listPublishedKeys(db),
-    // Never answered from memory (isRevokedNow undefined): each check reads the database.
-    revocations: { isRevoked: (grantDigest) => isGrantRevoked(db, grantDigest), isRevokedNow: () => undefined },
+    // No isRevokedNow: each check reads the database.
+    revocations: { isRevoked: (grantDigest) => isGrantRevoked(db, grantDigest) },
     subjectRevocations: {
       isRevoked: async (subjects, issuedAt) =>
         (await findSubjectRevocations(db, subjects)).some((revocation) => refusesTokenIssuedAt(revocation, issuedAt)),
-      isRevokedNow: () => undefined,
     },
   });
 }

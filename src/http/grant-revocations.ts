@@ -19,11 +19,11 @@ export interface GrantRevocationsOptions extends Omit<RevocationCopyOptions<Copi
 export interface GrantRevocations {
   /** Whether the grant with this digest was revoked, as of at most `intervalMs` ago. */
   isRevoked(grantDigest: string): Promise<boolean>;
-  /** The same answer without waiting while the copy is fresh; undefined when isRevoked must read first. */
-  isRevokedNow(grantDigest: string): boolean | undefined;
+  /** The same answer without waiting while the copy is fresh; undefined (or absent) when isRevoked must read first. */
+  isRevokedNow?(grantDigest: string): boolean | undefined;
 }
 
-export function createGrantRevocations({ loadRevokedSince, ...options }: GrantRevocationsOptions): GrantRevocations {
+export function createGrantRevocations({ loadRevokedSince, ...options }: GrantRevocationsOptions): Required<GrantRevocations> {
   const copy = createRevocationCopy({
     ...options,
     // A grant's row never changes after it is written: its change is its revocation.

@@ -11,7 +11,7 @@ const BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5
 
 interface Series {
   labels: { method: string; route: string; status: string };
-  /** Observations per bucket (not cumulative); the last counts those above every bound. */
+  /** Observations per bound (not cumulative); those above every bound are in count alone. */
   counts: number[];
   sum: number;
   count: number;
@@ -24,18 +24,15 @@ export interface RequestDurations {
 export function registerRequestDurations(registry: Registry): RequestDurations {
   // Series are bounded by the code: methods × route patterns × statuses.
   const series = new Map<string, Series>();
-  const metric = {
+  const described = {
     name: NAME,
     help: 'HTTP request duration by method, route pattern and status code.',
     type: 'histogram',
     aggregator: 'sum',
-    get: async () => ({
-      name: NAME,
-      help: metric.help,
-      type: 'histogram',
-      aggregator: 'sum',
-      values: [...series.values()].flatMap(seriesValues),
-    }),
+  };
+  const metric = {
+    ...described,
+    get: async () => ({ ...described, values: [...series.values()].flatMap(seriesValues) }),
     reset: () => series.clear(),
   };
   registry.registerMetric(metric as unknown as Metric);
@@ -44,12 +41,12 @@ export function registerRequestDurations(registry: Registry): RequestDurations {
       const key = `${method} ${status} ${route}`;
       let entry = series.get(key);
       if (!entry) {
-        entry = { labels: { method, route, status: String(status) }, counts: new Array(BUCKETS.length + 1).fill(0), sum: 0, count: 0 };
+        entry = { labels: { method, route, status: String(status) }, counts: new Array(BUCKETS.length).fill(0), sum: 0, count: 0 };
         series.set(key, entry);
       }
       let bucket = 0;
       while (bucket < BUCKETS.length && seconds > BUCKETS[bucket]!) bucket++;
-      entry.counts[bucket]!++;
+      if (bucket < BUCKETS.length) entry.counts[bucket]!++;
       entry.sum += seconds;
       entry.count++;
     },

@@ -61,10 +61,13 @@ export function createRevocationCopy<Row extends CopiedRow>({
     freshAsOf = Math.max(freshAsOf, startedAt);
   }
 
+  /** Whether the last completed read is recent enough to answer from. */
+  const isFresh = (at: number) => at - freshAsOf < intervalMs;
+
   /** Reads unless fresh enough; checks that find it stale together share one read. */
   function refreshWhenStale(): Promise<void> | undefined {
     const at = elapsed();
-    if (at - freshAsOf < intervalMs) return undefined;
+    if (isFresh(at)) return undefined;
     if (inFlight && at - inFlight.startedAt < intervalMs) return inFlight.done;
     const read = { startedAt: at, done: readChanges(at) };
     inFlight = read;
@@ -82,7 +85,7 @@ export function createRevocationCopy<Row extends CopiedRow>({
       return rows.get(key);
     },
     findFresh(key) {
-      return elapsed() - freshAsOf < intervalMs ? { row: rows.get(key) } : undefined;
+      return isFresh(elapsed()) ? { row: rows.get(key) } : undefined;
     },
   };
 }

@@ -13,11 +13,11 @@ export interface SubjectRevocationsOptions extends Omit<RevocationCopyOptions<Co
 export interface SubjectRevocations {
   /** Whether a token for these subjects, issued at `issuedAt` (epoch seconds), is refused. */
   isRevoked(subjects: readonly string[], issuedAt: number): Promise<boolean>;
-  /** The same answer without waiting while the copy is fresh; undefined when isRevoked must read first. */
-  isRevokedNow(subjects: readonly string[], issuedAt: number): boolean | undefined;
+  /** The same answer without waiting while the copy is fresh; undefined (or absent) when isRevoked must read first. */
+  isRevokedNow?(subjects: readonly string[], issuedAt: number): boolean | undefined;
 }
 
-export function createSubjectRevocations({ loadChangedSince, ...options }: SubjectRevocationsOptions): SubjectRevocations {
+export function createSubjectRevocations({ loadChangedSince, ...options }: SubjectRevocationsOptions): Required<SubjectRevocations> {
   const copy = createRevocationCopy({
     ...options,
     loadChangedSince: async (since) => (await loadChangedSince(since)).map((row) => ({ ...row, key: row.subject })),

@@ -168,17 +168,23 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
 
   /** refuseRevoked from the copies alone: undefined when one of them must be read first. */
   function refuseRevokedNow({ grantDigest, principal, payload }: VerifiedToken): true | undefined {
-    const grantRevoked = grantDigest === undefined || !revocations ? false : revocations.isRevokedNow(grantDigest);
-    const subjectRevoked = subjectRevocations ? subjectRevocations.isRevokedNow(subjectsOf(principal), payload.iat!) : false;
+    const grantRevoked = grantDigest === undefined || !revocations ? false : revocations.isRevokedNow?.(grantDigest);
+    const subjectRevoked = subjectRevocations ? subjectRevocations.isRevokedNow?.(subjectsOf(principal), payload.iat!) : false;
     if (grantRevoked === undefined || subjectRevoked === undefined) return undefined;
     if (grantRevoked || subjectRevoked) throw new TokenRejectedError('revoked');
     return true;
   }
 
+  /** The cached verification of token, unless there is none or the token has expired since. */
+  function cachedVerification(token: string, nowSeconds: number): VerifiedToken | undefined {
+    const verified = cache.get(token);
+    return verified && verified.payload.exp! > nowSeconds ? verified : undefined;
+  }
+
   async function verifyToken(token: string): Promise<VerifiedToken> {
     const nowSeconds = now().getTime() / 1000;
-    let verified = cache.get(token);
-    if (!verified || verified.payload.exp! <= nowSeconds) {
+    let verified = cachedVerification(token, nowSeconds);
+    if (!verified) {
       try {
         verified = await verifySignatureAndClaims(token, nowSeconds);
       } catch (error) {
@@ -196,9 +202,8 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
     audience: options.audience,
     verify: async (token) => (await verifyToken(token)).principal,
     verifyCached(token) {
-      const verified = cache.get(token);
-      if (!verified || verified.payload.exp! <= now().getTime() / 1000) return undefined;
-      return refuseRevokedNow(verified) && verified.principal;
+      const verified = cachedVerification(token, now().getTime() / 1000);
+      return verified && refuseRevokedNow(verified) && verified.principal;
     },
     verifyClaims: async (token) => (await verifyToken(token)).payload,
   };
