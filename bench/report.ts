@@ -483,7 +483,9 @@ both). What orderpay adds is spread thin: young-generation collections first, th
 parsing for more columns, Fastify's hooks and reply, rendering a version and serialising it, the
 cursor's MAC; the baseline has none of the collections to speak of (its JSON is made in one call).
 orderpay prepares its parameterised statements once per connection (\`src/db/postgres.ts\`), so
-PostgreSQL does not parse and plan them on every call; the baseline sends them unprepared, as a
+PostgreSQL does not parse and plan them on every call (a page's LIMIT is written into the
+statement so that its plan is reused: [decisions/0123-page-limit-in-the-statement.md](decisions/0123-page-limit-in-the-statement.md));
+the baseline sends them unprepared, as a
 plain \`pool.query(text, values)\` does, except under \`/prepared\` ((dw), (dx) and (fr)). That is why orderpay's PostgreSQL CPU per request is lower
 than the baseline's and why it can exceed 1× on (a) and (b). A lookup by id ((a), (av), (f))
 shares its round trip besides: the lookups asked for in one turn of the event loop go to

@@ -7,6 +7,7 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
+import pg from 'pg';
 import { createCursorCodec } from '../../src/core/cursor.ts';
 import { pageOf, type Collection } from '../../src/core/paging.ts';
 import type { Principal } from '../../src/core/principal.ts';
@@ -110,8 +111,10 @@ describe('GET /orders plans on PostgreSQL: every filter and sort served by an in
   });
   after(() => database?.drop());
 
-  /** Runs listOrders as GET /orders would, and EXPLAIN ANALYZEs the statement it sent. */
-  async function explainPage(command: ListOrdersCommand): Promise<{ page: Collection<OrderRecord>; plan: PlanNode }> {
+  /** Runs listOrders as GET /orders would: the page, and the one statement it sent. */
+  async function pageStatement(
+    command: ListOrdersCommand,
+  ): Promise<{ page: Collection<OrderRecord>; sql: string; params: readonly unknown[] }> {
     const db = database!.db;
     const sent: { sql: string; params: readonly unknown[] }[] = [];
     const recording: Queryable = {
@@ -123,11 +126,34 @@ describe('GET /orders plans on PostgreSQL: every filter and sort served by an in
     };
     const page = await listOrders(recording, staff, command);
     assert.equal(sent.length, 1, 'one statement per page');
-    const { rows } = await db.query<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(
-      `EXPLAIN (ANALYZE, FORMAT JSON) ${sent[0]!.sql}`,
-      sent[0]!.params,
-    );
-    return { page, plan: rows[0]!['QUERY PLAN'][0].Plan };
+    return { page, ...sent[0]! };
+  }
+
+  /** A page and the plans of its statement: as explained with its values, and generic. */
+  async function explainPage(command: ListOrdersCommand): Promise<{ page: Collection<OrderRecord>; plan: PlanNode; generic: PlanNode }> {
+    const { page, sql, params } = await pageStatement(command);
+    const { rows } = await database!.db.query<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(`EXPLAIN (ANALYZE, FORMAT JSON) ${sql}`, params);
+    return { page, plan: rows[0]!['QUERY PLAN'][0].Plan, generic: await explainGeneric(sql, params) };
+  }
+
+  /**
+   * The plan PostgreSQL reuses for the statement once it is prepared (plan_cache_mode auto picks
+   * it when it costs about what a custom plan does): planned without the parameters' values, run
+   * with them.
+   */
+  async function explainGeneric(sql: string, params: readonly unknown[]): Promise<PlanNode> {
+    return database!.db.transaction(async (tx) => {
+      await tx.query('SET LOCAL plan_cache_mode = force_generic_plan');
+      await tx.query(`PREPARE page_plan AS ${sql}`);
+      // EXECUTE inside EXPLAIN takes no bound parameters: the values go in as literals of unknown
+      // type, which take the types PREPARE inferred.
+      const values = params.map((value) => (value === null ? 'NULL' : pg.escapeLiteral(String(value))));
+      const { rows } = await tx.query<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(
+        `EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE page_plan${values.length > 0 ? `(${values.join(', ')})` : ''}`,
+      );
+      await tx.query('DEALLOCATE page_plan');
+      return rows[0]!['QUERY PLAN'][0].Plan;
+    });
   }
 
   test('each filter combination × each sort: page 1, a deep page by number, and after and before a cursor taken there', async (context) => {
@@ -165,25 +191,51 @@ describe('GET /orders plans on PostgreSQL: every filter and sort served by an in
           nextCursor && prevCursor,
           `${name}, sort=${sort}: ${total} orders leave no page after and before page ${deep.page.meta.page}`,
         );
+        const afterCursor = await explainPage(at({ after: nextCursor }));
+        const beforeCursor = await explainPage(at({ before: prevCursor }));
         const pages: [string, PlanNode][] = [
           ['page 1', first.plan],
           ['a deep page', deep.plan],
-          ['after a cursor', (await explainPage(at({ after: nextCursor }))).plan],
-          ['before a cursor', (await explainPage(at({ before: prevCursor }))).plan],
+          ['after a cursor', afterCursor.plan],
+          ['before a cursor', beforeCursor.plan],
+          ['page 1 (generic plan)', first.generic],
+          ['a deep page (generic plan)', deep.generic],
+          ['after a cursor (generic plan)', afterCursor.generic],
+          ['before a cursor (generic plan)', beforeCursor.generic],
         ];
         const firstRead = pageRowsRead(first.plan);
         for (const [which, plan] of pages) {
           const scans = ordersScans(plan);
           if (scans.includes('Seq Scan')) failures.push(`${name}, sort=${sort}, ${which}: ${scans.join(' + ')}`);
           const read = pageRowsRead(plan);
-          if (which === 'a deep page' || filters.customerId !== undefined) continue;
+          if (which.startsWith('a deep page') || filters.customerId !== undefined) continue;
           if (read > MAX_ROWS_READ) failures.push(`${name}, sort=${sort}, ${which}: read ${read} rows of orders (${scans.join(' + ')})`);
-          if (which.endsWith('cursor') && read > 3 * firstRead + PAGE_SIZE) {
+          if (which.includes('cursor') && read > 3 * firstRead + PAGE_SIZE) {
             failures.push(`${name}, sort=${sort}, ${which}: read ${read} rows of orders, page 1 read ${firstRead}`);
           }
         }
       }
     }
     assert.deepEqual(failures, []);
+  });
+  test("a page's statement is planned once per connection: PostgreSQL reuses its generic plan", async (context) => {
+    if (!database) {
+      context.diagnostic("plan reuse is PostgreSQL's plan cache: checked with TEST_DATABASE_URL (the embedded database prepares nothing)");
+      return;
+    }
+    const broad = (page: object) => ({ status: 'pending' as const, page: pageOf({ ...page, pageSize: PAGE_SIZE }, codec) });
+    const first = await pageStatement(broad({}));
+    const afterCursor = await pageStatement(broad({ after: first.page.meta.nextCursor }));
+    // Each runs ten times on one connection, as a busy pool does: five custom plans, then the cache's choice.
+    const plans = await database.db.transaction(async (tx) => {
+      for (const { sql, params } of [first, afterCursor]) for (let i = 0; i < 10; i++) await tx.query(sql, params);
+      const { rows } = await tx.query<{ statement: string; generic: number }>(
+        'SELECT statement, generic_plans::int AS generic FROM pg_prepared_statements WHERE statement = ANY($1::text[])',
+        [[first.sql, afterCursor.sql]],
+      );
+      return new Map(rows.map((row) => [row.statement, row.generic]));
+    });
+    assert.ok((plans.get(first.sql) ?? 0) > 0, `page 1 was planned afresh on every call: ${first.sql}`);
+    assert.ok((plans.get(afterCursor.sql) ?? 0) > 0, `the page after a cursor was planned afresh on every call: ${afterCursor.sql}`);
   });
 });
