@@ -64,8 +64,8 @@ function keysetCondition<F extends string>(
  * A page's LIMIT written into the statement rather than passed as a parameter. A prepared
  * statement's generic plan cannot see a parameter's value and costs LIMIT $n as a tenth of the
  * matching rows, far above any custom plan's, so PostgreSQL's plan cache (plan_cache_mode auto)
- * kept planning a first page afresh on every call: a third of the server's CPU for the broad
- * filter. With the limit in the text the generic plan costs what a custom one does and is reused.
+ * kept planning a first page afresh on every call: about half of PostgreSQL's CPU for the broad
+ * filter (record 0123). With the limit in the text the generic plan costs what a custom one does and is reused.
  * A page size is one of a hundred values, so the statements stay few; a later page's OFFSET, which
  * takes any value, stays a parameter (and its plan custom).
  */

@@ -29,8 +29,9 @@ const types = {
 
 // Parameterised statements are prepared once per connection under a name derived from their text:
 // PostgreSQL then skips parsing them on every call, and planning them once its plan cache keeps
-// the generic plan (about half the server's cost of a short query; record 0123 on a page's LIMIT). The set of distinct statements is bounded by the code (filter × sort shapes);
-// past MAX_PREPARED texts, new ones simply run unnamed.
+// the generic plan (about half the server's cost of a short query; record 0123 on a page's LIMIT).
+// The set of distinct statements is bounded by the code (filter × sort shapes); past MAX_PREPARED
+// texts, new ones simply run unnamed.
 const MAX_PREPARED = 5_000;
 const statementNames = new Map<string, string>();
 

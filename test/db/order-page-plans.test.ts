@@ -1,9 +1,11 @@
 // Index support for every documented filter and sort of GET /orders, checked on PostgreSQL's own
 // plans: on a realistic table (80 000 orders, ANALYZEd), the statement the store generates for page
 // 1, a deep page by number and the pages after and before a cursor taken there is explained
-// (EXPLAIN ANALYZE, JSON) and walked. No plan may scan orders sequentially, page 1 must read few
-// rows of orders, and a page by cursor about as few as page 1, however deep it lies. The SQL is the
-// store's own, captured on its way to the database through listOrders.
+// (EXPLAIN ANALYZE, JSON) and walked, with its values and as the generic plan a prepared statement
+// reuses. No plan may scan orders sequentially, page 1 must read few rows of orders, and a page by
+// cursor about as few as page 1, however deep it lies; and the plan cache must reuse the generic
+// plan of page 1 and of a page by cursor (record 0123). The SQL is the store's own, captured on its
+// way to the database through listOrders.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
@@ -218,6 +220,7 @@ describe('GET /orders plans on PostgreSQL: every filter and sort served by an in
     }
     assert.deepEqual(failures, []);
   });
+
   test("a page's statement is planned once per connection: PostgreSQL reuses its generic plan", async (context) => {
     if (!database) {
       context.diagnostic("plan reuse is PostgreSQL's plan cache: checked with TEST_DATABASE_URL (the embedded database prepares nothing)");
