@@ -191,8 +191,9 @@ orderpay's (170 MB with \`ORDERPAY_SERVERS=resource\`, 182 MB with both, on glib
 old generation grow to about four times what is live before collecting, the young generation to
 64 MB per semi-space. Compiling each distinct schema once and loading PGlite and ioredis only
 where they are used took the live heap from ~45 to ~37 MB, and 4 MB semi-spaces instead of 16
-saved ~25 MB more (224 MB in the whole bench of 2026-11-25); 8 MB, since, cost ~10 MB more
-at the peak and spare the list pages and replays a fifth of their CPU ([decisions/0121-request-path-cost.md](decisions/0121-request-path-cost.md)). What remains above 150 MB we could
+saved ~25 MB more (224 MB in the whole bench of 2026-11-25); 8 MB, since, peaked within a run's
+spread of what 4 MB did (199 MB before; 210 and 200 MB in two full runs after, on two machines)
+and spare the list pages and replays a fifth of their CPU ([decisions/0121-request-path-cost.md](decisions/0121-request-path-cost.md)). What remains above 150 MB we could
 lower only at a price: \`--no-concurrent-recompilation\` (~20 MB less on glibc) compiles on the
 main thread (p99 up to twice as high while a load warms up); \`--optimize-for-size\` and
 \`--memory-saver-mode\` cost twice the CPU per request; glibc's mmap and trim thresholds,

@@ -65,9 +65,9 @@ function keysetCondition<F extends string>(
  * statement's generic plan cannot see a parameter's value and costs LIMIT $n as a tenth of the
  * matching rows, far above any custom plan's, so PostgreSQL's plan cache (plan_cache_mode auto)
  * kept planning a first page afresh on every call: about half of PostgreSQL's CPU for the broad
- * filter (record 0123). With the limit in the text the generic plan costs what a custom one does and is reused.
- * A page size is one of a hundred values, so the statements stay few; a later page's OFFSET, which
- * takes any value, stays a parameter (and its plan custom).
+ * filter (record 0123). With the limit in the text the generic plan costs what a custom one does
+ * and is reused. A page size is one of a hundred values, so the statements stay few; a later
+ * page's OFFSET, which takes any value, stays a parameter (and its plan custom).
  */
 function literalLimit(rows: number): string {
   if (!Number.isSafeInteger(rows) || rows < 1) throw new Error(`a page's limit must be a positive integer, not ${rows}`);
