@@ -86,9 +86,12 @@ withChromium('/docs signs in and tries requests in a real browser', () => {
         await signIn.getByLabel('Password').fill(DEMO_PASSWORD);
         await signIn.getByRole('button', { name: 'Sign in', exact: true }).click();
         await signIn.getByRole('heading', { name: 'the orderpay API reference would like to' }).waitFor();
+        // The redirect page hands the code to the opener, which redeems it, and closes itself: the
+        // wait starts before the click, since the page may close before the click's promise settles
+        // (a wait begun on a closed page would never end).
+        const closed = signIn.waitForEvent('close');
         await signIn.getByRole('button', { name: 'Allow', exact: true }).click();
-        // The redirect page hands the code to the opener, which redeems it, and closes itself.
-        await signIn.waitForEvent('close');
+        await closed;
         await oauth.locator('button', { hasText: 'Logout' }).waitFor();
 
         const authorize = requests.find((request) => new URL(request.url()).pathname === '/oauth/authorize');
