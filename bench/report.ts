@@ -482,6 +482,9 @@ writes of each PostgreSQL query and of each HTTP response on loopback (one of ea
 both). What orderpay adds is spread thin: young-generation collections first, then pg's row
 parsing for more columns, Fastify's hooks and reply, rendering a version and serialising it, the
 cursor's MAC; the baseline has none of the collections to speak of (its JSON is made in one call).
+Since these profiles, a page reads only the columns it shows, statements reach pg without its copy
+of their config, and the latency histogram finds its series without building a key
+([decisions/0124-per-request-allocations-on-the-shared-path.md](decisions/0124-per-request-allocations-on-the-shared-path.md)).
 orderpay prepares its parameterised statements once per connection (\`src/db/postgres.ts\`), so
 PostgreSQL does not parse and plan them on every call (a page's LIMIT is written into the
 statement so that its plan is reused: [decisions/0123-page-limit-in-the-statement.md](decisions/0123-page-limit-in-the-statement.md));

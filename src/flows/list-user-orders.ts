@@ -6,7 +6,7 @@ import { ownerScope, type Principal } from '../core/principal.ts';
 import { emptied, type Collection } from '../core/paging.ts';
 import type { Queryable } from '../db/db.ts';
 import { listOrders, type ListOrdersCommand } from '../orders/orders.service.ts';
-import type { OrderRecord } from '../orders/orders.store.ts';
+import type { ListedOrder } from '../orders/orders.store.ts';
 import { assertUserExists } from '../users/users.service.ts';
 
 export async function listUserOrders(
@@ -14,7 +14,7 @@ export async function listUserOrders(
   principal: Principal,
   userId: number,
   command: ListOrdersCommand,
-): Promise<Collection<OrderRecord>> {
+): Promise<Collection<ListedOrder>> {
   if (!ownerScope(principal)) await assertUserExists(db, userId);
   // Listed whatever customerId says, so the caller and the parameters are judged as ever (403, 400).
   const orders = await listOrders(db, principal, { ...command, customerId: userId });

@@ -7,10 +7,10 @@ import { DomainError } from '../core/errors.ts';
 import { entityTag, ifMatchPrecondition } from '../http/etag.ts';
 import { applyMergePatch, removedMembers } from '../http/merge-patch.ts';
 import type { Order, OrderItem } from './orders.schemas.ts';
-import type { OrderItemRecord, OrderRecord, OrderWithItems } from './orders.store.ts';
+import type { ListedOrder, OrderItemRecord, OrderRecord, OrderWithItems } from './orders.store.ts';
 
 /** items absent: a version that does not show them (v1) did not load them; they are shown empty. */
-export function orderRepresentation(record: OrderRecord & Partial<Pick<OrderWithItems, 'items'>>): Order {
+export function orderRepresentation(record: ListedOrder & Partial<Pick<OrderWithItems, 'items'>>): Order {
   return {
     id: record.id,
     status: record.status,

@@ -38,7 +38,7 @@ import {
 } from './orders.schemas.ts';
 import { getOrder, getOrderVersion, listOrderItems, listOrders, withItems } from './orders.service.ts';
 import type { OrderStatus } from './orders.rules.ts';
-import type { OrderRecord, OrderWithItems } from './orders.store.ts';
+import type { ListedOrder, OrderWithItems } from './orders.store.ts';
 
 const OrderRef = Type.Ref('Order');
 const OrderItemRef = Type.Ref('OrderItem');
@@ -46,7 +46,7 @@ const security = [{ bearer: ['orders:read'] }];
 const writeSecurity = [{ bearer: ['orders:write'] }];
 
 /** The orders with their items where the request's version shows them (v1 does not: no query for them). */
-async function withItemsShown<O extends OrderRecord>(
+async function withItemsShown<O extends ListedOrder>(
   request: FastifyRequest,
   db: Queryable,
   orders: O[],

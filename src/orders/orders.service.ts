@@ -32,6 +32,7 @@ import {
   softDeleteOrder,
   updateOrderStatus,
   type OrderItemRecord,
+  type ListedOrder,
   type OrderRecord,
   type OrderWithItems,
 } from './orders.store.ts';
@@ -88,7 +89,10 @@ const itemReads = perDatabase((db: Queryable) =>
 );
 
 /** Orders with their items (what a representation embeds), in the order's currency. */
-export async function withItems<O extends OrderRecord>(db: Queryable, orders: readonly O[]): Promise<(O & OrderWithItems)[]> {
+export async function withItems<O extends ListedOrder>(
+  db: Queryable,
+  orders: readonly O[],
+): Promise<(O & Pick<OrderWithItems, 'items'>)[]> {
   const readItems = itemReads(db);
   const items = await Promise.all(orders.map((order) => readItems(null, order.id)));
   return orders.map((order, i) => ({ ...order, items: (items[i] ?? []).map((item) => ({ ...item, currency: order.currency })) }));
@@ -104,7 +108,7 @@ export interface ListOrdersCommand {
 }
 
 /** GET /orders and the orders of one user: customers may list only their own. */
-export async function listOrders(db: Queryable, principal: Principal, command: ListOrdersCommand): Promise<Collection<OrderRecord>> {
+export async function listOrders(db: Queryable, principal: Principal, command: ListOrdersCommand): Promise<Collection<ListedOrder>> {
   const sort = parseSortParam(command.sort, ORDER_SORT_KEYS, [{ field: 'createdAt', descending: false }]);
   const scope = ownerScope(principal);
   if (scope && command.customerId !== undefined && command.customerId !== scope.customerId) {

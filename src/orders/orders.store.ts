@@ -19,6 +19,13 @@ export interface OrderRecord {
   deleted: boolean;
 }
 
+/**
+ * An order as a page lists it: what its representation shows. A page reads neither the row
+ * version (no entity tag per listed order) nor the deleted flag (it lists none): each field read
+ * is parsed on every row of every page (issue 28).
+ */
+export type ListedOrder = Omit<OrderRecord, 'version' | 'deleted'>;
+
 /** An order with its lines, as representations that embed them need it. */
 export interface OrderWithItems extends OrderRecord {
   items: OrderItemRecord[];
@@ -34,8 +41,8 @@ export interface OrderItemRecord {
   currency: string;
 }
 
-const ORDER_COLUMNS = `id, status, customer_id AS "customerId", total, currency, created_at AS "createdAt",
-  updated_at AS "updatedAt", version, deleted_at IS NOT NULL AS deleted`;
+const LISTED_COLUMNS = `id, status, customer_id AS "customerId", total, currency, created_at AS "createdAt", updated_at AS "updatedAt"`;
+const ORDER_COLUMNS = `${LISTED_COLUMNS}, version, deleted_at IS NOT NULL AS deleted`;
 
 const SORT_COLUMNS: Record<OrderSortKey, SortColumn> = {
   createdAt: { sql: 'created_at', type: 'timestamp' },
@@ -101,11 +108,11 @@ function countQuery(filters: OrderFilters, params: unknown[]): string {
 }
 
 /** One page of orders and the exact total, in one statement (db/paging.ts). */
-export function selectOrderPage(db: Queryable, filters: OrderFilters, plan: PagePlan<OrderSortKey>): Promise<PageRows<OrderRecord>> {
+export function selectOrderPage(db: Queryable, filters: OrderFilters, plan: PagePlan<OrderSortKey>): Promise<PageRows<ListedOrder>> {
   const params: unknown[] = [];
   const countSql = countQuery(filters, params);
-  const rowsSql = `SELECT ${ORDER_COLUMNS} FROM orders WHERE ${whereClause(filters, params)}`;
-  return selectPage<OrderRecord, OrderSortKey>(db, { countSql, rowsSql, columns: SORT_COLUMNS, params }, plan);
+  const rowsSql = `SELECT ${LISTED_COLUMNS} FROM orders WHERE ${whereClause(filters, params)}`;
+  return selectPage<ListedOrder, OrderSortKey>(db, { countSql, rowsSql, columns: SORT_COLUMNS, params }, plan);
 }
 
 export async function insertOrder(tx: Queryable, order: { customerId: number; total: number; currency: string }): Promise<OrderRecord> {

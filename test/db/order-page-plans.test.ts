@@ -16,7 +16,7 @@ import type { Principal } from '../../src/core/principal.ts';
 import type { Queryable } from '../../src/db/db.ts';
 import type { OrderStatus } from '../../src/orders/orders.rules.ts';
 import { listOrders, type ListOrdersCommand } from '../../src/orders/orders.service.ts';
-import type { OrderRecord } from '../../src/orders/orders.store.ts';
+import type { ListedOrder } from '../../src/orders/orders.store.ts';
 import { createTestDatabase, serverUrl, type TestDatabase } from '../helpers/db.ts';
 
 const ORDERS = 80_000;
@@ -116,7 +116,7 @@ describe('GET /orders plans on PostgreSQL: every filter and sort served by an in
   /** Runs listOrders as GET /orders would: the page, and the one statement it sent. */
   async function pageStatement(
     command: ListOrdersCommand,
-  ): Promise<{ page: Collection<OrderRecord>; sql: string; params: readonly unknown[] }> {
+  ): Promise<{ page: Collection<ListedOrder>; sql: string; params: readonly unknown[] }> {
     const db = database!.db;
     const sent: { sql: string; params: readonly unknown[] }[] = [];
     const recording: Queryable = {
@@ -132,7 +132,7 @@ describe('GET /orders plans on PostgreSQL: every filter and sort served by an in
   }
 
   /** A page and the plans of its statement: as explained with its values, and generic. */
-  async function explainPage(command: ListOrdersCommand): Promise<{ page: Collection<OrderRecord>; plan: PlanNode; generic: PlanNode }> {
+  async function explainPage(command: ListOrdersCommand): Promise<{ page: Collection<ListedOrder>; plan: PlanNode; generic: PlanNode }> {
     const { page, sql, params } = await pageStatement(command);
     const { rows } = await database!.db.query<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(`EXPLAIN (ANALYZE, FORMAT JSON) ${sql}`, params);
     return { page, plan: rows[0]!['QUERY PLAN'][0].Plan, generic: await explainGeneric(sql, params) };
