@@ -7112,6 +7112,13 @@ export interface operations {
                  */
                 type?: string;
                 /**
+                 * @description Only events about resources of this kind: order (order.*), payment (payment.*), refund (refund.*), product (product.*) or webhook_endpoint (webhook_endpoint.*).
+                 * @example order
+                 */
+                objectType?: "order" | "payment" | "refund" | "product" | "webhook_endpoint";
+                /** @description Only events about the resource of this id, of the kind objectType names (which it requires): an order's, a payment's or a refund's history. */
+                objectId?: number;
+                /**
                  * @description Only events created at or after this instant (RFC 3339, with its offset).
                  * @example 2026-11-22T00:00:00Z
                  */

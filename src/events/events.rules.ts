@@ -77,6 +77,22 @@ export function parseCreatedAtRange(range: CreatedAtRange): CreatedAtRange {
   return { minCreatedAt, maxCreatedAt };
 }
 
+/** The events of one kind of resource, or of one resource (GET /events?objectType=…&objectId=…). */
+export interface EventObjectFilter {
+  type: EventObjectType;
+  id?: number;
+}
+
+/** objectType and objectId as sent: an id names a resource only with its kind (ids are per kind). */
+export function parseObjectFilter(query: { objectType?: EventObjectType; objectId?: number }): EventObjectFilter | undefined {
+  if (query.objectId !== undefined && query.objectType === undefined) {
+    const detail = 'objectId names a resource only with objectType (order, payment, refund, product or webhook_endpoint)';
+    throw new DomainError('REQUEST_PARAMETER_INVALID', `${detail}.`, { errors: [{ parameter: 'objectId', detail }] });
+  }
+  if (query.objectType === undefined) return undefined;
+  return query.objectId === undefined ? { type: query.objectType } : { type: query.objectType, id: query.objectId };
+}
+
 export type EventSortKey = 'createdAt' | 'seq';
 /** The log's one order, newest first; seq orders the events of one transaction, which share their createdAt. */
 export const EVENTS_NEWEST_FIRST: SortKey<EventSortKey>[] = [

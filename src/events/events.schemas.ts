@@ -3,8 +3,8 @@
 // where the app registers Event per version (resourceSchemaAt in src/app.ts), so /v1/openapi.json's
 // Event carries v1's Order and /v2's carries v2's.
 import { Type, type TSchema } from 'typebox';
-import { PageParams, Timestamp } from '../http/schemas.ts';
-import { EVENT_TYPE_NAMES, type EventObjectType } from './events.rules.ts';
+import { Id, PageParams, Timestamp } from '../http/schemas.ts';
+import { EVENT_OBJECT_TYPES, EVENT_TYPE_NAMES, type EventObjectType } from './events.rules.ts';
 
 /** evt_ and 128 random bits in base64url (events.store.ts newEventId). */
 const EVENT_ID_PATTERN = '^evt_[A-Za-z0-9_-]{22}$';
@@ -63,6 +63,20 @@ export const ListEventsQuery = Type.Object(
           'Only events of these types, separated by commas (docs/webhooks.md, "Event types"): types this API version shows; an unknown type, or one of a later version, is a 400.',
         examples: ['order.paid,order.cancelled'],
       }),
+    ),
+    objectType: Type.Optional(
+      Type.Unsafe<EventObjectType>({
+        type: 'string',
+        enum: [...EVENT_OBJECT_TYPES],
+        description:
+          'Only events about resources of this kind: order (order.*), payment (payment.*), refund (refund.*), product (product.*) or webhook_endpoint (webhook_endpoint.*).',
+        examples: ['order'],
+      }),
+    ),
+    objectId: Type.Optional(
+      Id(
+        "Only events about the resource of this id, of the kind objectType names (which it requires): an order's, a payment's or a refund's history.",
+      ),
     ),
     minCreatedAt: Type.Optional(
       Type.String({

@@ -7,7 +7,14 @@ import { endpointVersionsShownTo, eventSince } from '../core/event-versions.ts';
 import { planPage, toCollection, type Collection, type PageRequest } from '../core/paging.ts';
 import { isStaffOrService, type Principal } from '../core/principal.ts';
 import type { Queryable } from '../db/db.ts';
-import { EVENTS_NEWEST_FIRST, eventTypesAt, parseCreatedAtRange, parseEventTypeFilter } from './events.rules.ts';
+import {
+  EVENTS_NEWEST_FIRST,
+  type EventObjectType,
+  eventTypesAt,
+  parseCreatedAtRange,
+  parseEventTypeFilter,
+  parseObjectFilter,
+} from './events.rules.ts';
 import { deleteEventsOlderThan, findEvent, selectEventPage, type EventRecord } from './events.store.ts';
 
 /** Customers never read the log, whatever their token says: it shows other customers' data. */
@@ -23,6 +30,9 @@ export interface ListEventsCommand {
   type?: string;
   minCreatedAt?: string;
   maxCreatedAt?: string;
+  /** The kind of resource the events are about, and which one (objectId requires objectType). */
+  objectType?: EventObjectType;
+  objectId?: number;
   /**
    * The reader's API version: events it does not show (of a later type, or about a webhook endpoint
    * pinned to a later version) are not there for it.
@@ -36,7 +46,8 @@ export async function listEvents(db: Queryable, principal: Principal, command: L
   const earlier = command.apiVersion < LATEST_API_VERSION;
   const types = parseEventTypeFilter(command.type, shownTypes) ?? (earlier ? shownTypes : undefined);
   const range = parseCreatedAtRange(command);
-  const filters = { types, ...range, ...(earlier && { endpointsUpTo: endpointVersionsShownTo(command.apiVersion) }) };
+  const object = parseObjectFilter(command);
+  const filters = { types, ...range, object, ...(earlier && { endpointsUpTo: endpointVersionsShownTo(command.apiVersion) }) };
   const plan = planPage(command.page, 'events', filters, EVENTS_NEWEST_FIRST);
   return toCollection(await selectEventPage(db, filters, plan), plan);
 }

@@ -7,7 +7,7 @@ import type { PagePlan, PageRows } from '../core/paging.ts';
 import type { Queryable } from '../db/db.ts';
 import { deferToOutbox, writeEvents } from '../db/outbox.ts';
 import { selectPage, type SortColumn } from '../db/paging.ts';
-import { EVENT_TYPES, type EventObjectType, type EventSortKey, type EventType } from './events.rules.ts';
+import { EVENT_TYPES, type EventObjectFilter, type EventObjectType, type EventSortKey, type EventType } from './events.rules.ts';
 
 /** An event's id: `evt_` and 128 random bits, the same `webhook-id` on every delivery of it. */
 export function newEventId(): string {
@@ -43,6 +43,8 @@ export interface EventFilters {
   maxCreatedAt?: string;
   /** Leaves out events about webhook endpoints pinned to a later API version than this. */
   endpointsUpTo?: number;
+  /** Only events about this kind of resource, or this one resource (the events_object_idx index). */
+  object?: EventObjectFilter;
 }
 
 const EVENT_COLUMNS = 'id, seq, type, object_type AS "objectType", object, created_at AS "createdAt"';
@@ -57,6 +59,10 @@ function whereClause(filters: EventFilters, params: unknown[]): string {
   if (filters.types !== undefined) conditions.push(`type = ANY($${params.push(filters.types)}::text[])`);
   if (filters.minCreatedAt !== undefined) conditions.push(`created_at >= $${params.push(filters.minCreatedAt)}::timestamptz`);
   if (filters.maxCreatedAt !== undefined) conditions.push(`created_at <= $${params.push(filters.maxCreatedAt)}::timestamptz`);
+  if (filters.object !== undefined) {
+    conditions.push(`object_type = $${params.push(filters.object.type)}`);
+    if (filters.object.id !== undefined) conditions.push(`object ->> 'id' = $${params.push(String(filters.object.id))}`);
+  }
   if (filters.endpointsUpTo !== undefined) {
     conditions.push(`(object_type <> 'webhook_endpoint' OR (object ->> 'apiVersion')::int <= $${params.push(filters.endpointsUpTo)})`);
   }

@@ -187,6 +187,78 @@ describe('GET /events: filters', () => {
   });
 });
 
+describe("GET /events: one resource's history (objectType and objectId)", () => {
+  test('the events about one order, one payment, one refund, newest first; a kind alone; with type and the time range', async () => {
+    const reader = await createEventReader(t);
+    const since = await databaseNow(t.db);
+    const { product, order, payment } = await makeSixEvents(reader);
+    const [refund] = await eventsAbout(t.db, 'refund', payment.id, 'paymentId');
+    const { rows } = await t.db.query<{ id: string }>(`SELECT object->>'id' AS id FROM events WHERE id = $1`, [refund!.id]);
+    const refundId = rows[0]!.id;
+    const types = async (query: string) => {
+      const res = await get(t, reader, `/v2/events?${query}`);
+      assert.equal(res.statusCode, 200, res.body);
+      return res.json().data.map((e: { type: string; data: { object: { id: number } } }) => `${e.type} ${e.data.object.id}`);
+    };
+
+    assert.deepEqual(await types(`objectType=order&objectId=${order.id}`), [`order.cancelled ${order.id}`, `order.paid ${order.id}`]);
+    assert.deepEqual(await types(`objectType=payment&objectId=${payment.id}`), [`payment.succeeded ${payment.id}`]);
+    assert.deepEqual(await types(`objectType=refund&objectId=${refundId}`), [`refund.succeeded ${refundId}`]);
+    assert.deepEqual(await types(`objectType=product&minCreatedAt=${since}`), [
+      `product.updated ${product.id}`,
+      `product.created ${product.id}`,
+    ]);
+    assert.deepEqual(await types(`objectType=order&objectId=${order.id}&type=order.paid`), [`order.paid ${order.id}`]);
+    assert.deepEqual(await types(`objectType=order&objectId=${order.id}&type=payment.succeeded`), []);
+    assert.deepEqual(await types(`objectType=order&objectId=${order.id}&maxCreatedAt=${since}`), []);
+    assert.deepEqual(await types('objectType=order&objectId=999999999'), []);
+    const count = await t.db.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM events WHERE object_type = 'order' AND object->>'id' = $1`,
+      [String(order.id)],
+    );
+    assert.equal((await get(t, reader, `/v2/events?objectType=order&objectId=${order.id}`)).json().meta.total, count.rows[0]!.n);
+  });
+
+  test('paging by cursor keeps the filter; a cursor of the unfiltered log is refused', async () => {
+    const reader = await createEventReader(t);
+    const { order } = await makeSixEvents(reader);
+    const filter = `objectType=order&objectId=${order.id}`;
+    const first = await get(t, reader, `/v2/events?${filter}&pageSize=1`);
+    assert.equal(first.statusCode, 200, first.body);
+    assert.deepEqual(
+      first.json().data.map((e: { type: string }) => e.type),
+      ['order.cancelled'],
+    );
+    const { nextCursor } = first.json().meta;
+    assert.match(pagingLinks(first) ?? '', new RegExp(`objectType=order&objectId=${order.id}&pageSize=1&after=`));
+    const second = await get(t, reader, `/v2/events?${filter}&pageSize=1&after=${encodeURIComponent(nextCursor)}`);
+    assert.deepEqual(
+      second.json().data.map((e: { type: string }) => e.type),
+      ['order.paid'],
+    );
+    assert.equal(second.json().meta.nextCursor, null);
+
+    const unfiltered = (await get(t, reader, '/v2/events?pageSize=1')).json().meta.nextCursor;
+    const refused = await get(t, reader, `/v2/events?${filter}&pageSize=1&after=${encodeURIComponent(unfiltered)}`);
+    assert.equal(refused.statusCode, 400, refused.body);
+    assert.equal(refused.json().code, 'QUERY_CURSOR_INVALID');
+  });
+
+  test('v1 has the filter too, its objects in v1', async () => {
+    const reader = await createEventReader(t);
+    const { order } = await makeSixEvents(reader);
+    const res = await get(t, reader, `/v1/events?objectType=order&objectId=${order.id}`);
+    assert.equal(res.statusCode, 200, res.body);
+    assert.deepEqual(
+      res.json().data.map((e: { type: string; data: { object: Record<string, unknown> } }) => [e.type, e.data.object.currency]),
+      [
+        ['order.cancelled', 'EUR'],
+        ['order.paid', 'EUR'],
+      ],
+    );
+  });
+});
+
 describe('GET /events: malformed or unknown parameters → 400 naming the parameter', () => {
   const invalid = (parameter: string, detail: string) => ({
     code: 'REQUEST_PARAMETER_INVALID' as const,
@@ -221,6 +293,19 @@ describe('GET /events: malformed or unknown parameters → 400 naming the parame
       'minCreatedAt=2026-01-02T00:00:00Z&maxCreatedAt=2026-01-01T23:59:59.999Z',
       { code: 'REQUEST_PARAMETER_INVALID', parameter: 'minCreatedAt', detail: 'minCreatedAt is later than maxCreatedAt' },
     ],
+    [
+      'objectId=5',
+      {
+        code: 'REQUEST_PARAMETER_INVALID',
+        parameter: 'objectId',
+        detail: 'objectId names a resource only with objectType (order, payment, refund, product or webhook_endpoint)',
+      },
+    ],
+    ['objectType=orders', invalid('objectType', 'must be equal to one of the allowed values')],
+    ['objectType=Order', invalid('objectType', 'must be equal to one of the allowed values')],
+    ['objectType=order&objectId=0', invalid('objectId', 'must be >= 1')],
+    ['objectType=order&objectId=x', invalid('objectId', 'must be integer')],
+    ['objectType=order&objectType=payment', invalid('objectType', 'may appear only once')],
     ['pageSize=101', invalid('pageSize', 'must be <= 100')],
     ['page=0', invalid('page', 'must be >= 1')],
   ];
@@ -229,7 +314,7 @@ describe('GET /events: malformed or unknown parameters → 400 naming the parame
     test(`${query.slice(0, 80)} → ${expected.code}`, async () => {
       const reader = await createEventReader(t);
       const res = await get(t, reader, `/v2/events?${query}`);
-      const detail = expected.detail.startsWith('minCreatedAt is later') ? `${expected.detail}.` : expected.detail;
+      const detail = /^(minCreatedAt is later|objectId names)/.test(expected.detail) ? `${expected.detail}.` : expected.detail;
       expectProblem(res, 400, expected.code, '/v2/events', detail, {
         errors: [{ parameter: expected.parameter, detail: expected.detail }],
       });
