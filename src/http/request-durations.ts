@@ -3,9 +3,8 @@
 // and hashes the label object on each observe (the keys sorted, a string built); here a series is
 // found by the three values themselves, without building anything: the route pattern and the
 // method are the same string objects on every request (their hashes kept), the status a small
-// integer. Its buckets are plain counters. The
-// registry renders it as it renders its own histograms: cumulative buckets by `le`, `+Inf`, `_sum`,
-// `_count` (the Prometheus exposition format).
+// integer. Its buckets are plain counters. The registry renders it as it renders its own
+// histograms: cumulative buckets by `le`, `+Inf`, `_sum`, `_count` (the Prometheus exposition format).
 import type { Metric, MetricValueWithName, Registry } from 'prom-client';
 
 const NAME = 'orderpay_http_request_duration_seconds';
