@@ -89,8 +89,8 @@ export function parseObjectFilter(query: { objectType?: EventObjectType; objectI
     const detail = 'objectId names a resource only with objectType (order, payment, refund, product or webhook_endpoint)';
     throw new DomainError('REQUEST_PARAMETER_INVALID', `${detail}.`, { errors: [{ parameter: 'objectId', detail }] });
   }
-  if (query.objectType === undefined) return undefined;
-  return query.objectId === undefined ? { type: query.objectType } : { type: query.objectType, id: query.objectId };
+  // An absent id is left out of the cursor's scope, as every absent filter is (core/paging.ts).
+  return query.objectType === undefined ? undefined : { type: query.objectType, id: query.objectId };
 }
 
 export type EventSortKey = 'createdAt' | 'seq';
