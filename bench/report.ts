@@ -487,8 +487,8 @@ of their config, and the latency histogram finds its series without building a k
 ([decisions/0124-per-request-allocations-on-the-shared-path.md](decisions/0124-per-request-allocations-on-the-shared-path.md)),
 and most of those collections' cost turned out to be V8 pretenuring what requests allocate (their
 objects looked long-lived with 32 requests in flight, so they were made old and left to full
-collections): the server now runs with \`--no-allocation-site-pretenuring\`, 15–25% less CPU per
-request on (b), (c) and (e) and p99 down by a third to a half
+collections): the server now runs with \`--no-allocation-site-pretenuring\`, 11–21% less CPU per
+request on (b), (c) and (e) and the p99 of (c) and (e) about halved
 ([decisions/0126-no-allocation-site-pretenuring.md](decisions/0126-no-allocation-site-pretenuring.md)).
 orderpay prepares its parameterised statements once per connection (\`src/db/postgres.ts\`), so
 PostgreSQL does not parse and plan them on every call (a page's LIMIT is written into the
