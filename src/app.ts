@@ -37,7 +37,7 @@ import { homeRoutes } from './http/home.routes.ts';
 import { generateRequestId } from './http/request-id.ts';
 import { RequestLogController } from './http/request-logging.ts';
 import { securityHeadersPlugin } from './http/security-headers.ts';
-import { sharedSerializers } from './http/serializers.ts';
+import { jsonSerializers } from './http/serializers.ts';
 import { Problem } from './http/schemas.ts';
 import { createTokenVerifier } from './http/token-verifier.ts';
 import { createValidatorCompiler } from './http/validation.ts';
@@ -122,7 +122,7 @@ export async function buildApp(config: Config, db: Db, options: AppOptions = {})
     // Unversioned resource paths: one route per version, chosen by Accept or the client's pin.
     routerOptions: { maxParamLength: 200, constraints: { apiVersion: apiVersionConstraint } as never },
     frameworkErrors: sendFrameworkError,
-    schemaController: { compilersFactory: { buildSerializer: sharedSerializers() } },
+    schemaController: { compilersFactory: { buildSerializer: jsonSerializers() } },
   });
   app.server.on('checkExpectation', answerUnmetExpectation(config.publicUrl));
   app.decorate('config', config);

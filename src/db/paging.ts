@@ -106,7 +106,10 @@ export async function selectPage<T extends { id: number | string }, F extends st
     params,
   );
   const total = rows[0]?.collection_total ?? 0;
-  const found = rows.filter((r) => r.id !== null).map(({ collection_total: _total, ...row }) => row as unknown as T);
+  // The LEFT JOIN's one row of NULLs is an empty page. The rows keep their collection_total: they
+  // are read field by field by a representation, and a copy of each without it cost a page of
+  // orders ~3 µs of CPU per request.
+  const found = (rows.length === 1 && rows[0]!.id === null ? [] : rows) as unknown as T[];
   if (start.kind === 'offset') return { rows: found, total, more: (start.page - 1) * pageSize + found.length < total };
   const more = found.length > pageSize;
   // The extra row is the farthest from the cursor: the last in sort order after it, the first before it.

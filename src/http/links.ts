@@ -9,10 +9,11 @@ const PAGE_PARAMETERS = new Set(['page', 'after', 'before']);
 /** Links keep every other query parameter as sent, under the public URL. */
 export function setPageLinks(request: FastifyRequest, reply: FastifyReply, collection: Collection<unknown>): void {
   const { page, totalPages, nextCursor, prevCursor } = collection.meta;
-  const url = new URL(request.url, request.server.config.publicUrl);
-  const base = request.server.config.publicUrl + url.pathname;
+  const { path, query: sent } = splitTarget(request.url);
+  const base = request.server.config.publicUrl + path;
   // The query's pairs, form-encoded once ("name=value"; a name encodes to page, after or before only if it is one).
-  const pairs = url.search.length > 1 ? url.searchParams.toString().split('&') : [];
+  const encoded = sent ? new URLSearchParams(sent).toString() : '';
+  const pairs = encoded ? encoded.split('&') : [];
   // As URLSearchParams' set would: the page's parameter replaces the first of its name, in its place, or comes last.
   const link = (rel: string, name: 'page' | 'after' | 'before', value: string) => {
     const parameter = `${name}=${formEncoded(value)}`;
@@ -38,6 +39,18 @@ export function setPageLinks(request: FastifyRequest, reply: FastifyReply, colle
   const earlier = reply.getHeader('link');
   if (earlier !== undefined) links.push(String(earlier));
   reply.header('link', links.join(', '));
+}
+
+/**
+ * A request target's path and query, as a URL parser reads them for a path a route matched (which
+ * has nothing to normalise), without one: the fragment is not part of either.
+ */
+function splitTarget(target: string): { path: string; query: string } {
+  const fragment = target.indexOf('#');
+  const end = fragment < 0 ? target.length : fragment;
+  const queryAt = target.indexOf('?');
+  if (queryAt < 0 || queryAt > end) return { path: target.slice(0, end), query: '' };
+  return { path: target.slice(0, queryAt), query: target.slice(queryAt + 1, end) };
 }
 
 /** A value as application/x-www-form-urlencoded writes it: cursors (base64url and '.') and numbers as they are. */

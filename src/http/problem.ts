@@ -36,10 +36,10 @@ export function problemBody(request: FastifyRequest, problem: DomainError): Reco
     instance: bounded(request.url.split('?', 1)[0] ?? '/'),
     code: problem.code,
     requestId: request.id,
-    ...problem.options.extensions,
   };
   if (errors?.length) body.errors = errors.slice(0, MAX_FIELD_ERRORS).map(boundedFieldError);
-  return body;
+  // Extension members (RFC 9457 §3.2) after the schema's own, as the schema lists them.
+  return Object.assign(body, problem.options.extensions);
 }
 
 /** Text cut to the length the Problem schema promises (a body of unknown fields can name 64 KiB of them). */

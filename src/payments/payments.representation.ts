@@ -9,7 +9,9 @@ import type { PaymentRecord, RefundRecord } from './payments.store.ts';
 function nextActionOf(record: PaymentRecord): Payment['nextAction'] {
   const action = record.nextAction;
   if (!action) return null;
-  return action.type === 'redirect_to_url' ? action : { ...action, processor: record.processor };
+  // Member by member, in the schema's order: the stored JSON (jsonb) keeps its keys in its own.
+  if (action.type === 'redirect_to_url') return { type: action.type, url: action.url };
+  return { type: action.type, processor: record.processor, clientSecret: action.clientSecret };
 }
 
 export function paymentRepresentation(record: PaymentRecord): Payment {

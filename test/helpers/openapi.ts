@@ -3,6 +3,7 @@
 import { AssertionError } from 'node:assert/strict';
 import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
+import fastJsonStringify from 'fast-json-stringify';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { isApiVersion, LATEST_API_VERSION } from '../../src/core/api-versions.ts';
 
@@ -69,6 +70,7 @@ interface LoadedDocument {
   templates: PathTemplate[];
   ajv: Ajv2020;
   validators: Map<string, ValidateFunction>;
+  serializers: Map<string, (body: unknown) => string>;
 }
 
 // The URI the document is registered under in ajv; `#/components/schemas/X` resolves against it.
@@ -98,7 +100,7 @@ function loadDocument(app: FastifyInstance, version = LATEST_API_VERSION): Loade
   });
   // A static segment wins over a parameter, as in the router.
   templates.sort((a, b) => a.params - b.params);
-  entry = { document, templates, ajv, validators: new Map() };
+  entry = { document, templates, ajv, validators: new Map(), serializers: new Map() };
   byVersion.set(version, entry);
   return entry;
 }
@@ -163,6 +165,38 @@ function checkBody(
   const validate = validatorFor(entry, `${pointer}/content/${pointerToken(mediaType)}/schema`);
   if (!validate(body))
     fail(`the body does not match the documented schema: ${formatErrors(validate.errors)}\nbody: ${response.body.slice(0, 500)}`);
+  const written = serializerFor(entry, `${pointer}/content/${pointerToken(mediaType)}/schema`)(body);
+  if (written !== response.body) {
+    let at = 0;
+    while (written[at] === response.body[at]) at += 1;
+    const around = (text: string) => text.slice(Math.max(at - 200, 0), at + 200);
+    fail(
+      `the body is not written as its schema writes it (members in the documented order), from character ${at}:\n   sent: …${around(response.body)}\nschema's: …${around(written)}`,
+    );
+  }
+}
+
+/**
+ * The body as a serializer compiled from the documented schema writes it: the server writes
+ * bodies with JSON.stringify (src/http/serializers.ts), so this holds every member in the order
+ * the document gives, and nothing the schema would not write.
+ */
+function serializerFor(entry: LoadedDocument, pointer: string): (body: unknown) => string {
+  let serialize = entry.serializers.get(pointer);
+  if (!serialize) {
+    const schema = pointer
+      .split('/')
+      .slice(1)
+      .reduce<Record<string, unknown>>(
+        (at, token) => at[token.replaceAll('~1', '/').replaceAll('~0', '~')] as Record<string, unknown>,
+        entry.document as never,
+      );
+    // The document's components beside the schema: its $refs (#/components/schemas/…) resolve as in the document.
+    const rooted = { ...schema, components: entry.document.components } as unknown as Parameters<typeof fastJsonStringify>[0];
+    serialize = fastJsonStringify(rooted);
+    entry.serializers.set(pointer, serialize);
+  }
+  return serialize;
 }
 
 /**

@@ -39,6 +39,12 @@ const QUERIES = [
   '?q=a%20b+c&%C3%A9t%C3%A9=%E2%82%AC&empty=&flag',
   '?status=pending&status=paid&pageSize=5',
   '?sort=-createdAt%2Cstatus&page=abc',
+  '?&',
+  '?a=1&&b=2&',
+  '?status=pending#fragment?page=2',
+  '#fragment?status=pending',
+  '?q=two words&quote="x"&angle=<a>&tick=`&curly={}&pipe=|&caret=^',
+  '?%zz=%E2%82&page=%',
 ];
 
 test('the links keep the query as URLSearchParams would, whatever it holds', () => {

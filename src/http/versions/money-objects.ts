@@ -40,21 +40,29 @@ function optionalIf(properties: Record<string, TSchema>, fields: readonly string
   return fields.every((f) => IsOptional(properties[f])) ? Type.Optional(currency) : currency;
 }
 
-function flattenBody(body: JsonObject, fields: readonly string[]): JsonObject {
-  const flat: JsonObject = { ...body };
-  for (const field of fields) {
-    const money = body[field] as Money | null | undefined;
-    if (money == null) continue;
-    flat[field] = money.value;
-    flat.currency = money.currency;
+/**
+ * The body with each money object of fields flattened to its value, and one `currency` placed
+ * right after currencyAfter, where v1 had it: responses are written in their objects' order
+ * (src/http/serializers.ts), so the member goes where v1's schema documents it.
+ */
+function flattenBody(body: JsonObject, fields: readonly string[], currencyAfter: string): JsonObject {
+  let currency: string | undefined;
+  for (const field of fields) currency = (body[field] as Money | null | undefined)?.currency ?? currency;
+  if (currency === undefined) return { ...body };
+  const flat: JsonObject = {};
+  for (const name in body) {
+    const value = body[name];
+    flat[name] = value != null && fields.includes(name) ? (value as Money).value : value;
+    if (name === currencyAfter) flat.currency = currency;
   }
+  if (!(currencyAfter in body)) flat.currency = currency;
   return flat;
 }
 
 function flattenResource(fields: readonly string[], currencyAfter: string): ResourceChange {
   return {
     schema: (newer) => flattenSchema(newer, fields, currencyAfter),
-    downgrade: (body) => flattenBody(body, fields),
+    downgrade: (body) => flattenBody(body, fields, currencyAfter),
   };
 }
 

@@ -40,10 +40,16 @@ const omit = (body: JsonObject, names: readonly string[]): JsonObject =>
   Object.fromEntries(Object.entries(body).filter(([name]) => !names.includes(name)));
 
 function paymentBefore(body: JsonObject): JsonObject {
-  const { status, declineCode, ...rest } = omit(body, NEW_PAYMENT_FIELDS) as JsonObject & { status: string; declineCode: string | null };
+  // A copy, whose members are then set in their places.
+  const before = omit(body, NEW_PAYMENT_FIELDS) as JsonObject & { status: string; declineCode: string | null };
   // Canceled before any money moved: over, as a declined payment is.
-  if (status === 'canceled') return { ...rest, status: 'declined', declineCode: 'card_declined' };
-  return { ...rest, status, declineCode: declineCode === null || DECLINE_CODES.includes(declineCode) ? declineCode : 'card_declined' };
+  if (before.status === 'canceled') {
+    before.status = 'declined';
+    before.declineCode = 'card_declined';
+  } else if (before.declineCode !== null && !DECLINE_CODES.includes(before.declineCode)) {
+    before.declineCode = 'card_declined';
+  }
+  return before;
 }
 
 export const paymentLifecycle: VersionChange = {
