@@ -18,6 +18,7 @@ import { subjectsOf } from '../core/subject-revocation.ts';
 import type { GrantRevocations } from './grant-revocations.ts';
 import type { SubjectRevocations } from './subject-revocations.ts';
 import { TokenRejectedError, tokenRejectionFrom } from './token-rejections.ts';
+import { TailKeyedMap } from './tail-keyed-map.ts';
 
 // RFC 8725 §3.1: never let the token choose the algorithm; "none" and HMAC are not accepted.
 const ALGORITHMS = ['RS256', 'PS256', 'ES256', 'EdDSA'];
@@ -138,8 +139,7 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
   const keys = options.jwksUrl ? createRemoteJWKSet(new URL(options.jwksUrl)) : reloadingJwks(options.loadKeys ?? (async () => []), now);
   const revocations = options.jwksUrl ? undefined : options.revocations;
   const subjectRevocations = options.jwksUrl ? undefined : options.subjectRevocations;
-  const cache = new Map<string, VerifiedToken>();
-  const MAX_CACHED = 10_000;
+  const cache = new TailKeyedMap<VerifiedToken>(10_000);
 
   async function refuseRevoked({ grantDigest, principal, payload }: VerifiedToken): Promise<void> {
     if (grantDigest !== undefined && (await revocations?.isRevoked(grantDigest))) throw new TokenRejectedError('revoked');
@@ -190,7 +190,6 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
       } catch (error) {
         throw tokenRejectionFrom(error) ?? error;
       }
-      if (cache.size >= MAX_CACHED) cache.delete(cache.keys().next().value!);
       cache.set(token, verified);
     }
     await refuseRevoked(verified);

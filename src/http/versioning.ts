@@ -10,6 +10,7 @@ import { API_VERSION_NUMBERS, isApiVersion, UNPINNED_API_VERSION } from '../core
 import { DomainError } from '../core/errors.ts';
 import type { ApiDeprecation } from '../config.ts';
 import { ProblemError } from './problem.ts';
+import { TailKeyedMap } from './tail-keyed-map.ts';
 import { versionRoute } from './version-routes.ts';
 
 const VENDOR_TYPE = /^application\/vnd\.orderpay\.v(\d+)\+json$/i;
@@ -63,15 +64,13 @@ function readPinnedVersion(authorization: string): number {
  * Pins of the credentials seen last, a pure function of the header: a client reuses its token for
  * many requests, and decoding it on each was some 7% of a revalidation's CPU. Bounded (oldest out).
  */
-const pins = new Map<string, number>();
-const MAX_PINS = 1_000;
+const pins = new TailKeyedMap<number>(1_000);
 
 function pinnedVersion(authorization: string | undefined): number {
   if (!authorization) return UNPINNED_API_VERSION;
   const known = pins.get(authorization);
   if (known !== undefined) return known;
   const version = readPinnedVersion(authorization);
-  if (pins.size >= MAX_PINS) pins.delete(pins.keys().next().value!);
   pins.set(authorization, version);
   return version;
 }
