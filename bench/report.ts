@@ -490,6 +490,20 @@ objects looked long-lived with 32 requests in flight, so they were made old and 
 collections): the server now runs with \`--no-allocation-site-pretenuring\`, 11–21% less CPU per
 request on (b), (c) and (e) and the p99 of (c) and (e) about halved
 ([decisions/0126-no-allocation-site-pretenuring.md](decisions/0126-no-allocation-site-pretenuring.md)).
+Then Linux \`perf\` (\`perf record -e cpu-clock -p <pid>\` with node's \`--perf-basic-prof\`, which
+sees V8's builtins, its garbage collector, libc and the kernel that the inspector's profiles do not
+separate) showed a page of orders paying ~5 µs for the compiled response serializer's rope of
+small strings and Node flattening it again: responses are now written by \`JSON.stringify\`, and the
+tests hold every response to what the schema's serializer would have written, byte for byte
+([decisions/0127-responses-written-by-json-stringify.md](decisions/0127-responses-written-by-json-stringify.md));
+in runs of (c) alone, one after the other on one machine, orderpay's Node CPU per request went
+from ~160 to ~141 µs and its throughput ratio from 0.61× to 0.76× (with the token cache below
+hashing a token's signature only); the full run on this page, on the same machine at another
+hour, has (c) at 159 µs against the baseline's 93 and 0.79×. By \`perf\` a fifth of either server's CPU is the kernel's, most of it waking
+the reader of each loopback write (PostgreSQL's backend, then the client); orderpay's share is the
+larger because PostgreSQL idles while orderpay's one thread is the bottleneck, so each wake-up
+finds an idle CPU. JIT-compiled functions' names in \`perf\` can be wrong (code moved by the
+collector reuses addresses): native symbols and call chains through them are the reliable part.
 orderpay prepares its parameterised statements once per connection (\`src/db/postgres.ts\`), so
 PostgreSQL does not parse and plan them on every call (a page's LIMIT is written into the
 statement so that its plan is reused: [decisions/0123-page-limit-in-the-statement.md](decisions/0123-page-limit-in-the-statement.md));
@@ -508,7 +522,10 @@ ${renderProfileSection(profiles)}
 Verifying an RS256 signature costs about 50 µs of CPU, a large share of a ~70 µs id lookup. The
 resource server's token verifier memoises the result per token until the token's \`exp\`
 (bounded to 10,000 entries): a client reusing its access token pays for the signature check once,
-and later requests only look the token up in a map. It caches a pure function of the token, so a
+and later requests only look the token up in a map, by its last 32 characters (its signature),
+the whole token compared on a hit: V8 hashes a string key in full, and each request's token is a
+new ~800-character string (\`src/http/tail-keyed-map.ts\`; the API version pinned to a token is
+found the same way). It caches a pure function of the token, so a
 restart or a second instance simply verifies again.
 `;
 }
