@@ -220,11 +220,15 @@ export async function buildApp(config: Config, db: Db, options: AppOptions = {})
     if (paymentDriver) await app.register(processorEventsRoutes, { driver: paymentDriver });
   }
   if (config.servers.authorization) {
-    await registerAuthorizationServer(app, config, db, {
-      counters,
-      keyCheckIntervalMs: options.keyCheckIntervalMs,
-      docsClient,
-      now: options.now,
+    // In a scope of its own: its hooks (the /oauth rate limit, the host pinned to PUBLIC_URL) are
+    // on the authorization server's routes alone, not on every request's way.
+    await app.register(async function authorizationServer(scope) {
+      await registerAuthorizationServer(scope, config, db, {
+        counters,
+        keyCheckIntervalMs: options.keyCheckIntervalMs,
+        docsClient,
+        now: options.now,
+      });
     });
   }
 

@@ -106,7 +106,7 @@ const isAuthorizationServerRoute = (url: string | undefined) => url !== undefine
 
 export async function mountProvider(app: FastifyInstance, { config, provider, counters }: MountOptions): Promise<void> {
   const publicUrl = new URL(config.publicUrl);
-  // At the root, so that a refused request never reaches the provider or its pages; other paths go on at once.
+  // On the authorization server's routes (its scope: src/app.ts), before middie's hook, so that a refused request never reaches the provider or its pages.
   app.addHook('onRequest', oauthRequestLimit(app, counters));
   // Every path of the authorization server (the provider's, its pages, the JWKS, userinfo) sees PUBLIC_URL's host and scheme.
   app.addHook('onRequest', function pinAuthorizationServerRequests(request, reply, done) {

@@ -59,8 +59,8 @@ export function oauthRequestLimit(app: FastifyInstance, counters: Counters) {
     });
   }
 
-  // On every request of the app (the mount's paths are not all Fastify routes): the others go on at
-  // once, without the promise and the turn of the microtask queue an async hook costs each request.
+  // On the authorization server's routes (src/app.ts gives it a scope of its own); what is not
+  // counted goes on at once, without the promise and the turn of the microtask queue an async hook costs.
   return function limitOAuthRequests(request: FastifyRequest, reply: FastifyReply, done: () => void): Promise<unknown> | undefined {
     // A preflight is the browser asking leave to call, not a call: counted neither here nor by the API.
     if (!isAuthorizationServerPath(request.url) || isPreflight(request.method, request.headers)) return void done();
