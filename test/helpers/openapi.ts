@@ -59,6 +59,17 @@ export function pointerToken(token: string): string {
   return token.replaceAll('~', '~0').replaceAll('/', '~1');
 }
 
+/** The value at a JSON pointer (RFC 6901) into document; undefined where it leads nowhere. */
+export function resolvePointer(document: unknown, pointer: string): unknown {
+  let node = document;
+  for (const token of pointer.split('/').slice(1)) {
+    const key = token.replaceAll('~1', '/').replaceAll('~0', '~');
+    if (!node || typeof node !== 'object' || !(key in node)) return undefined;
+    node = (node as Record<string, unknown>)[key];
+  }
+  return node;
+}
+
 interface PathTemplate {
   template: string;
   pattern: RegExp;
@@ -162,10 +173,11 @@ function checkBody(
     fail(`content type ${String(response.headers['content-type'])} is neither JSON nor problem+json`);
   if (!(mediaType in content)) fail(`content type ${mediaType} is not documented (documented: ${Object.keys(content).join(', ')})`);
   const body = parseJson(response, fail);
-  const validate = validatorFor(entry, `${pointer}/content/${pointerToken(mediaType)}/schema`);
+  const schemaPointer = `${pointer}/content/${pointerToken(mediaType)}/schema`;
+  const validate = validatorFor(entry, schemaPointer);
   if (!validate(body))
     fail(`the body does not match the documented schema: ${formatErrors(validate.errors)}\nbody: ${response.body.slice(0, 500)}`);
-  const written = serializerFor(entry, `${pointer}/content/${pointerToken(mediaType)}/schema`)(body);
+  const written = serializerFor(entry, schemaPointer)(body);
   if (written !== response.body) {
     let at = 0;
     while (written[at] === response.body[at]) at += 1;
@@ -184,13 +196,7 @@ function checkBody(
 function serializerFor(entry: LoadedDocument, pointer: string): (body: unknown) => string {
   let serialize = entry.serializers.get(pointer);
   if (!serialize) {
-    const schema = pointer
-      .split('/')
-      .slice(1)
-      .reduce<Record<string, unknown>>(
-        (at, token) => at[token.replaceAll('~1', '/').replaceAll('~0', '~')] as Record<string, unknown>,
-        entry.document as never,
-      );
+    const schema = resolvePointer(entry.document, pointer) as Record<string, unknown>;
     // The document's components beside the schema: its $refs (#/components/schemas/…) resolve as in the document.
     const rooted = { ...schema, components: entry.document.components } as unknown as Parameters<typeof fastJsonStringify>[0];
     serialize = fastJsonStringify(rooted);

@@ -18,6 +18,7 @@ import {
   isVersionedMirror,
   openApiDocument,
   pointerToken,
+  resolvePointer,
   type OpenApiDocument,
 } from '../helpers/openapi.ts';
 
@@ -41,16 +42,6 @@ function* walk(value: unknown, pointer = ''): Generator<[string, unknown]> {
   if (value && typeof value === 'object') {
     for (const [key, child] of Object.entries(value)) yield* walk(child, `${pointer}/${pointerToken(key)}`);
   }
-}
-
-function resolvePointer(document: unknown, pointer: string): unknown {
-  let node = document;
-  for (const token of pointer.split('/').slice(1)) {
-    const key = token.replaceAll('~1', '/').replaceAll('~0', '~');
-    if (!node || typeof node !== 'object' || !(key in node)) return undefined;
-    node = (node as Record<string, unknown>)[key];
-  }
-  return node;
 }
 
 function operationsOf(document: OpenApiDocument) {
