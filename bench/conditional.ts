@@ -34,7 +34,6 @@ export function conditionalWorkloads(paths: string[]): ConditionalWorkload[] {
         key: 'f',
         title: '304 vs 200: GET /orders/{id}',
         labels,
-        targetRatio: 1.3,
         orderpayRequest: "GET /orders/{id} + bearer token + If-None-Match: the id's current ETag (304, no body)",
         baselineRequest: 'the same GET on the same ids without If-None-Match (200 with the order)',
       },

@@ -5,7 +5,7 @@ import type { Db } from '../src/db/db.ts';
 import { conditionalWorkloads, type ConditionalWorkload } from './conditional.ts';
 import type { RequestMix } from './load.ts';
 import type { Side, Target } from './processes.ts';
-import { P99_TARGET_MS, type Scenario } from './report.ts';
+import type { Scenario } from './report.ts';
 
 const SAMPLE_SIZE = 5_000;
 const MIN_TOTALS = [2_000, 5_000, 10_000, 20_000];
@@ -45,8 +45,6 @@ export async function sampleOrdersWorkloads(db: Db): Promise<(OrdersWorkload | C
         title: 'GET /orders/{id}',
         orderpayRequest: 'GET /orders/{id} + bearer token',
         baselineRequest: 'GET /orders/{id}',
-        targetRatio: 0.7,
-        p99TargetMs: P99_TARGET_MS,
       },
       requests: { method: 'GET', paths: byId },
     },
@@ -54,8 +52,6 @@ export async function sampleOrdersWorkloads(db: Db): Promise<(OrdersWorkload | C
       scenario: {
         key: 'b',
         title: 'filtered list',
-        targetRatio: 0.7,
-        p99TargetMs: P99_TARGET_MS,
         orderpayRequest: 'GET /orders?status=…&customerId=…&minTotal=…&sort=-createdAt,status (page + exact meta.total)',
         baselineRequest: 'same page query + count(*)',
       },
@@ -65,8 +61,6 @@ export async function sampleOrdersWorkloads(db: Db): Promise<(OrdersWorkload | C
       scenario: {
         key: 'c',
         title: 'broad status=pending',
-        targetRatio: 0.5,
-        p99TargetMs: P99_TARGET_MS,
         orderpayRequest: 'GET /orders?status=pending (page 1 + exact meta.total)',
         baselineRequest: 'same page query, no count',
       },
@@ -76,7 +70,6 @@ export async function sampleOrdersWorkloads(db: Db): Promise<(OrdersWorkload | C
       scenario: {
         key: 'av',
         title: 'v1 vs v2: GET /orders/{id}',
-        targetRatio: 0.9,
         orderpayRequest: 'GET /v1/orders/{id} (v2 rendered back through the version changes)',
         baselineRequest: 'GET /v2/orders/{id} on the same server (the latest, its items embedded)',
       },
@@ -87,7 +80,6 @@ export async function sampleOrdersWorkloads(db: Db): Promise<(OrdersWorkload | C
       scenario: {
         key: 'bv',
         title: 'v1 vs v2: filtered list',
-        targetRatio: 0.9,
         orderpayRequest: 'GET /v1/orders?status=…&customerId=…&minTotal=…&sort=-createdAt,status',
         baselineRequest: 'the same under /v2 on the same server (items of the page loaded and embedded)',
       },

@@ -34,7 +34,6 @@ export function paymentWorkloads(): PaymentWorkload[] {
       scenario: {
         key: 'd',
         title: 'POST /payments, new key',
-        targetRatio: 0.5,
         orderpayRequest: `POST /payments ${PAYMENT_BODY} + bearer token + a new Idempotency-Key per request (201; the payment.succeeded event written with it)`,
         baselineRequest:
           "same POST in orderpay's phases: INSERT key ON CONFLICT DO NOTHING; BEGIN, the claim held, INSERT payment (processing), the key's recovery point, COMMIT; the charge's id; BEGIN, UPDATE payment (succeeded), UPDATE key with the response, COMMIT (no event)",
@@ -58,7 +57,6 @@ export function paymentWorkloads(): PaymentWorkload[] {
       scenario: {
         key: 'dw',
         title: 'POST /payments: event written vs not',
-        targetRatio: 0.9,
         labels: ['with the event', 'without'],
         orderpayRequest: `baseline POST ${WITH_EVENT_PREFIX}/payments: (d)'s phases, prepared, + orderpay's payment.succeeded event, written as orderpay writes it (by the statement that stores the response); no webhook endpoint subscribed`,
         baselineRequest: `baseline POST ${PREPARED_PREFIX}/payments: (d)'s phases, prepared`,

@@ -20,6 +20,7 @@ import { allocatorsLine, renderRssSection, rssMet, rssRows, RSS_HEADER, type Rss
 import { renderProfileSection, type ProfileRun } from './profile-report.ts';
 import { renderScaleSection, scaleVerdicts } from './scale.ts';
 import { customersFor } from './seed.ts';
+import { P99_TARGET_MS, targetsOf } from './targets.ts';
 import type { WebhookScenario } from './webhooks.ts';
 import {
   renderSlowProcessorSection,
@@ -29,9 +30,6 @@ import {
   type SlowProcessorResult,
 } from './slow-processor.ts';
 
-/** Issue 2's p99 target for the orders scenarios at 32 connections (the payments have none). */
-export const P99_TARGET_MS = 50;
-
 export interface Scenario {
   key: string;
   title: string;
@@ -40,10 +38,6 @@ export interface Scenario {
   baselineRequest: string;
   /** What the two columns are when they are not orderpay and the baseline. */
   labels?: readonly [string, string];
-  /** Throughput ratio to reach; none where the figure is for information only. */
-  targetRatio?: number;
-  /** orderpay's worst p99 to stay under; none where the figure is for information only. */
-  p99TargetMs?: number;
 }
 
 /** One bounded load run with the CPU it cost the server and PostgreSQL per request. */
@@ -143,21 +137,29 @@ export interface Verdict {
   ratio: number;
   ratioMet: boolean;
   p99Met: boolean;
+  /** Node CPU per request, baseline ÷ orderpay. */
+  nodeRatio: number;
+  nodeRatioMet: boolean;
 }
 
+/** A run's figures against today's targets (bench/targets.ts). */
 export function judge(result: ScenarioResult): Verdict {
   const ratio = result.orderpay.requestsPerSecond / result.baseline.requestsPerSecond;
-  const { targetRatio, p99TargetMs } = result.scenario;
+  const nodeRatio = result.baseline.serverCpuUs / result.orderpay.serverCpuUs;
+  const targets = targetsOf(result.scenario.key);
   return {
     ratio,
-    ratioMet: targetRatio === undefined || ratio >= targetRatio,
-    p99Met: p99TargetMs === undefined || result.orderpay.p99Ms <= p99TargetMs,
+    ratioMet: targets.ratio === undefined || ratio >= targets.ratio,
+    p99Met: targets.p99Ms === undefined || result.orderpay.p99Ms <= targets.p99Ms,
+    nodeRatio,
+    nodeRatioMet: targets.nodeRatio === undefined || nodeRatio >= targets.nodeRatio,
   };
 }
 
 function resultRows(results: ScenarioResult[]): string[][] {
   return results.map((r) => {
     const v = judge(r);
+    const targets = targetsOf(r.scenario.key);
     return [
       `(${r.scenario.key}) ${r.scenario.title}`,
       int(r.orderpay.requestsPerSecond),
@@ -167,8 +169,8 @@ function resultRows(results: ScenarioResult[]): string[][] {
       ms(r.baseline.p50Ms),
       ms(r.baseline.p99Ms),
       `${v.ratio.toFixed(2)}×`,
-      r.scenario.targetRatio === undefined ? '—' : `≥ ${r.scenario.targetRatio}× ${mark(v.ratioMet)}`,
-      r.scenario.p99TargetMs === undefined ? '—' : `≤ ${r.scenario.p99TargetMs} ms ${mark(v.p99Met)}`,
+      targets.ratio === undefined ? '—' : `≥ ${targets.ratio}× ${mark(v.ratioMet)}`,
+      targets.p99Ms === undefined ? '—' : `≤ ${targets.p99Ms} ms ${mark(v.p99Met)}`,
     ];
   });
 }
@@ -186,20 +188,34 @@ const HEADER = [
   'p99 target',
 ];
 
-const COST_HEADER = ['scenario', 'orderpay node µs/req', 'pg µs/req', 'baseline node µs/req', 'pg µs/req', 'node ratio', 'node+pg ratio'];
+const COST_HEADER = [
+  'scenario',
+  'orderpay node µs/req',
+  'pg µs/req',
+  'baseline node µs/req',
+  'pg µs/req',
+  'node ratio',
+  'node ratio target',
+  'node+pg ratio',
+];
 
 /** CPU per request; a ratio is baseline ÷ orderpay, comparable with the throughput ratio. */
 function costRows(results: ScenarioResult[]): string[][] {
   const ratio = (ours: number, theirs: number) => `${(theirs / ours).toFixed(2)}×`;
-  return results.map(({ scenario, orderpay: o, baseline: b }) => [
-    `(${scenario.key}) ${scenario.title}`,
-    int(o.serverCpuUs),
-    int(o.postgresCpuUs),
-    int(b.serverCpuUs),
-    int(b.postgresCpuUs),
-    ratio(o.serverCpuUs, b.serverCpuUs),
-    ratio(o.serverCpuUs + o.postgresCpuUs, b.serverCpuUs + b.postgresCpuUs),
-  ]);
+  return results.map((result) => {
+    const { scenario, orderpay: o, baseline: b } = result;
+    const target = targetsOf(scenario.key).nodeRatio;
+    return [
+      `(${scenario.key}) ${scenario.title}`,
+      int(o.serverCpuUs),
+      int(o.postgresCpuUs),
+      int(b.serverCpuUs),
+      int(b.postgresCpuUs),
+      ratio(o.serverCpuUs, b.serverCpuUs),
+      target === undefined ? '—' : `≥ ${target.toFixed(2)}× ${mark(judge(result).nodeRatioMet)}`,
+      ratio(o.serverCpuUs + o.postgresCpuUs, b.serverCpuUs + b.postgresCpuUs),
+    ];
+  });
 }
 
 export function formatConsoleTable({
@@ -287,7 +303,7 @@ ${markdownTable(['scenario', 'what', 'seconds', 'deliveries/s', 'duplicates'], r
 /** Every verdict of the page: the scenarios', the deep pages', memory's and, with other sizes, the scale's. */
 function allTargetsMet(reference: BenchResults, others: BenchResults[]): boolean {
   return (
-    reference.scenarios.map(judge).every((v) => v.ratioMet && v.p99Met) &&
+    reference.scenarios.map(judge).every((v) => v.ratioMet && v.p99Met && v.nodeRatioMet) &&
     reference.deepPages.every((r) => judgeDeepPage(r).met) &&
     rssMet(reference.rss) &&
     (reference.slowProcessor?.runs.every(slowProcessorMet) ?? true) &&
@@ -346,15 +362,17 @@ npm run bench\` writes \`bench/results/orders-10000000.json\` and renders the pa
 
 ${checkParagraph()}
 
-Targets (issue 2): orderpay ≥ 0.7× the raw baseline's throughput for the id lookup and the filtered
-list, ≥ 0.5× for the broad filter *with its exact \`meta.total\`* against the baseline's page
-*without* any count, and p99 ≤ ${P99_TARGET_MS} ms at ${info.connections} connections. Payments: ≥ 0.5× for a
-payment under a new Idempotency-Key (d), which orderpay makes with its \`payment.succeeded\` event
-against a baseline that writes none; the replay (e) is measured for information, without a
-target. Events (issue 12): a payment written with its event ≥ 0.9× one without (dw, both on the
-baseline). Cost that stays flat: a revalidated id lookup (304) ≥ 1.3× the throughput of the 200 it
-replaces (f); a deep page by cursor within 1.5× the p50 of page 1 ([g](#deep-pages-g)); orderpay's
-resident memory ≤ 150 MB across the whole bench ([h](#memory-h)); at 10M orders the p50 of (a), (b),
+Targets (bench/targets.ts; the page judges the run against today's): throughput, orderpay ≥ 0.7×
+the raw baseline's for the id lookup (a) and the filtered list (b) (issue 2), ≥ 0.8× for the broad
+filter (c) *with its exact \`meta.total\`* against the baseline's page *without* any count, and for
+a payment under a new Idempotency-Key (d) and its replay (e) (issue 28; (d) writes its
+\`payment.succeeded\` event, the baseline, in the same phases, none); p99 ≤ ${P99_TARGET_MS} ms at
+${info.connections} connections for (a)–(c); orderpay's Node CPU per request at most 1.5× the
+baseline's for (b)–(e) (issue 28, [CPU per request](#cpu-per-request)). Events (issue 12): a payment
+written with its event ≥ 0.9× one without (dw, both on the baseline). Cost that stays flat: a
+revalidated id lookup (304) ≥ 1.3× the throughput of the 200 it replaces (f); a deep page by cursor
+within 1.5× the p50 of page 1 ([g](#deep-pages-g)); orderpay's resident memory ≤ 150 MB across the
+whole bench ([h](#memory-h)); at 10M orders the p50 of (a), (b),
 (c) and (g) within 1.5× of 1M's ([Scale](#scale)). **${allTargetsMet(reference, others) ? 'All targets met.' : 'Some targets missed (MISS below).'}**
 
 ## Results
@@ -515,7 +533,9 @@ PostgreSQL as one statement per owner scope (\`src/db/coalesce.ts\`, [decisions/
 baseline sends one query per request; under 32 connections a turn holds several requests, so
 each pays a fraction of a round trip, in Node as in PostgreSQL. For the broad filter orderpay still
 does more work than the baseline: its one statement carries the exact total, the baseline's page
-has none.
+has none. What is left of (c)'s gap, where by \`perf\` it goes (orderpay's own code ~31 µs of it, the
+contract's features the baseline does not have) and why issue 28 stops with (c) and (e) above 1.5×:
+[decisions/0128-request-cost-stops-at-the-contract.md](decisions/0128-request-cost-stops-at-the-contract.md).
 ${renderProfileSection(profiles)}
 ## Why authentication costs little per request
 
