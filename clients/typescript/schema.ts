@@ -62,7 +62,7 @@ export interface paths {
         get: operations["getOrder"];
         /**
          * Replace an order (change its status)
-         * @description Complete replacement of the writable representation. Status changes follow the state machine; the same PUT repeated changes nothing. Cancelling a paid order (staff) refunds what is left of its payment (the refund is recorded with the cancellation and made with the processor right after). While a payment of a pending order is in progress, it is neither cancelled nor deleted (409). If-Match is honoured (strong comparison).
+         * @description Complete replacement of the writable representation. Status changes follow the state machine; the same PUT repeated changes nothing. Cancelling a paid order (staff) refunds what is left of its payment (the refund is recorded with the cancellation and made with the processor right after), so it also needs the scope payments:refund (or payments:write): 403 insufficient_scope otherwise. While a payment of a pending order is in progress, it is neither cancelled nor deleted (409). If-Match is honoured (strong comparison).
          */
         put: operations["replaceOrder"];
         post?: never;
@@ -75,7 +75,7 @@ export interface paths {
         head?: never;
         /**
          * Change an order in part (JSON Merge Patch)
-         * @description A JSON Merge Patch (RFC 7396) as application/merge-patch+json: what the body names takes the value it gives, the rest stays. It sets absolute values, so the same PATCH repeated changes nothing and answers the same. Status changes follow the state machine, as with PUT (cancelling a paid order refunds it); read-only members may be repeated with their current values (422 otherwise); a null would remove a required member (422). If-Match is honoured (strong comparison). Any other media type is refused with 415 and Accept-Patch.
+         * @description A JSON Merge Patch (RFC 7396) as application/merge-patch+json: what the body names takes the value it gives, the rest stays. It sets absolute values, so the same PATCH repeated changes nothing and answers the same. Status changes follow the state machine, as with PUT (cancelling a paid order refunds it, and needs payments:refund or payments:write); read-only members may be repeated with their current values (422 otherwise); a null would remove a required member (422). If-Match is honoured (strong comparison). Any other media type is refused with 415 and Accept-Patch.
          */
         patch: operations["patchOrder"];
         trace?: never;
@@ -207,7 +207,7 @@ export interface paths {
         put?: never;
         /**
          * Refund a payment
-         * @description Staff and service clients only. Gives back amount (omitted: all that is left); refunds never add up to more than the payment, however many run at once. Idempotency-Key is required.
+         * @description Staff and service clients only, with the scope payments:refund (or payments:write, which refunded before payments:refund existed). Gives back amount (omitted: all that is left); refunds never add up to more than the payment, however many run at once. Idempotency-Key is required.
          */
         post: operations["createRefund"];
         delete?: never;

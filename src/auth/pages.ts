@@ -65,6 +65,7 @@ export const SCOPE_DESCRIPTIONS: Readonly<Record<string, string>> = {
   'products:write': 'Change the product catalogue',
   'payments:read': 'See your payments',
   'payments:write': 'Make payments for you (and refunds, if you are staff)',
+  'payments:refund': 'Refund payments, and cancel paid orders (which refunds them)',
 };
 
 export function loginPage(options: { action: string; csrf: string; clientName: string; email?: string; error?: string }): string {

@@ -2,6 +2,7 @@
 // OAuth clients of the authorization server, the API version each is pinned to, and operators'
 // control of them. JSON output uses the names of an RFC 7591 client information response
 // (client_id, client_secret, …), plus api_version and status.
+import { SCOPES } from '../core/scopes.ts';
 import {
   buildConfidentialClientMetadata,
   buildPublicClientMetadata,
@@ -31,7 +32,7 @@ export const CLIENTS_USAGE = `  clients create --public    a browser or native a
                              a service (client credentials); prints its secret once
       --name <name>
       --grant client_credentials
-      --scope "<scopes>"     API scopes only (orders:read orders:write products:write payments:read payments:write)
+      --scope "<scopes>"     API scopes only, any of: ${SCOPES.join(' ')}
       --api-version <n>      either kind: the API version its unversioned requests get
                              (${API_VERSION_NUMBERS.join(', ')}; default: the latest, ${LATEST_API_VERSION})
   clients list               every client, its API version and status (never secrets)

@@ -6,14 +6,28 @@ export const SCOPES = [
   'products:write',
   'payments:read',
   'payments:write',
+  'payments:refund',
   'events:read',
   'webhooks:read',
   'webhooks:write',
 ] as const;
 export type Scope = (typeof SCOPES)[number];
 
+/**
+ * What gives the power to refund (a refund, or cancelling a paid order): payments:refund, or
+ * payments:write as it did before payments:refund existed, so that no client of v1 or v2 breaks
+ * (docs/decisions/0129-refunds-have-their-own-scope.md). The first is the one to ask for.
+ */
+export const REFUND_SCOPES: readonly [Scope, ...Scope[]] = ['payments:refund', 'payments:write'];
+
 /** Scopes only staff users (and service clients) may hold; a customer is never granted them. */
-export const STAFF_ONLY_SCOPES: ReadonlySet<string> = new Set<Scope>(['products:write', 'events:read', 'webhooks:read', 'webhooks:write']);
+export const STAFF_ONLY_SCOPES: ReadonlySet<string> = new Set<Scope>([
+  'products:write',
+  'payments:refund',
+  'events:read',
+  'webhooks:read',
+  'webhooks:write',
+]);
 
 /**
  * What each scope allows, for developers (the OpenAPI documents and docs/api.md); the consent
@@ -24,7 +38,10 @@ export const SCOPE_GRANTS: Readonly<Record<Scope, string>> = {
   'orders:write': 'Place, change and delete orders: a customer their own, staff and service clients every one.',
   'products:write': 'Create and replace products. Staff users and service clients only: never granted to a customer.',
   'payments:read': 'Read payments and refunds: a customer those of their own orders, staff and service clients every one.',
-  'payments:write': 'Pay orders (with an Idempotency-Key); refunds too for staff users and service clients.',
+  'payments:write':
+    'Pay orders (with an Idempotency-Key). For staff users and service clients it also still refunds, as before payments:refund existed (docs/decisions/0129-refunds-have-their-own-scope.md).',
+  'payments:refund':
+    'Refund payments, and cancel paid orders (which refunds them). Staff users and service clients only: never granted to a customer.',
   'events:read': "Read the event log (every customer's orders and payments as they changed). Staff users and service clients only.",
   'webhooks:read': 'Read webhook endpoints and their delivery logs. Staff users and service clients only.',
   'webhooks:write': 'Create, change, delete and test webhook endpoints and rotate their secrets. Staff users and service clients only.',

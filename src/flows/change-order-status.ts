@@ -19,6 +19,8 @@ export interface ChangeOrderStatusCommand {
   status?: OrderStatus;
   /** What the request requires of the order it changes (If-Match, read-only fields). */
   precondition?: Precondition<OrderRecord>;
+  /** Throws when the caller may not refund: cancelling a paid order refunds it (REFUND_SCOPES). */
+  authorizeRefund: () => void;
 }
 
 /** The order as changed (committed), and the refund its cancellation made, as far as it got. */
@@ -40,8 +42,10 @@ export async function changeOrderStatus(
     const to = command.status === undefined ? undefined : decideStatusChange(principal, order, command.status);
     if (to === undefined) return { order, refund: undefined };
     if (order.status === 'pending') await assertNoPaymentInProgress(tx, order.id, to);
-    // A paid order that is cancelled gives its money back.
-    const refund = order.status === 'paid' && to === 'cancelled' ? await beginOrderRefund(tx, order.id, leaseSeconds) : undefined;
+    // A paid order that is cancelled gives its money back: only a caller who may refund cancels it.
+    const refunds = order.status === 'paid' && to === 'cancelled';
+    if (refunds) command.authorizeRefund();
+    const refund = refunds ? await beginOrderRefund(tx, order.id, leaseSeconds) : undefined;
     return { order: await changeStatus(tx, order, to), refund };
   });
   if (!refund) return { order };

@@ -119,9 +119,18 @@ function countAuthorizationFields(rawHeaders: readonly string[]): number {
 
 /** Route-level scope check: 403 insufficient_scope naming the scope needed (RFC 6750 §3.1). */
 export function requireScope(request: FastifyRequest, scope: Scope): Principal {
+  return requireAnyScope(request, [scope]);
+}
+
+/**
+ * The same for an operation that any of several scopes allows (OpenAPI's alternative security
+ * requirements): the refusal names the first, the one a client should ask for.
+ */
+export function requireAnyScope(request: FastifyRequest, scopes: readonly [Scope, ...Scope[]]): Principal {
   const principal = request.principal;
   if (!principal) throw new Error('requireScope called on an unauthenticated route');
-  if (!principal.scopes.has(scope)) {
+  if (!scopes.some((scope) => principal.scopes.has(scope))) {
+    const [scope] = scopes;
     throw new ProblemError('AUTH_INSUFFICIENT_SCOPE', `This operation requires the scope "${scope}".`, {
       headers: { 'www-authenticate': bearerChallenge({ error: 'insufficient_scope', scope }) },
     });

@@ -212,7 +212,7 @@ function securitySchemes(config: Config): SecuritySchemes {
       type: 'http',
       scheme: 'bearer',
       bearerFormat: 'JWT',
-      description: `An access token you already hold, sent as \`Authorization: Bearer <token>\`: those \`npm start\` prints in development, \`orderpay tokens issue\`, or one from the flows of ${OAUTH_SCHEME}. ${JWT_PRACTICES} The token must carry the scopes the operation's other requirement names.`,
+      description: `An access token you already hold, sent as \`Authorization: Bearer <token>\`: those \`npm start\` prints in development, \`orderpay tokens issue\`, or one from the flows of ${OAUTH_SCHEME}. ${JWT_PRACTICES} The token must carry the scopes one of the operation's other requirements names.`,
     },
   };
 }
@@ -220,11 +220,15 @@ function securitySchemes(config: Config): SecuritySchemes {
 /**
  * Every operation that takes the issuer's tokens also takes a pasted one: a second security
  * requirement, an alternative to the first (OpenAPI 3.1 §4.8.30). An http scheme lists no scopes;
- * the OAuth requirement beside it names those the token must carry.
+ * the OAuth requirements beside it name those the token must carry. It goes second, where v1's
+ * frozen document has it, so that an operation's later alternatives (a refund's payments:refund)
+ * are additions to that contract.
  */
 function documentPastedTokens(operation: Operation): void {
   const security = operation.security as Record<string, string[]>[] | undefined;
-  if (security?.some((requirement) => OAUTH_SCHEME in requirement)) operation.security = [...security, { [TOKEN_SCHEME]: [] }];
+  if (!security?.some((requirement) => OAUTH_SCHEME in requirement)) return;
+  const [first, ...alternatives] = security;
+  operation.security = [first!, { [TOKEN_SCHEME]: [] }, ...alternatives];
 }
 
 /** docsSignIn: whether the authorization server here registers the client /docs signs in with. */

@@ -8,7 +8,8 @@ import { changeOrderStatus } from '../flows/change-order-status.ts';
 import { deleteOrder } from '../flows/delete-order.ts';
 import { listUserOrders } from '../flows/list-user-orders.ts';
 import { placeOrder } from '../flows/place-order.ts';
-import { requireScope } from '../http/authenticate.ts';
+import { REFUND_SCOPES } from '../core/scopes.ts';
+import { requireAnyScope, requireScope } from '../http/authenticate.ts';
 import { noneMatch } from '../http/etag.ts';
 import { respondIdempotently } from '../http/idempotency.ts';
 import { ACCEPT_PATCH, MERGE_PATCH_MEDIA_TYPE, requireMergePatch } from '../http/merge-patch.ts';
@@ -74,7 +75,12 @@ async function changeOrder(request: OrderChangeRequest, reply: FastifyReply, pre
   const { order, refund, refundError } = await changeOrderStatus(
     app.paymentDriver,
     principal,
-    { orderId: request.params.orderId, status: request.body.status, precondition },
+    {
+      orderId: request.params.orderId,
+      status: request.body.status,
+      precondition,
+      authorizeRefund: () => void requireAnyScope(request, REFUND_SCOPES),
+    },
     app.paymentContext.leaseSeconds,
   );
   if (refundError) request.log.warn({ err: refundError, refundId: refund?.id }, 'the refund of a cancelled order is left to the completer');
@@ -200,7 +206,7 @@ export async function ordersRoutes(parent: FastifyInstance): Promise<void> {
         summary: 'Replace an order (change its status)',
         security: writeSecurity,
         description:
-          'Complete replacement of the writable representation. Status changes follow the state machine; the same PUT repeated changes nothing. Cancelling a paid order (staff) refunds what is left of its payment (the refund is recorded with the cancellation and made with the processor right after). While a payment of a pending order is in progress, it is neither cancelled nor deleted (409). If-Match is honoured (strong comparison).',
+          'Complete replacement of the writable representation. Status changes follow the state machine; the same PUT repeated changes nothing. Cancelling a paid order (staff) refunds what is left of its payment (the refund is recorded with the cancellation and made with the processor right after), so it also needs the scope payments:refund (or payments:write): 403 insufficient_scope otherwise. While a payment of a pending order is in progress, it is neither cancelled nor deleted (409). If-Match is honoured (strong comparison).',
         params: OrderIdParams,
         headers: IfMatchHeaders,
         body: ReplaceOrderBody,
@@ -227,7 +233,7 @@ export async function ordersRoutes(parent: FastifyInstance): Promise<void> {
         summary: 'Change an order in part (JSON Merge Patch)',
         security: writeSecurity,
         description:
-          'A JSON Merge Patch (RFC 7396) as application/merge-patch+json: what the body names takes the value it gives, the rest stays. It sets absolute values, so the same PATCH repeated changes nothing and answers the same. Status changes follow the state machine, as with PUT (cancelling a paid order refunds it); read-only members may be repeated with their current values (422 otherwise); a null would remove a required member (422). If-Match is honoured (strong comparison). Any other media type is refused with 415 and Accept-Patch.',
+          'A JSON Merge Patch (RFC 7396) as application/merge-patch+json: what the body names takes the value it gives, the rest stays. It sets absolute values, so the same PATCH repeated changes nothing and answers the same. Status changes follow the state machine, as with PUT (cancelling a paid order refunds it, and needs payments:refund or payments:write); read-only members may be repeated with their current values (422 otherwise); a null would remove a required member (422). If-Match is honoured (strong comparison). Any other media type is refused with 415 and Accept-Patch.',
         params: OrderIdParams,
         headers: IfMatchHeaders,
         consumes: [MERGE_PATCH_MEDIA_TYPE],

@@ -11,7 +11,8 @@ import { awaitShownOutcome } from '../flows/await-outcome.ts';
 import { beginPayment } from '../flows/pay.ts';
 import { advancePayment, isProcessorUnavailable, type PaymentDriver } from '../flows/settle-payment.ts';
 import { advanceRefund } from '../flows/settle-refund.ts';
-import { requireScope } from '../http/authenticate.ts';
+import { REFUND_SCOPES } from '../core/scopes.ts';
+import { requireAnyScope, requireScope } from '../http/authenticate.ts';
 import { noneMatch } from '../http/etag.ts';
 import { type Outcome, respondIdempotently } from '../http/idempotency.ts';
 import { CACHE_NONE, resourceUrl, sendNotModified, sendPage, sendRepresentation } from '../http/representation.ts';
@@ -44,6 +45,9 @@ const PaymentRef = Type.Ref('Payment');
 const RefundRef = Type.Ref('Refund');
 const readSecurity = [{ bearer: ['payments:read'] }];
 const writeSecurity = [{ bearer: ['payments:write'] }];
+// Alternatives, any one of which suffices (REFUND_SCOPES): payments:write first, as v1's frozen
+// document has it, then payments:refund, an addition to it.
+const refundSecurity = [{ bearer: ['payments:write'] }, { bearer: ['payments:refund'] }];
 // Payment data is sensitive: no cache may keep it (the spec's caching rule 1).
 const noStore = { cacheControl: CACHE_NONE };
 
@@ -198,9 +202,9 @@ export async function paymentsRoutes(parent: FastifyInstance): Promise<void> {
         tags: ['payments'],
         operationId: 'createRefund',
         summary: 'Refund a payment',
-        security: writeSecurity,
+        security: refundSecurity,
         description:
-          'Staff and service clients only. Gives back amount (omitted: all that is left); refunds never add up to more than the payment, however many run at once. Idempotency-Key is required.',
+          'Staff and service clients only, with the scope payments:refund (or payments:write, which refunded before payments:refund existed). Gives back amount (omitted: all that is left); refunds never add up to more than the payment, however many run at once. Idempotency-Key is required.',
         params: PaymentIdParams,
         body: CreateRefundBody,
         response: { 201: RefundRef, ...problems(400, 401, 403, 404, 406, 409, 413, 415, 422, 503) },
@@ -208,7 +212,7 @@ export async function paymentsRoutes(parent: FastifyInstance): Promise<void> {
     },
     async function refundPaymentRoute(request, reply) {
       // Scope and role before the key: a replay is never shown to a caller who may not refund now.
-      requireRefunder(requireScope(request, 'payments:write'));
+      requireRefunder(requireAnyScope(request, REFUND_SCOPES));
       const { paymentId } = request.params;
       const { amount } = request.body;
       const shown = shownStatuses(request).refunds;

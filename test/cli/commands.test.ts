@@ -22,7 +22,8 @@ import {
 } from './orderpay-process.ts';
 import { serverUrl } from '../helpers/db.ts';
 
-const ALL_SCOPES = 'orders:read orders:write products:write payments:read payments:write events:read webhooks:read webhooks:write';
+const ALL_SCOPES =
+  'orders:read orders:write products:write payments:read payments:write payments:refund events:read webhooks:read webhooks:write';
 const CUSTOMER_SCOPES = 'orders:read orders:write payments:read payments:write';
 
 after(cleanUpProcessesAndDatabases);

@@ -19,7 +19,7 @@ const STAFF = { email: 'negative-staff@example.test', password: 'staff horse bat
 const TOKEN_FIELDS = ['access_token', 'refresh_token', 'id_token', 'code'] as const;
 
 let server: AuthServer;
-/** Client A: the app under test, registered for every scope including the staff-only one. */
+/** Client A: the app under test, registered for staff-only scopes too. */
 let appA: string;
 /** Client B: another public client, the would-be thief of A's codes and refresh tokens. */
 let appB: string;
@@ -33,7 +33,7 @@ before(async () => {
   ({ clientId: appA } = await createPublicClient(server.db, {
     name: 'Conformance app A',
     redirectUris: [REDIRECT_URI],
-    scopes: ['openid', 'profile', 'email', 'offline_access', 'orders:read', 'orders:write', 'products:write'],
+    scopes: ['openid', 'profile', 'email', 'offline_access', 'orders:read', 'orders:write', 'products:write', 'payments:refund'],
   }));
   ({ clientId: appB } = await createPublicClient(server.db, {
     name: 'Conformance app B',
@@ -364,10 +364,10 @@ describe('RFC 6749 §3.3: scopes', () => {
     assertNoTokens(params);
   });
 
-  test('a customer asking for products:write is never granted it; the consent page does not offer it', async () => {
+  test('a customer asking for the staff-only products:write and payments:refund is never granted them; the consent page does not offer them', async () => {
     const { challenge } = createPkcePair();
     const browser = new FormBrowser();
-    const url = codeRequest(challenge, { scope: 'openid orders:read products:write' });
+    const url = codeRequest(challenge, { scope: 'openid orders:read products:write payments:refund' });
     let { response } = await browser.follow(url);
     const login = readForm(await response.text());
     ({ response } = await browser.follow(new URL(login.action, server.baseUrl).toString(), {
@@ -377,8 +377,9 @@ describe('RFC 6749 §3.3: scopes', () => {
     const consentHtml = await response.text();
     assert.match(consentHtml, /\(orders:read\)/);
     assert.doesNotMatch(consentHtml, /products:write/);
+    assert.doesNotMatch(consentHtml, /payments:refund/);
 
-    const { code, verifier } = await obtainCode({ scope: 'openid orders:read products:write', user: CUSTOMER });
+    const { code, verifier } = await obtainCode({ scope: 'openid orders:read products:write payments:refund', user: CUSTOMER });
     const answer = await redeemCode(code, verifier);
     const { accessToken, refreshToken } = tokensOf(answer);
     assert.equal(answer.body.scope, 'openid orders:read');
@@ -397,12 +398,12 @@ describe('RFC 6749 §3.3: scopes', () => {
     assert.equal(decodeJwt(tokensOf(await refresh(refreshToken)).accessToken).scope, 'openid orders:read');
   });
 
-  test('a staff user asking for products:write is granted it', async () => {
-    const { code, verifier } = await obtainCode({ scope: 'openid orders:read products:write', user: STAFF });
+  test('a staff user asking for products:write and payments:refund is granted them', async () => {
+    const { code, verifier } = await obtainCode({ scope: 'openid orders:read products:write payments:refund', user: STAFF });
     const answer = await redeemCode(code, verifier);
     const claims = decodeJwt(tokensOf(answer).accessToken);
-    assert.equal(answer.body.scope, 'openid orders:read products:write');
-    assert.equal(claims.scope, 'openid orders:read products:write');
+    assert.equal(answer.body.scope, 'openid orders:read products:write payments:refund');
+    assert.equal(claims.scope, 'openid orders:read products:write payments:refund');
     assert.deepEqual(claims.roles, ['staff']);
   });
 });

@@ -202,4 +202,32 @@ describe('PUT /orders/{orderId} cancelled on a paid order, by someone who may no
     assert.equal((await readOrderRow(t.db, order.id)).status, 'paid');
     assert.deepEqual(await snapshot(payment.id), before);
   });
+
+  test('staff without the power to refund (orders:write alone) → 403 insufficient_scope naming payments:refund', async () => {
+    const { order, payment } = await paidOrder(1200);
+    const orderBefore = await readOrderRow(t.db, order.id);
+    const before = await snapshot(payment.id);
+    const res = await cancel(await createStaffToken(t, ['orders:read', 'orders:write', 'payments:read']), order.id);
+    expectProblem(res, 403, 'AUTH_INSUFFICIENT_SCOPE', `/orders/${order.id}`, 'This operation requires the scope "payments:refund".');
+    assert.equal(res.headers['www-authenticate'], 'Bearer realm="orderpay", error="insufficient_scope", scope="payments:refund"');
+    assert.deepEqual(await readOrderRow(t.db, order.id), orderBefore);
+    assert.deepEqual(await snapshot(payment.id), before);
+  });
+});
+
+describe('PUT /orders/{orderId} cancelled on a paid order: the power to refund', () => {
+  test('staff with orders:write and payments:refund (no payments:write) → 200 cancelled and refunded', async () => {
+    const { order, payment } = await paidOrder(700);
+    await expectCancelled(await cancel(await createStaffToken(t, ['orders:write', 'payments:refund']), order.id), order.id);
+    assert.deepEqual(
+      (await readStoredRefunds(t.db, payment.id)).map((r) => r.amount),
+      [700],
+    );
+  });
+
+  test('a pending order needs no power to refund: staff with orders:write alone cancel it', async () => {
+    const customer = await createCustomer(t);
+    const order = await createOrder(t.db, customer.user.id, { price: 700, currency: 'EUR' });
+    await expectCancelled(await cancel(await createStaffToken(t, ['orders:write']), order.id), order.id);
+  });
 });

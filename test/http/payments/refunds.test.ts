@@ -268,7 +268,18 @@ describe('POST /payments/{id}/refunds: refused, nothing changes', () => {
     assert.deepEqual(await snapshot(payment.id), before);
   });
 
-  test('without payments:write → 403 insufficient_scope; without a token → 401', async () => {
+  test('payments:refund alone refunds, and so does payments:write alone (as before payments:refund existed)', async () => {
+    const { payment } = await paidPayment(500);
+    for (const scopes of [['payments:refund'], ['payments:write']] as const) {
+      const staff = await createStaffToken(t, [...scopes]);
+      await expectRefund(await postRefund(t, staff, payment.id, { amount: 100 }), payment.id);
+    }
+    const service = await createServiceToken(t, ['payments:refund']);
+    await expectRefund(await postRefund(t, service, payment.id, { amount: 100 }), payment.id);
+    assert.equal((await readPaymentRow(t.db, payment.id)).amountRefunded, 300);
+  });
+
+  test('with neither payments:refund nor payments:write → 403 insufficient_scope naming payments:refund; without a token → 401', async () => {
     const { payment } = await paidPayment(500);
     const before = await snapshot(payment.id);
     const res = await postRefund(t, await createStaffToken(t, ['payments:read', 'orders:write']), payment.id, { amount: 100 });
@@ -277,9 +288,9 @@ describe('POST /payments/{id}/refunds: refused, nothing changes', () => {
       403,
       'AUTH_INSUFFICIENT_SCOPE',
       `/payments/${payment.id}/refunds`,
-      'This operation requires the scope "payments:write".',
+      'This operation requires the scope "payments:refund".',
     );
-    assert.equal(res.headers['www-authenticate'], 'Bearer realm="orderpay", error="insufficient_scope", scope="payments:write"');
+    assert.equal(res.headers['www-authenticate'], 'Bearer realm="orderpay", error="insufficient_scope", scope="payments:refund"');
     expectProblem(
       await postRefund(t, undefined, payment.id, { amount: 100 }),
       401,
