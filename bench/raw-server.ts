@@ -248,7 +248,7 @@ async function createPayment(key: string, text: string, variant: PaymentVariant)
     const tx = asQueryable(client);
     if (withEvent) {
       openOutbox(tx);
-      await recordEvent(tx, 'payment.succeeded', payment);
+      await recordEvent(tx, 'payment.succeeded', payment, { type: 'user', userId: PAYER_USER_ID, clientId: KEY_OWNER.clientId });
     }
     const outbox = outboxCte(takeOutbox(tx), 6);
     const response: StoredResponse = {

@@ -123,6 +123,7 @@ function samplePaymentRecord(): PaymentRecord {
     attempts: 0,
     needsAttentionSince: null,
     attentionReason: null,
+    requestedBy: { type: 'client', clientId: 'bench' },
   };
 }
 

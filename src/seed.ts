@@ -3,6 +3,7 @@
 // the state machine, and paid ones through the payment flow with the simulated processor, so that
 // every paid, shipped and delivered order has its succeeded payment. Runs once: a database that
 // already has the demo staff user is left as it is.
+import { actorOf } from './core/actor.ts';
 import { createPublicClient } from './auth/clients.store.ts';
 import { hashPassword } from './auth/passwords.ts';
 import { LATEST_API_VERSION } from './core/api-versions.ts';
@@ -98,7 +99,7 @@ async function bringOrderTo(
       current = (await lockOrder(tx, current.id, undefined))!;
     } else {
       const actor = move === 'cancelled' ? actors.customer : actors.staff;
-      current = await changeStatus(tx, current, decideStatusChange(actor, current, move) ?? move);
+      current = await changeStatus(tx, current, decideStatusChange(actor, current, move) ?? move, actorOf(actor));
     }
   }
 }

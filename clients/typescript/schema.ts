@@ -906,6 +906,26 @@ export interface components {
             createdAt: string;
             /** @description False where the deployment's payment processor moves no real money (the simulator; Stripe test keys), as Stripe's events say. */
             livemode: boolean;
+            /** @description Who made the change: a user through an app (`user`), a client acting for itself (`client`), or orderpay on its own (`system`: the completer, a processor's notification, a webhook endpoint disabled after its failures). A payment's or refund's outcome names who asked for it, whoever recorded it. Null for events recorded before actors were (docs/webhooks.md, "Who made a change"). */
+            actor: {
+                /** @enum {string} */
+                type: "user";
+                /**
+                 * Format: int64
+                 * @description The user who made the change (staff, or the customer).
+                 */
+                userId: number;
+                /** @description The OAuth client (an app, a service) the change came through. */
+                clientId: string;
+            } | {
+                /** @enum {string} */
+                type: "client";
+                /** @description The OAuth client (an app, a service) the change came through. */
+                clientId: string;
+            } | {
+                /** @enum {string} */
+                type: "system";
+            } | null;
             data: {
                 /** @description The resource the event is about, as it was when the change committed, in the API version of the reader (the request's for GET /events): an order for order.*, a payment for payment.*, a refund for refund.*, a product for product.*, a webhook endpoint (never its secret) for webhook_endpoint.*. */
                 object: components["schemas"]["Order"] | components["schemas"]["Payment"] | components["schemas"]["Refund"] | components["schemas"]["Product"] | components["schemas"]["WebhookEndpoint"];

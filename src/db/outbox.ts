@@ -14,6 +14,8 @@ export interface OutboxEvent {
   object: object;
   /** The first API version that shows the type: endpoints of older versions get no delivery of it. */
   since: number;
+  /** Who made the change (src/core/actor.ts). */
+  actor: object;
 }
 
 const outboxes = new WeakMap<Queryable, OutboxEvent[]>();
@@ -51,14 +53,14 @@ export function takeOutbox(tx: Queryable): OutboxEvent[] {
  */
 export function outboxCte(events: readonly OutboxEvent[], firstParam: number): { sql: string; params: unknown[] } {
   if (events.length === 0) return { sql: '', params: [] };
-  const rows = events.map((e) => ({ id: e.id, type: e.type, object_type: e.objectType, object: e.object, since: e.since }));
+  const rows = events.map((e) => ({ id: e.id, type: e.type, object_type: e.objectType, object: e.object, since: e.since, actor: e.actor }));
   return {
     sql: `WITH outbox_input AS (
-        SELECT * FROM ROWS FROM (jsonb_to_recordset($${firstParam}::jsonb) AS (id text, type text, object_type text, object jsonb, since integer))
-          WITH ORDINALITY AS e(id, type, object_type, object, since, n)
+        SELECT * FROM ROWS FROM (jsonb_to_recordset($${firstParam}::jsonb) AS (id text, type text, object_type text, object jsonb, since integer, actor jsonb))
+          WITH ORDINALITY AS e(id, type, object_type, object, since, actor, n)
       ), outbox_events AS (
-        INSERT INTO events (id, type, object_type, object)
-        SELECT id, type, object_type, object FROM outbox_input ORDER BY n
+        INSERT INTO events (id, type, object_type, object, actor)
+        SELECT id, type, object_type, object, actor FROM outbox_input ORDER BY n
       ), outbox_deliveries AS (
         INSERT INTO webhook_deliveries (endpoint_id, event_id)
         SELECT w.id, e.id FROM outbox_input e JOIN webhook_endpoints w

@@ -1,6 +1,7 @@
 // Events as the API shows them: the envelope GET /events and webhook deliveries share, its object
 // rendered from the stored record in the reader's API version by the renderer the app passes in
 // (src/event-objects.ts: a domain may not reach into another's representation).
+import type { Actor } from '../core/actor.ts';
 import type { JsonObject } from '../http/versions/version-change.ts';
 import type { EventObjectType, EventType } from './events.rules.ts';
 import type { EventRecord } from './events.store.ts';
@@ -13,6 +14,8 @@ export interface Event {
   type: EventType;
   createdAt: string;
   livemode: boolean;
+  /** Who made the change; null for events recorded before actors were. */
+  actor: Actor | null;
   data: { object: JsonObject };
 }
 
@@ -29,6 +32,7 @@ export function eventRepresentation(record: EventContent, apiVersion: number, re
     type: record.type,
     createdAt: record.createdAt,
     livemode,
+    actor: record.actor,
     data: { object: renderObject(record.objectType, record.object, apiVersion) },
   };
 }

@@ -34,6 +34,35 @@ const EventObject = Type.Union(
   },
 );
 
+// RFC 6749 Appendix A.1: a client_id is printable ASCII (VSCHAR).
+const ClientId = Type.String({
+  pattern: '^[\\x21-\\x7E]+$',
+  minLength: 1,
+  maxLength: 200,
+  description: 'The OAuth client (an app, a service) the change came through.',
+});
+
+/** src/core/actor.ts: who made a change. */
+const EventActor = Type.Union(
+  [
+    Type.Object(
+      {
+        type: Type.Literal('user'),
+        userId: Id('The user who made the change (staff, or the customer).'),
+        clientId: ClientId,
+      },
+      { additionalProperties: false },
+    ),
+    Type.Object({ type: Type.Literal('client'), clientId: ClientId }, { additionalProperties: false }),
+    Type.Object({ type: Type.Literal('system') }, { additionalProperties: false }),
+    Type.Null(),
+  ],
+  {
+    description:
+      "Who made the change: a user through an app (`user`), a client acting for itself (`client`), or orderpay on its own (`system`: the completer, a processor's notification, a webhook endpoint disabled after its failures). A payment's or refund's outcome names who asked for it, whoever recorded it. Null for events recorded before actors were (docs/webhooks.md, \"Who made a change\").",
+  },
+);
+
 export const Event = Type.Object(
   {
     id: EventId('Identifier of the event; also the `webhook-id` of its webhook deliveries.'),
@@ -43,6 +72,7 @@ export const Event = Type.Object(
       description:
         "False where the deployment's payment processor moves no real money (the simulator; Stripe test keys), as Stripe's events say.",
     }),
+    actor: EventActor,
     data: Type.Object({ object: EventObject }, { additionalProperties: false }),
   },
   {

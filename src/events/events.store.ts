@@ -2,6 +2,7 @@
 // out in the same statement to a delivery for every enabled endpoint subscribed to its type); read
 // newest first; purged after their retention.
 import { randomBytes } from 'node:crypto';
+import type { Actor } from '../core/actor.ts';
 import { eventSince } from '../core/event-versions.ts';
 import type { PagePlan, PageRows } from '../core/paging.ts';
 import type { Queryable } from '../db/db.ts';
@@ -17,10 +18,11 @@ export function newEventId(): string {
 /**
  * Step: records that type happened to object (its record as committed by this transaction). Inside
  * a transaction the event is written with the transaction's last statement (src/db/outbox.ts): a
- * change that rolls back leaves no event, one that commits always has it. Returns the event's id.
+ * change that rolls back leaves no event, one that commits always has it. actor: who made the
+ * change. Returns the event's id.
  */
-export async function recordEvent(tx: Queryable, type: EventType, object: object): Promise<string> {
-  const event = { id: newEventId(), type, objectType: EVENT_TYPES[type], object, since: eventSince(type, object) };
+export async function recordEvent(tx: Queryable, type: EventType, object: object, actor: Actor): Promise<string> {
+  const event = { id: newEventId(), type, objectType: EVENT_TYPES[type], object, since: eventSince(type, object), actor };
   if (!deferToOutbox(tx, event)) await writeEvents(tx, [event]);
   return event.id;
 }
@@ -33,6 +35,8 @@ export interface EventRecord {
   type: EventType;
   objectType: EventObjectType;
   object: Record<string, unknown>;
+  /** Who made the change; null for events recorded before actors were (migration 0017). */
+  actor: Actor | null;
   createdAt: string;
 }
 
@@ -47,7 +51,7 @@ export interface EventFilters {
   object?: EventObjectFilter;
 }
 
-const EVENT_COLUMNS = 'id, seq, type, object_type AS "objectType", object, created_at AS "createdAt"';
+const EVENT_COLUMNS = 'id, seq, type, object_type AS "objectType", object, actor, created_at AS "createdAt"';
 
 const SORT_COLUMNS: Record<EventSortKey, SortColumn> = {
   createdAt: { sql: 'created_at', type: 'timestamp' },

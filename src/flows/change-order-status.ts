@@ -2,6 +2,7 @@
 // payment refunded (payments). The cancellation and the refund's phase 1 commit together; the
 // processor is asked after the commit (src/flows/settle-refund.ts), and the completer goes on if it
 // does not answer. An order whose payment is in progress keeps its status until the outcome is known.
+import { actorOf } from '../core/actor.ts';
 import type { Precondition } from '../core/precondition.ts';
 import type { Principal } from '../core/principal.ts';
 import type { OrderStatus } from '../orders/orders.rules.ts';
@@ -45,8 +46,9 @@ export async function changeOrderStatus(
     // A paid order that is cancelled gives its money back: only a caller who may refund cancels it.
     const refunds = order.status === 'paid' && to === 'cancelled';
     if (refunds) command.authorizeRefund();
-    const refund = refunds ? await beginOrderRefund(tx, order.id, leaseSeconds) : undefined;
-    return { order: await changeStatus(tx, order, to), refund };
+    const actor = actorOf(principal);
+    const refund = refunds ? await beginOrderRefund(tx, order.id, leaseSeconds, actor) : undefined;
+    return { order: await changeStatus(tx, order, to, actor), refund };
   });
   if (!refund) return { order };
   // The cancellation has committed: whatever the processor does now, the answer is the cancelled order.

@@ -1,5 +1,6 @@
 // DELETE of an order: a soft delete (orders), refused while a payment of the order is in progress
 // (payments), since that payment could still pay it.
+import { actorOf } from '../core/actor.ts';
 import type { Precondition } from '../core/precondition.ts';
 import type { Principal } from '../core/principal.ts';
 import type { Db } from '../db/db.ts';
@@ -17,6 +18,6 @@ export function deleteOrder(
     const order = await lockOrderForDelete(tx, principal, command);
     if (!order) return;
     if (order.status === 'pending') await assertNoPaymentInProgress(tx, order.id, 'deleted');
-    await removeOrder(tx, order);
+    await removeOrder(tx, order, actorOf(principal));
   });
 }

@@ -1,5 +1,6 @@
 // Placing an order: each line's product (catalogue) priced into an order line (orders), in the
 // transaction the idempotency layer opens for POST /orders.
+import { actorOf } from '../core/actor.ts';
 import type { Principal } from '../core/principal.ts';
 import type { Queryable } from '../db/db.ts';
 import { assertOrderable, type PricedLine } from '../orders/orders.rules.ts';
@@ -16,7 +17,7 @@ export interface PlaceOrderCommand {
 export async function placeOrder(tx: Queryable, principal: Principal, command: PlaceOrderCommand): Promise<OrderWithItems> {
   const customerId = orderingCustomer(principal);
   const lines = await priceLines(tx, command.items);
-  return forExistingSubject(principal, () => createOrder(tx, customerId, lines));
+  return forExistingSubject(principal, () => createOrder(tx, customerId, lines, actorOf(principal)));
 }
 
 /** Step: every line's product, for sale, at its current price (one query for all lines). */

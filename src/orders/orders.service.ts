@@ -1,5 +1,6 @@
 // Order use cases and the order steps of flows (src/flows/): each loads through the store, asks
 // the rules, writes. Nothing here knows HTTP or API versions: callers get records.
+import type { Actor as ChangeActor } from '../core/actor.ts';
 import { DomainError } from '../core/errors.ts';
 import { parseSortParam, planPage, toCollection, type Collection, type PageRequest } from '../core/paging.ts';
 import type { Precondition } from '../core/precondition.ts';
@@ -138,7 +139,12 @@ export function orderingCustomer(principal: Principal): number {
 }
 
 /** Step: records the order and its lines (priced by the caller), its total their sum, in one currency. */
-export async function createOrder(tx: Queryable, customerId: number, lines: readonly PricedLine[]): Promise<OrderWithItems> {
+export async function createOrder(
+  tx: Queryable,
+  customerId: number,
+  lines: readonly PricedLine[],
+  actor: ChangeActor,
+): Promise<OrderWithItems> {
   const { currency, total, lineTotals } = priceOrder(lines);
   const order = await insertOrder(tx, { customerId, total, currency });
   const items = await insertOrderItems(
@@ -147,15 +153,15 @@ export async function createOrder(tx: Queryable, customerId: number, lines: read
     lines.map((line, i) => ({ productId: line.productId, qty: line.qty, unitPrice: line.unitPrice, lineTotal: lineTotals[i]! })),
   );
   const created = { ...order, items };
-  await recordEvent(tx, 'order.created', created);
+  await recordEvent(tx, 'order.created', created, actor);
   return created;
 }
 
 /** Step: the event of an order's new status (order.paid, order.shipped, …), with its items. */
-async function recordStatusEvent(tx: Queryable, order: OrderRecord): Promise<void> {
+async function recordStatusEvent(tx: Queryable, order: OrderRecord, actor: ChangeActor): Promise<void> {
   if (order.status === 'pending') return;
   const [withTheirItems] = await withItems(tx, [order]);
-  await recordEvent(tx, `order.${order.status}` satisfies EventType, withTheirItems!);
+  await recordEvent(tx, `order.${order.status}` satisfies EventType, withTheirItems!, actor);
 }
 
 /** Step: the order to change, locked, within the caller's scope, meeting the request's precondition. */
@@ -178,18 +184,21 @@ export function decideStatusChange(principal: Principal, order: OrderRecord, to:
   return decision.kind === 'change' ? decision.to : undefined;
 }
 
-/** Step: records the order's new status. */
-export async function changeStatus(tx: Queryable, order: OrderRecord, to: OrderStatus): Promise<OrderRecord> {
+/** Step: records the order's new status, made by actor. */
+export async function changeStatus(tx: Queryable, order: OrderRecord, to: OrderStatus, actor: ChangeActor): Promise<OrderRecord> {
   const changed = await updateOrderStatus(tx, order.id, to);
-  await recordStatusEvent(tx, changed);
+  await recordStatusEvent(tx, changed, actor);
   return changed;
 }
 
-/** Step: a successful payment of an order moves it to paid (the state machine's 'payment' actor). */
-export async function markOrderPaid(tx: Queryable, order: OrderRecord): Promise<void> {
+/**
+ * Step: a successful payment of an order moves it to paid (the state machine's 'payment' actor);
+ * its event names who paid (actor).
+ */
+export async function markOrderPaid(tx: Queryable, order: OrderRecord, actor: ChangeActor): Promise<void> {
   const decision = decideTransition(order.status, 'paid', ['payment']);
   if (decision.kind !== 'change') throw refuseTransition(order.status, 'paid', decision.kind === 'refused' ? decision.allowed : []);
-  await recordStatusEvent(tx, await updateOrderStatus(tx, order.id, 'paid'));
+  await recordStatusEvent(tx, await updateOrderStatus(tx, order.id, 'paid'), actor);
 }
 
 /**
@@ -215,7 +224,7 @@ export async function lockOrderForDelete(
 }
 
 /** Step: the soft delete (reads skip the row from now on), with its event. */
-export async function removeOrder(tx: Queryable, order: OrderRecord): Promise<void> {
+export async function removeOrder(tx: Queryable, order: OrderRecord, actor: ChangeActor): Promise<void> {
   const [deleted] = await withItems(tx, [await softDeleteOrder(tx, order.id)]);
-  await recordEvent(tx, 'order.deleted', deleted!);
+  await recordEvent(tx, 'order.deleted', deleted!, actor);
 }

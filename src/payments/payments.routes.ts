@@ -1,6 +1,7 @@
 // Routes of payments and refunds: validate, check scope, respond through the idempotency layer, in
 // phases: the payment or refund recorded (phase 1), then driven to an outcome the request's API
 // version shows (src/flows/await-outcome.ts).
+import { actorOf } from '../core/actor.ts';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
@@ -212,7 +213,8 @@ export async function paymentsRoutes(parent: FastifyInstance): Promise<void> {
     },
     async function refundPaymentRoute(request, reply) {
       // Scope and role before the key: a replay is never shown to a caller who may not refund now.
-      requireRefunder(requireAnyScope(request, REFUND_SCOPES));
+      const principal = requireAnyScope(request, REFUND_SCOPES);
+      requireRefunder(principal);
       const { paymentId } = request.params;
       const { amount } = request.body;
       const shown = shownStatuses(request).refunds;
@@ -231,7 +233,7 @@ export async function paymentsRoutes(parent: FastifyInstance): Promise<void> {
         begin: async (tx, reference) => {
           const refund = await beginRefund(
             tx,
-            { paymentId, amount: amount?.value, currency: amount?.currency, reference },
+            { paymentId, amount: amount?.value, currency: amount?.currency, reference, requestedBy: actorOf(principal) },
             app.paymentContext.leaseSeconds,
           );
           return { recoveryPoint: refund.id };

@@ -2,6 +2,7 @@
 // settle-refund.ts). Writes run inside the transaction their caller opens: phase 1 of a payment or
 // refund in the idempotency layer's, phase 3 in the settlement's (docs/payments.md). Callers get
 // records, never wire shapes.
+import { actorOf, SYSTEM_ACTOR, type Actor } from '../core/actor.ts';
 import { DomainError } from '../core/errors.ts';
 import { parseSortParam, planPage, toCollection, type Collection, type PageRequest } from '../core/paging.ts';
 import { isStaffOrService, ownerScope, type Principal } from '../core/principal.ts';
@@ -66,6 +67,7 @@ export function recordNewPayment(
 ): Promise<PaymentRecord> {
   return insertPayment(tx, {
     ...command,
+    requestedBy: actorOf(principal),
     clientId: principal.clientId,
     processor: context.processor.name,
     livemode: context.processor.livemode,
@@ -107,7 +109,8 @@ export async function recordPaymentOutcome(
       : {}),
   });
   const event = changed && OUTCOME_EVENTS[changed.status];
-  if (event) await recordEvent(tx, event, changed);
+  // An outcome is of the payment someone asked for, whoever records it (the request, the completer, a notification).
+  if (event) await recordEvent(tx, event, changed, changed.requestedBy ?? SYSTEM_ACTOR);
   return changed;
 }
 
@@ -118,7 +121,7 @@ export async function recordPaymentOutcome(
 export async function flagPaymentForAttention(tx: Queryable, paymentId: number, reason: string): Promise<void> {
   if (!(await flagPayment(tx, paymentId, reason))) return;
   const flagged = await findPayment(tx, paymentId, undefined);
-  if (flagged) await recordEvent(tx, 'payment.needs_attention', flagged);
+  if (flagged) await recordEvent(tx, 'payment.needs_attention', flagged, SYSTEM_ACTOR);
 }
 
 /** Refunds are the merchant's decision: staff users and service clients make them. */
@@ -133,6 +136,8 @@ export interface RefundCommand {
   /** The currency the request named for amount, if any: it must be the payment's. */
   currency?: string;
   reference: string;
+  /** Who asks for it: the refund's outcome event names them. */
+  requestedBy: Actor;
 }
 
 /**
@@ -144,12 +149,26 @@ export async function beginRefund(tx: Queryable, command: RefundCommand, leaseSe
   const payment = await lockPayment(tx, command.paymentId, undefined);
   if (!payment) throw notFound(command.paymentId);
   assertRefundCurrency(payment, command.currency);
-  return (await recordNewRefund(tx, payment, command.amount, command.reference, leaseSeconds)).refund;
+  return (await recordNewRefund(tx, payment, command.amount, command.reference, leaseSeconds, command.requestedBy)).refund;
 }
 
-async function recordNewRefund(tx: Queryable, payment: PaymentRecord, amount: number | undefined, reference: string, leaseSeconds: number) {
+async function recordNewRefund(
+  tx: Queryable,
+  payment: PaymentRecord,
+  amount: number | undefined,
+  reference: string,
+  leaseSeconds: number,
+  requestedBy: Actor,
+) {
   const decision = decideRefund(payment, amount);
-  return insertRefund(tx, { paymentId: payment.id, amount: decision.amount, paymentStatus: decision.status, reference, leaseSeconds });
+  return insertRefund(tx, {
+    paymentId: payment.id,
+    amount: decision.amount,
+    paymentStatus: decision.status,
+    reference,
+    leaseSeconds,
+    requestedBy,
+  });
 }
 
 /**
@@ -157,12 +176,17 @@ async function recordNewRefund(tx: Queryable, payment: PaymentRecord, amount: nu
  * (the order row is already locked by the caller). The refund is recorded as pending in the
  * cancellation's transaction and asked of the processor after it; undefined when nothing is left.
  */
-export async function beginOrderRefund(tx: Queryable, orderId: number, leaseSeconds: number): Promise<RefundRecord | undefined> {
+export async function beginOrderRefund(
+  tx: Queryable,
+  orderId: number,
+  leaseSeconds: number,
+  requestedBy: Actor,
+): Promise<RefundRecord | undefined> {
   const payment = await lockReservingPaymentOfOrder(tx, orderId);
   if (!payment || payment.status === 'refunded' || isInProgress(payment.status)) return undefined;
   // One settled payment per order, refunded in full at most once: the reference is stable across
   // retries of the cancellation and names nothing else.
-  return (await recordNewRefund(tx, payment, undefined, cancellationRefundReference(payment.id), leaseSeconds)).refund;
+  return (await recordNewRefund(tx, payment, undefined, cancellationRefundReference(payment.id), leaseSeconds, requestedBy)).refund;
 }
 
 /** Step of a refund's phase 3: pending → succeeded or failed (its amount given back), with its event; undefined when another driver did it first. */
@@ -175,7 +199,7 @@ export async function recordRefundOutcome(tx: Queryable, refund: RefundRecord, s
   });
   if (!changed) return undefined;
   if (changed.status === 'failed') await restoreRefundedAmount(tx, changed.paymentId, changed.amount);
-  await recordEvent(tx, changed.status === 'failed' ? 'refund.failed' : 'refund.succeeded', changed);
+  await recordEvent(tx, changed.status === 'failed' ? 'refund.failed' : 'refund.succeeded', changed, changed.requestedBy ?? SYSTEM_ACTOR);
   return changed;
 }
 

@@ -1,5 +1,6 @@
 // Payments and refunds in SQL. Reads take the caller's scope: a customer's queries carry
 // customer_id = $n, so another customer's payment is indistinguishable from a missing one.
+import type { Actor } from '../core/actor.ts';
 import type { PagePlan, PageRows } from '../core/paging.ts';
 import type { OwnerScope } from '../core/principal.ts';
 import type { Queryable } from '../db/db.ts';
@@ -36,6 +37,8 @@ export interface PaymentRecord {
   attempts: number;
   needsAttentionSince: string | null;
   attentionReason: string | null;
+  /** Who asked for the payment: its outcome's event names them. Null for payments made before it was kept. */
+  requestedBy: Actor | null;
 }
 
 export interface RefundRecord {
@@ -54,6 +57,8 @@ export interface RefundRecord {
   attempts: number;
   needsAttentionSince: string | null;
   attentionReason: string | null;
+  /** Who asked for the refund: its outcome's event names them. Null for refunds made before it was kept. */
+  requestedBy: Actor | null;
 }
 
 const PAYMENT_COLUMNS = `id, status, amount, currency, amount_refunded AS "amountRefunded", order_id AS "orderId",
@@ -61,12 +66,12 @@ const PAYMENT_COLUMNS = `id, status, amount, currency, amount_refunded AS "amoun
   next_action AS "nextAction", action_expires_at AS "actionExpiresAt", payment_method AS "paymentMethod",
   return_url AS "returnUrl", livemode, created_at AS "createdAt", updated_at AS "updatedAt", version, reference, processor,
   processor_reference AS "processorReference", attempts, needs_attention_since AS "needsAttentionSince",
-  attention_reason AS "attentionReason"`;
+  attention_reason AS "attentionReason", requested_by AS "requestedBy"`;
 
 const REFUND_COLUMNS = `r.id, r.payment_id AS "paymentId", r.status, r.amount, p.currency, r.failure_reason AS "failureReason",
   r.created_at AS "createdAt", r.updated_at AS "updatedAt", r.reference, r.processor_reference AS "processorReference",
   p.processor_reference AS "chargeReference", r.attempts, r.needs_attention_since AS "needsAttentionSince",
-  r.attention_reason AS "attentionReason"`;
+  r.attention_reason AS "attentionReason", r.requested_by AS "requestedBy"`;
 
 const ownerCondition = (scope: OwnerScope, params: unknown[]) => (scope ? ` AND customer_id = $${params.push(scope.customerId)}` : '');
 
@@ -136,6 +141,7 @@ export interface NewPayment {
   returnUrl: string | null;
   /** How long the request that records it has, before the completer may drive it instead. */
   leaseSeconds: number;
+  requestedBy: Actor;
 }
 
 /**
@@ -146,8 +152,9 @@ export interface NewPayment {
 export async function insertPayment(tx: Queryable, payment: NewPayment): Promise<PaymentRecord> {
   const { rows } = await tx.query<PaymentRecord>(
     `INSERT INTO payments (customer_id, client_id, order_id, amount, currency, status, reference, processor, livemode,
-                           payment_method, return_url, next_attempt_at, version)
-     VALUES ($1, $2, $3, $4, $5, 'processing', $6, $7, $8, $9, $10, now() + make_interval(secs => $11), 0) RETURNING ${PAYMENT_COLUMNS}`,
+                           payment_method, return_url, next_attempt_at, version, requested_by)
+     VALUES ($1, $2, $3, $4, $5, 'processing', $6, $7, $8, $9, $10, now() + make_interval(secs => $11), 0, $12::jsonb)
+     RETURNING ${PAYMENT_COLUMNS}`,
     [
       payment.customerId,
       payment.clientId,
@@ -160,6 +167,7 @@ export async function insertPayment(tx: Queryable, payment: NewPayment): Promise
       payment.paymentMethod,
       payment.returnUrl,
       payment.leaseSeconds,
+      JSON.stringify(payment.requestedBy),
     ],
   );
   return rows[0]!;
@@ -211,7 +219,7 @@ export async function changePaymentStatus(
 /** Phase 1 of a refund: recorded as pending, its amount counted against the payment's balance at once. */
 export async function insertRefund(
   tx: Queryable,
-  refund: { paymentId: number; amount: number; paymentStatus: PaymentStatus; reference: string; leaseSeconds: number },
+  refund: { paymentId: number; amount: number; paymentStatus: PaymentStatus; reference: string; leaseSeconds: number; requestedBy: Actor },
 ): Promise<{ refund: RefundRecord; payment: PaymentRecord }> {
   const { rows: payments } = await tx.query<PaymentRecord>(
     `UPDATE payments SET amount_refunded = amount_refunded + $2, status = $3, version = version + 1, updated_at = now()
@@ -219,10 +227,10 @@ export async function insertRefund(
     [refund.paymentId, refund.amount, refund.paymentStatus],
   );
   const { rows } = await tx.query<RefundRecord>(
-    `WITH r AS (INSERT INTO refunds (payment_id, amount, status, reference, next_attempt_at)
-                VALUES ($1, $2, 'pending', $3, now() + make_interval(secs => $4)) RETURNING *)
+    `WITH r AS (INSERT INTO refunds (payment_id, amount, status, reference, next_attempt_at, requested_by)
+                VALUES ($1, $2, 'pending', $3, now() + make_interval(secs => $4), $5::jsonb) RETURNING *)
      SELECT ${REFUND_COLUMNS} FROM r JOIN payments p ON p.id = r.payment_id`,
-    [refund.paymentId, refund.amount, refund.reference, refund.leaseSeconds],
+    [refund.paymentId, refund.amount, refund.reference, refund.leaseSeconds, JSON.stringify(refund.requestedBy)],
   );
   return { refund: rows[0]!, payment: payments[0]! };
 }

@@ -1,5 +1,6 @@
 // Product use cases. Reading the catalogue needs any valid token; changing it needs the
 // products:write scope held by staff or a service client.
+import { actorOf } from '../core/actor.ts';
 import { DomainError } from '../core/errors.ts';
 import { assertCurrency } from '../core/money.ts';
 import { parseSortParam, planPage, toCollection, type Collection, type PageRequest } from '../core/paging.ts';
@@ -44,7 +45,7 @@ export async function createProduct(
   assertCurrency(command.currency, '/price/currency');
   return db.transaction(async (tx) => {
     const product = await insertProduct(tx, { ...command, active: command.active ?? true });
-    await recordEvent(tx, 'product.created', product);
+    await recordEvent(tx, 'product.created', product, actorOf(principal));
     return product;
   });
 }
@@ -64,7 +65,7 @@ export async function replaceProduct(db: Db, principal: Principal, command: Repl
     precondition?.(product);
     if (isSameProduct(product, fields)) return product;
     const updated = await updateProduct(tx, productId, fields);
-    await recordEvent(tx, 'product.updated', updated);
+    await recordEvent(tx, 'product.updated', updated, actorOf(principal));
     return updated;
   });
 }

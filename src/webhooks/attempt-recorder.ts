@@ -7,6 +7,7 @@
 // claim counts it lost (deliveries.store.ts leaseDueDeliveries). An endpoint failing for 5 days is
 // disabled by a transaction after the statement (a process stopped between leaves it to the next
 // failure).
+import { SYSTEM_ACTOR } from '../core/actor.ts';
 import type { Db } from '../db/db.ts';
 import { databaseFailure } from '../db/sqlstate.ts';
 import { recordEvent } from '../events/events.store.ts';
@@ -92,7 +93,7 @@ export function createAttemptRecorder({ db, log, retryScheduleSeconds, isStoppin
       const disabled = await db.transaction(async (tx) => {
         const endpoint = await disableEndpoint(tx, endpointId);
         // Disabled first: the event goes to every other endpoint subscribed, not to this one.
-        if (endpoint) await recordEvent(tx, 'webhook_endpoint.disabled', endpoint);
+        if (endpoint) await recordEvent(tx, 'webhook_endpoint.disabled', endpoint, SYSTEM_ACTOR);
         return endpoint;
       });
       if (disabled) log.warn({ endpointId, failingSince }, 'webhook endpoint disabled: every attempt to it has failed for 5 days');

@@ -2,6 +2,7 @@
 // number of processes share the work and none sends a delivery another holds; a lease that ran out
 // is an attempt lost, and no delivery is sent more often than the schedule says), recording each
 // attempt and what it made of its delivery, and the health of endpoints (failing_since, disabled).
+import type { Actor } from '../core/actor.ts';
 import type { Queryable } from '../db/db.ts';
 import type { EventObjectType, EventType } from '../events/events.rules.ts';
 import type { EventRecord } from '../events/events.store.ts';
@@ -48,6 +49,7 @@ interface ClaimRow {
   type: EventType;
   object_type: EventObjectType;
   object: Record<string, unknown>;
+  actor: Actor | null;
   created_at: string;
 }
 
@@ -160,7 +162,7 @@ export async function leaseDueDeliveries(
                w.id AS endpoint_id, w.url, w.api_version, w.secret,
                CASE WHEN w.previous_secret_expires_at > now() THEN w.previous_secret END AS previous_secret,
                w.consecutive_failures, w.consecutive_timeouts,
-               ev.id AS event_id, ev.type, ev.object_type, ev.object, ev.created_at`,
+               ev.id AS event_id, ev.type, ev.object_type, ev.object, ev.actor, ev.created_at`,
     [endpointIds, options.perEndpoint, options.limit, options.leaseMs, options.maxAttempts, LOST_ATTEMPT_ERROR, options.maxRate],
   );
   return rows.map((row) => ({
@@ -175,7 +177,14 @@ export async function leaseDueDeliveries(
       consecutiveFailures: row.consecutive_failures,
       consecutiveTimeouts: row.consecutive_timeouts,
     },
-    event: { id: row.event_id, type: row.type, objectType: row.object_type, object: row.object, createdAt: row.created_at },
+    event: {
+      id: row.event_id,
+      type: row.type,
+      objectType: row.object_type,
+      object: row.object,
+      actor: row.actor,
+      createdAt: row.created_at,
+    },
     lostAttempt: row.lost_attempt,
     usedUp: row.used_up,
   }));

@@ -1,5 +1,6 @@
 // An endpoint's delivery log and the deliveries a caller asks for: an event sent again, a ping.
 // Both only add a pending delivery; the dispatcher sends it like any other.
+import { actorOf } from '../core/actor.ts';
 import { DomainError } from '../core/errors.ts';
 import { planPage, toCollection, type Collection, type PageRequest } from '../core/paging.ts';
 import type { Principal } from '../core/principal.ts';
@@ -115,6 +116,6 @@ export async function pingWebhookEndpoint(
   return db.transaction(async (tx) => {
     const endpoint = await loadWebhookEndpoint(tx, endpointId, shownTo, true);
     assertEnabled(endpoint);
-    return { ...(await recordPingDelivery(tx, endpoint)), attempts: [] };
+    return { ...(await recordPingDelivery(tx, endpoint, actorOf(principal))), attempts: [] };
   });
 }

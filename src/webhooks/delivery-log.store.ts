@@ -1,6 +1,7 @@
 // An endpoint's delivery log in SQL: its deliveries (newest first) with their attempts, and the
 // deliveries a caller asks for (a redelivery, a ping). Claiming, sending and recording attempts is
 // the dispatcher's (deliveries.store.ts): this file only reads them and adds pending deliveries.
+import type { Actor } from '../core/actor.ts';
 import type { PagePlan, PageRows } from '../core/paging.ts';
 import type { Queryable } from '../db/db.ts';
 import { selectPage } from '../db/paging.ts';
@@ -134,15 +135,15 @@ export async function insertDelivery(db: Queryable, endpointId: number, eventId:
  * holds no secret), and a pending delivery of it to that endpoint only. Unlike recordEvent, no other
  * endpoint receives it, whatever it subscribes to.
  */
-export async function recordPingDelivery(db: Queryable, endpoint: WebhookEndpointRecord): Promise<WebhookDeliveryRecord> {
+export async function recordPingDelivery(db: Queryable, endpoint: WebhookEndpointRecord, actor: Actor): Promise<WebhookDeliveryRecord> {
   const { rows } = await db.query<WebhookDeliveryRecord>(
     `WITH e AS (
-       INSERT INTO events (id, type, object_type, object) VALUES ($1, $2, $3, $4::jsonb) RETURNING id, type
+       INSERT INTO events (id, type, object_type, object, actor) VALUES ($1, $2, $3, $4::jsonb, $6::jsonb) RETURNING id, type
      ), d AS (
        INSERT INTO webhook_deliveries (endpoint_id, event_id) SELECT $5, e.id FROM e RETURNING *
      )
      SELECT ${COLUMNS} FROM d JOIN e ON e.id = d.event_id`,
-    [newEventId(), PING_EVENT_TYPE, EVENT_TYPES[PING_EVENT_TYPE], JSON.stringify(endpoint), endpoint.id],
+    [newEventId(), PING_EVENT_TYPE, EVENT_TYPES[PING_EVENT_TYPE], JSON.stringify(endpoint), endpoint.id, JSON.stringify(actor)],
   );
   return rows[0]!;
 }

@@ -3,6 +3,7 @@
 // to a later version whose objects their receivers do not read. Every process looks, every second
 // (a background job) and as it starts: the state is in the database, so processes started later,
 // restarts and many processes at once all come to the same rows, and each is disabled once.
+import { SYSTEM_ACTOR } from '../core/actor.ts';
 import { type Clock, systemClock } from '../core/clock.ts';
 import { retiredApiVersions } from '../core/api-versions.ts';
 import type { Db } from '../db/db.ts';
@@ -39,7 +40,7 @@ export function createEndpointRetirement({ db, deprecations, now = systemClock, 
       const disabled = await db.transaction(async (tx) => {
         const endpoints = await disableEndpointsPinnedTo(tx, retired);
         // Disabled first: each event goes to the endpoints still enabled, not to these.
-        for (const endpoint of endpoints) await recordEvent(tx, 'webhook_endpoint.disabled', endpoint);
+        for (const endpoint of endpoints) await recordEvent(tx, 'webhook_endpoint.disabled', endpoint, SYSTEM_ACTOR);
         return endpoints;
       });
       quietUntil = disabled.length === 0 ? at.getTime() + QUIET_LOOK_INTERVAL_MS : 0;

@@ -2,6 +2,7 @@
 // in production: an endpoint whose address is loopback or private, by its literal or by what its
 // name resolves to at the moment of delivery (DNS rebinding), is never connected to; the attempt
 // is recorded with the refusal and the delivery retried on the schedule. Ports 29460–29469.
+import { SYSTEM_ACTOR } from '../../src/core/actor.ts';
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { loadConfig } from '../../src/config.ts';
@@ -32,7 +33,7 @@ after(async () => {
 async function firstAttemptTo(url: string) {
   const endpoint = await insertWebhookEndpoint(t.db, t.config, { url });
   try {
-    await recordEvent(t.db, 'product.updated', await createProduct(t.db));
+    await recordEvent(t.db, 'product.updated', await createProduct(t.db), SYSTEM_ACTOR);
     let attempt: { status_code: number | null; error: string | null } | undefined;
     await eventually(async () => {
       const { rows } = await t.db.query<{ status_code: number | null; error: string | null }>(

@@ -2,6 +2,7 @@
 // services are claimed by the app's own dispatcher job, sent to real receivers on 127.0.0.1
 // (ports 29440–29459) and verified there with `standardwebhooks`; the deliveries and attempts
 // recorded are read back from the database.
+import { SYSTEM_ACTOR } from '../../src/core/actor.ts';
 import assert from 'node:assert/strict';
 import type { ServerResponse } from 'node:http';
 import { after, before, describe, test } from 'node:test';
@@ -124,7 +125,7 @@ async function afterFirstAttempt(endpoint: TestEndpoint): Promise<DeliveryRow[]>
 /** An event about a new product (product.updated), recorded as the products service records it. */
 async function recordProductEvent(): Promise<string> {
   const product = await createProduct(t.db);
-  return recordEvent(t.db, 'product.updated', product);
+  return recordEvent(t.db, 'product.updated', product, SYSTEM_ACTOR);
 }
 
 /** Answers every request with the status (and headers). */
@@ -327,7 +328,7 @@ describe('webhook delivery', () => {
         await withEndpoints(t.db, [fastEndpoint], async () => {
           const product = await createProduct(t.db);
           const started = performance.now();
-          for (let i = 0; i < 3; i++) await recordEvent(t.db, 'product.created', product);
+          for (let i = 0; i < 3; i++) await recordEvent(t.db, 'product.created', product, SYSTEM_ACTOR);
           await fast!.waitForRequests(3, ATTEMPT_TIMEOUT_MS / 2);
           assert.ok(performance.now() - started < ATTEMPT_TIMEOUT_MS / 2);
           await settledDeliveries(fastEndpoint, 3);

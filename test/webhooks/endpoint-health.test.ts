@@ -3,6 +3,7 @@
 // deliveries succeed, never as a new revision, and left as it was by failures. A trigger counts
 // each write of it (the claim writes the row too, for the send-rate cap: not counted). Receiver on
 // 127.0.0.1:29860.
+import { SYSTEM_ACTOR } from '../../src/core/actor.ts';
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { recordEvent } from '../../src/events/events.store.ts';
@@ -51,7 +52,7 @@ test(`${DELIVERIES} deliveries succeed: lastSucceededAt follows them, the row wr
   assert.equal(before.json().lastSucceededAt, null);
   const row = await endpointRow(endpoint.id);
 
-  for (let i = 0; i < DELIVERIES; i++) await recordEvent(t.db, 'product.updated', await createProduct(t.db));
+  for (let i = 0; i < DELIVERIES; i++) await recordEvent(t.db, 'product.updated', await createProduct(t.db), SYSTEM_ACTOR);
   await eventually(async () => {
     const { rows } = await t.db.query<{ n: number }>(
       "SELECT count(*)::int AS n FROM webhook_deliveries WHERE endpoint_id = $1 AND state = 'succeeded'",
@@ -83,7 +84,7 @@ test(`${DELIVERIES} deliveries succeed: lastSucceededAt follows them, the row wr
 
   // A failure leaves the last success as it was, and starts failingSince (a new revision, as before).
   receiver.answer((_request, response) => response.writeHead(500).end());
-  await recordEvent(t.db, 'product.updated', await createProduct(t.db));
+  await recordEvent(t.db, 'product.updated', await createProduct(t.db), SYSTEM_ACTOR);
   await eventually(async () => (await endpointRow(endpoint.id)).failing_since !== null, 'the endpoint marked failing');
   const failing = await endpointRow(endpoint.id);
   assert.equal(failing.last_succeeded_at, after.last_succeeded_at);

@@ -6,6 +6,7 @@
 // the log kept of the answer, and every failed attempt is one warn line. Then the cases where an
 // attempt cannot be recorded: the database refuses the row, or the process never records it.
 // Port 29840.
+import { SYSTEM_ACTOR } from '../../src/core/actor.ts';
 import assert from 'node:assert/strict';
 import type net from 'node:net';
 import { Writable } from 'node:stream';
@@ -270,7 +271,7 @@ describe('whatever a receiver answers: sent as often as the schedule says, each 
       endpoints.set(path, await insertWebhookEndpoint(t.db, t.config, { url: receiver.url(path), enabledEvents: ['product.updated'] }));
     }
     // One event: one delivery to each receiver, all under way at once.
-    await recordEvent(t.db, 'product.updated', await createProduct(t.db));
+    await recordEvent(t.db, 'product.updated', await createProduct(t.db), SYSTEM_ACTOR);
     await settled(...endpoints.values());
     for (const [path, endpoint] of endpoints) {
       shown.set(path, await shownDelivery(endpoint));
@@ -333,7 +334,7 @@ describe('an attempt that cannot be recorded', () => {
     await t.db.query('CREATE TRIGGER refuse_poison BEFORE INSERT ON webhook_attempts FOR EACH ROW EXECUTE FUNCTION refuse_poison()');
     const endpoint = await insertWebhookEndpoint(t.db, t.config, { url: receiver.url('poison'), enabledEvents: ['product.created'] });
     try {
-      await recordEvent(t.db, 'product.created', await createProduct(t.db));
+      await recordEvent(t.db, 'product.created', await createProduct(t.db), SYSTEM_ACTOR);
       await settled(endpoint);
       // The receiver answered 200 each time; the answer was never recorded, so each counts as failed.
       const delivery = await failedWithEveryAttempt(
@@ -361,7 +362,7 @@ describe('an attempt that cannot be recorded', () => {
     const endpoint = await insertWebhookEndpoint(t.db, t.config, { url: receiver.url('ok'), enabledEvents: ['order.created'] });
     failBeforeRecord = true;
     try {
-      await t.db.transaction((tx) => recordEvent(tx, 'order.created', { id: 1, status: 'pending' }));
+      await t.db.transaction((tx) => recordEvent(tx, 'order.created', { id: 1, status: 'pending' }, SYSTEM_ACTOR));
       for (let sent = 1; sent <= SCHEDULED_SENDS; sent++) {
         await eventually(() => receiver.sends('ok') === sent, `send ${sent}`);
         // Its lease runs out (as 60 s after a crash): claimed again, or failed once the schedule is used up.
@@ -392,7 +393,7 @@ describe('an attempt that cannot be recorded', () => {
 
   test('a delivery due with its attempts all made (the schedule shortened since): failed without a send', async () => {
     // The event first (no endpoint subscribed), then a delivery of it inserted whole: no claim comes between.
-    const eventId = await t.db.transaction((tx) => recordEvent(tx, 'order.shipped', { id: 1, status: 'shipped' }));
+    const eventId = await t.db.transaction((tx) => recordEvent(tx, 'order.shipped', { id: 1, status: 'shipped' }, SYSTEM_ACTOR));
     const endpoint = await insertWebhookEndpoint(t.db, t.config, { url: receiver.url('ok'), enabledEvents: ['order.shipped'] });
     const sentBefore = receiver.sends('ok');
     try {

@@ -4,6 +4,7 @@
 // disable them as their clock passes the sunset, each once, with one webhook_endpoint.disabled
 // event; a disabled endpoint is sent nothing more; creating or enabling one is refused (422).
 // Receivers on 127.0.0.1:29850–29852.
+import { SYSTEM_ACTOR } from '../../src/core/actor.ts';
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { FastifyInstance } from 'fastify';
@@ -88,7 +89,7 @@ async function deliveryRows(endpointId: number) {
   return rows;
 }
 
-const recordProductEvent = async () => recordEvent(t.db, 'product.updated', await createProduct(t.db));
+const recordProductEvent = async () => recordEvent(t.db, 'product.updated', await createProduct(t.db), SYSTEM_ACTOR);
 
 describe('a process that starts after the sunset', () => {
   test('disables the endpoints of the retired version before it is ready, each with one webhook_endpoint.disabled event', async () => {

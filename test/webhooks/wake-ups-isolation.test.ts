@@ -3,6 +3,7 @@
 // another process on PostgreSQL, heard again after its listening session is cut; a healthy endpoint
 // delivered while four others hang; an endpoint failing in a row paused (its circuit open), then
 // probed one attempt at a time, then at full speed once it answers again.
+import { SYSTEM_ACTOR } from '../../src/core/actor.ts';
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import pg from 'pg';
@@ -44,14 +45,14 @@ after(() => t.close());
 /** An event about a new product, committed in a transaction as the services commit theirs (through the outbox). */
 async function commitProductEvent(type: 'product.updated' | 'product.created' = 'product.updated'): Promise<string> {
   const product = await createProduct(t.db);
-  return t.db.transaction((tx) => recordEvent(tx, type, product));
+  return t.db.transaction((tx) => recordEvent(tx, type, product, SYSTEM_ACTOR));
 }
 
 /** Commits n product.updated events in one transaction: due together, taken by one claim. */
 async function commitProductEvents(n: number): Promise<void> {
   const product = await createProduct(t.db);
   await t.db.transaction(async (tx) => {
-    for (let i = 0; i < n; i++) await recordEvent(tx, 'product.updated', product);
+    for (let i = 0; i < n; i++) await recordEvent(tx, 'product.updated', product, SYSTEM_ACTOR);
   });
 }
 

@@ -2,6 +2,7 @@
 // its scope (webhooks:read or webhooks:write, 403 insufficient_scope), and a staff user or service
 // client (a customer is 403 even with a token that carries the scope); an unknown id is a 404. A
 // refused write changes nothing.
+import { SYSTEM_ACTOR } from '../../../src/core/actor.ts';
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Scope } from '../../../src/core/scopes.ts';
@@ -73,7 +74,7 @@ async function snapshot(): Promise<unknown> {
 before(async () => {
   t = await startTestApp(webhookTestConfig());
   const endpoint = await registerEndpoint(t, await webhookStaffToken(t));
-  const eventId = await t.db.transaction((tx) => recordEvent(tx, 'order.created', { id: 1 }));
+  const eventId = await t.db.transaction((tx) => recordEvent(tx, 'order.created', { id: 1 }, SYSTEM_ACTOR));
   const { rows } = await t.db.query<{ id: number }>('SELECT id FROM webhook_deliveries WHERE endpoint_id = $1 AND event_id = $2', [
     endpoint.id,
     eventId,

@@ -2,6 +2,7 @@
 // to enabled endpoints and the age of the oldest, read from the database at each scrape. No
 // dispatcher runs within a test here, so the deliveries stay as the test writes them; the file's
 // database is its own, so the figures are the test's.
+import { SYSTEM_ACTOR } from '../../../src/core/actor.ts';
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { recordEvent } from '../../../src/events/events.store.ts';
@@ -40,7 +41,7 @@ test('due deliveries and the oldest one’s age: pending and due, to enabled end
   const enabled = await registerEndpoint(t, token, { enabledEvents: ['order.paid'] });
   const other = await registerEndpoint(t, token, { enabledEvents: ['order.paid'] });
   const disabled = await registerEndpoint(t, token, { enabledEvents: ['order.paid'], disabled: true });
-  const event = await recordEvent(t.db, 'product.created', await createProduct(t.db));
+  const event = await recordEvent(t.db, 'product.created', await createProduct(t.db), SYSTEM_ACTOR);
   const started = performance.now();
   await insertDelivery(enabled.id, event, 'pending', '-30 seconds');
   await insertDelivery(enabled.id, event, 'pending', '0 seconds');

@@ -1,5 +1,6 @@
 // An endpoint's delivery log, newest first with its attempts embedded; an event sent again; a ping.
 // Each answers for the endpoint in its path only: another endpoint's deliveries never show.
+import { SYSTEM_ACTOR } from '../../../src/core/actor.ts';
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { renderEventObject } from '../../../src/event-objects.ts';
@@ -46,8 +47,8 @@ before(async () => {
   all = await registerEndpoint(t, token);
   paidOnly = await registerEndpoint(t, token, { enabledEvents: ['order.paid'] });
   off = await registerEndpoint(t, token, { disabled: true });
-  const createdId = await t.db.transaction((tx) => recordEvent(tx, 'order.created', { id: 1, status: 'pending' }));
-  const paidId = await t.db.transaction((tx) => recordEvent(tx, 'order.paid', { id: 1, status: 'paid' }));
+  const createdId = await t.db.transaction((tx) => recordEvent(tx, 'order.created', { id: 1, status: 'pending' }, SYSTEM_ACTOR));
+  const paidId = await t.db.transaction((tx) => recordEvent(tx, 'order.paid', { id: 1, status: 'paid' }, SYSTEM_ACTOR));
   created = { eventId: createdId, deliveryId: await deliveryOf(all.id, createdId) };
   paid = { eventId: paidId, deliveryId: await deliveryOf(all.id, paidId), paidOnlyDeliveryId: await deliveryOf(paidOnly.id, paidId) };
   // The dispatcher's work, as it records it: a 500, then a 200 with a long body.

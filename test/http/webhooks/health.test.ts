@@ -2,6 +2,7 @@
 // at the read, its last success as the dispatcher writes it (at most about once a second, never as
 // a new revision: the ETag stays the endpoint's revision, decision 0118), and why it is disabled.
 // No dispatcher runs within a test here: the deliveries are written as a test needs them.
+import { SYSTEM_ACTOR } from '../../../src/core/actor.ts';
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { recordEvent } from '../../../src/events/events.store.ts';
@@ -27,7 +28,7 @@ const send = (method: Method, token: string, url: string, payload?: unknown, hea
 
 /** An event no endpoint subscribes to (product.created; the endpoints here take order.paid): its deliveries are the test's own. */
 async function unsubscribedEvent(): Promise<string> {
-  return recordEvent(t.db, 'product.created', await createProduct(t.db));
+  return recordEvent(t.db, 'product.created', await createProduct(t.db), SYSTEM_ACTOR);
 }
 
 /** A delivery of the event to the endpoint, in the state and with the next attempt the test says (SQL interval from now). */

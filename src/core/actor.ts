@@ -1,0 +1,16 @@
+// Who made a change, as its event records it (docs/webhooks.md, "Who made a change"): a user
+// through a client, a client acting for itself, or orderpay on its own (the completer, a
+// processor's notification, a webhook endpoint disabled by its failures). An outcome that arrives
+// later (a payment's, a refund's) names who asked for it, kept with the payment or refund.
+import type { Principal } from './principal.ts';
+
+export type Actor = { type: 'user'; userId: number; clientId: string } | { type: 'client'; clientId: string } | { type: 'system' };
+
+/** orderpay itself: no request behind the change. */
+export const SYSTEM_ACTOR: Actor = Object.freeze({ type: 'system' });
+
+export function actorOf(principal: Principal): Actor {
+  return principal.kind === 'user'
+    ? { type: 'user', userId: principal.userId, clientId: principal.clientId }
+    : { type: 'client', clientId: principal.clientId };
+}
