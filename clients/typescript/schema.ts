@@ -906,7 +906,7 @@ export interface components {
             createdAt: string;
             /** @description False where the deployment's payment processor moves no real money (the simulator; Stripe test keys), as Stripe's events say. */
             livemode: boolean;
-            /** @description Who made the change: a user through an app (`user`), a client acting for itself (`client`), or orderpay on its own (`system`: the completer, a processor's notification, a webhook endpoint disabled after its failures). A payment's or refund's outcome names who asked for it, whoever recorded it. Null for events recorded before actors were (docs/webhooks.md, "Who made a change"). */
+            /** @description Who made the change: a user through an app (`user`), a client acting for itself (`client`), or orderpay on its own (`system`: a payment flagged for attention, a webhook endpoint disabled after its failures or at its version's sunset). A payment's or refund's outcome names who asked for it, whoever recorded it (the request, the completer, the processor's notification). Null for events recorded before actors were (docs/webhooks.md, "Who made a change"). */
             actor: {
                 /** @enum {string} */
                 type: "user";

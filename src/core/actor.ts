@@ -1,7 +1,8 @@
 // Who made a change, as its event records it (docs/webhooks.md, "Who made a change"): a user
-// through a client, a client acting for itself, or orderpay on its own (the completer, a
-// processor's notification, a webhook endpoint disabled by its failures). An outcome that arrives
-// later (a payment's, a refund's) names who asked for it, kept with the payment or refund.
+// through a client, a client acting for itself, or orderpay on its own (a payment flagged for
+// attention, a webhook endpoint disabled by its failures). An outcome that arrives later (a
+// payment's, a refund's) names who asked for it, kept with the payment or refund, whoever records
+// it: the request, the completer or the processor's notification.
 import type { Principal } from './principal.ts';
 
 export type Actor = { type: 'user'; userId: number; clientId: string } | { type: 'client'; clientId: string } | { type: 'system' };

@@ -15,7 +15,7 @@ export type Scope = (typeof SCOPES)[number];
 
 /**
  * What gives the power to refund (a refund, or cancelling a paid order): payments:refund, or
- * payments:write as it did before payments:refund existed, so that no client of v1 or v2 breaks
+ * payments:write as it did before payments:refund existed, so that no client of v1, v2 or v3 breaks
  * (docs/decisions/0129-refunds-have-their-own-scope.md). The first is the one to ask for.
  */
 export const REFUND_SCOPES: readonly [Scope, ...Scope[]] = ['payments:refund', 'payments:write'];

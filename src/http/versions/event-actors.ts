@@ -6,7 +6,7 @@ import { reshape, type VersionChange, without } from './version-change.ts';
 export const eventActors: VersionChange = {
   version: 3,
   description:
-    'An event says who made its change: `actor` is a user (`userId`, and the `clientId` of the app they used), a client acting for itself (`clientId`), or orderpay itself (`system`: the completer, a processor notification, an endpoint disabled after its failures); null for events recorded before actors were.',
+    'An event says who made its change: `actor` is a user (`userId`, and the `clientId` of the app they used), a client acting for itself (`clientId`), or orderpay itself (`system`: a payment flagged for attention, an endpoint disabled after its failures); an outcome of a payment or refund names who asked for it. Null for events recorded before actors were.',
   resources: {
     Event: {
       schema: (newer) => reshape(newer, (p) => without(p, ['actor'])),
