@@ -3,7 +3,7 @@
 // status, its order paid, their events) in one short transaction. The request that made the
 // payment, the completer job and the processor's events all drive payments through here; whichever
 // learns an outcome first commits it, the others find it committed.
-import { SYSTEM_ACTOR } from '../core/actor.ts';
+import { requesterOf } from '../core/actor.ts';
 import { DomainError } from '../core/errors.ts';
 import type { Failpoint } from '../core/failpoints.ts';
 import type { Db, Queryable } from '../db/db.ts';
@@ -186,5 +186,5 @@ async function commitOutcome(
  */
 async function payOrder(tx: Queryable, payment: PaymentRecord): Promise<void> {
   const order = await lockOrder(tx, payment.orderId!, undefined);
-  if (order) await markOrderPaid(tx, order, payment.requestedBy ?? SYSTEM_ACTOR);
+  if (order) await markOrderPaid(tx, order, requesterOf(payment));
 }

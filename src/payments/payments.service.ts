@@ -2,7 +2,7 @@
 // settle-refund.ts). Writes run inside the transaction their caller opens: phase 1 of a payment or
 // refund in the idempotency layer's, phase 3 in the settlement's (docs/payments.md). Callers get
 // records, never wire shapes.
-import { actorOf, SYSTEM_ACTOR, type Actor } from '../core/actor.ts';
+import { actorOf, requesterOf, SYSTEM_ACTOR, type Actor } from '../core/actor.ts';
 import { DomainError } from '../core/errors.ts';
 import { parseSortParam, planPage, toCollection, type Collection, type PageRequest } from '../core/paging.ts';
 import { isStaffOrService, ownerScope, type Principal } from '../core/principal.ts';
@@ -110,7 +110,7 @@ export async function recordPaymentOutcome(
   });
   const event = changed && OUTCOME_EVENTS[changed.status];
   // An outcome is of the payment someone asked for, whoever records it (the request, the completer, a notification).
-  if (event) await recordEvent(tx, event, changed, changed.requestedBy ?? SYSTEM_ACTOR);
+  if (event) await recordEvent(tx, event, changed, requesterOf(changed));
   return changed;
 }
 
@@ -199,7 +199,7 @@ export async function recordRefundOutcome(tx: Queryable, refund: RefundRecord, s
   });
   if (!changed) return undefined;
   if (changed.status === 'failed') await restoreRefundedAmount(tx, changed.paymentId, changed.amount);
-  await recordEvent(tx, changed.status === 'failed' ? 'refund.failed' : 'refund.succeeded', changed, changed.requestedBy ?? SYSTEM_ACTOR);
+  await recordEvent(tx, changed.status === 'failed' ? 'refund.failed' : 'refund.succeeded', changed, requesterOf(changed));
   return changed;
 }
 
