@@ -532,7 +532,7 @@ baseline sends one query per request; under 32 connections a turn holds several 
 each pays a fraction of a round trip, in Node as in PostgreSQL. For the broad filter orderpay still
 does more work than the baseline: its one statement carries the exact total, the baseline's page
 has none. What is left of (c)'s gap, where by \`perf\` it goes (orderpay's own code ~31 µs of it, the
-contract's features the baseline does not have) and why issue 28 stops with (c) and (e) above 1.5×:
+contract's features the baseline does not have) and why the work on issue 28 stops with (c) and (e) above 1.5×:
 [decisions/0128-request-cost-stops-at-the-contract.md](decisions/0128-request-cost-stops-at-the-contract.md).
 ${renderProfileSection(profiles)}
 ## Why authentication costs little per request
