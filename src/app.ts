@@ -44,14 +44,17 @@ import { createValidatorCompiler } from './http/validation.ts';
 import { apiVersionConstraint, versioningPlugin, versionRoutes, type VersionScope } from './http/versioning.ts';
 import { downgrade, resourceSchemaAt } from './http/versions/versions.ts';
 import { API_VERSION_NUMBERS, retiredApiVersions } from './core/api-versions.ts';
+import { DAILY_REPORTS_SINCE } from './core/day-range.ts';
 import { eventsRoutes } from './events/events.routes.ts';
 import { eventRepresentation, type RenderEventObject } from './events/events.representation.ts';
 import { Event } from './events/events.schemas.ts';
 import { backgroundJobs } from './jobs/jobs.ts';
 import { createScheduler } from './jobs/scheduler.ts';
+import { DailyOrderTotal, dailyOrderTotalsRoutes } from './orders/daily-order-totals.routes.ts';
 import { ordersRoutes } from './orders/orders.routes.ts';
 import { Order, OrderItem } from './orders/orders.schemas.ts';
 import { processorEventsRoutes } from './payments/processor-events.routes.ts';
+import { DailyPaymentOutcome, dailyPaymentOutcomesRoutes } from './payments/daily-payment-outcomes.routes.ts';
 import { paymentsRoutes } from './payments/payments.routes.ts';
 import { Payment, Refund } from './payments/payments.schemas.ts';
 import { withProcessorTimeout, type PaymentProcessor } from './payments/processor.ts';
@@ -66,6 +69,7 @@ import { createWebhookDispatcher } from './webhooks/dispatcher.ts';
 import { createEndpointRetirement } from './webhooks/retirement.ts';
 import { startWakeUps, type WakeUps } from './webhooks/wake-ups.ts';
 import { createSecretBox } from './webhooks/secrets.ts';
+import { DailyWebhookDelivery, dailyWebhookDeliveriesRoutes } from './webhooks/daily-webhook-deliveries.routes.ts';
 import { deliveryLogRoutes } from './webhooks/delivery-log.routes.ts';
 import { webhookEndpointsRoutes } from './webhooks/endpoints.routes.ts';
 import { WebhookDelivery, WebhookEndpoint, WebhookEndpointWithSecret } from './webhooks/endpoints.schemas.ts';
@@ -191,6 +195,8 @@ export async function buildApp(config: Config, db: Db, options: AppOptions = {})
     for (const schema of [OrderItem, Order, Product, Payment, Refund, WebhookEndpoint, WebhookEndpointWithSecret, WebhookDelivery, Event]) {
       app.addSchema(resourceSchemaAt(schema, version));
     }
+    if (version < DAILY_REPORTS_SINCE) continue;
+    for (const schema of [DailyOrderTotal, DailyPaymentOutcome, DailyWebhookDelivery]) app.addSchema(resourceSchemaAt(schema, version));
   }
   // The client /docs signs in with, when this process runs the authorization server that knows it.
   const docsClient = buildDocsClient(config, app.log);
@@ -212,7 +218,7 @@ export async function buildApp(config: Config, db: Db, options: AppOptions = {})
     // paths, where the apiVersion constraint picks one per request.
     for (const version of API_VERSION_NUMBERS) {
       const livemode = paymentDriver?.processor.livemode ?? false;
-      const options = { version, deprecations: config.apiDeprecations, renderEventObject, cursors, livemode, retiredVersions };
+      const options = { version, deprecations: config.apiDeprecations, renderEventObject, cursors, livemode, retiredVersions, now };
       await app.register(resourceRoutes, { ...options, prefix: `/v${version}`, negotiated: false });
       await app.register(resourceRoutes, { ...options, negotiated: true });
     }
@@ -313,6 +319,8 @@ async function resourceRoutes(
     livemode: boolean;
     /** The API versions retired by now (webhook endpoints pinned to one are refused). */
     retiredVersions: () => readonly number[];
+    /** Today, for the daily reports' default range. */
+    now: Clock;
   },
 ): Promise<void> {
   scope.decorate('cursors', opts.cursors);
@@ -324,4 +332,9 @@ async function resourceRoutes(
   await scope.register(webhookEndpointsRoutes, { retiredVersions: opts.retiredVersions });
   await scope.register(deliveryLogRoutes);
   await scope.register(eventsRoutes, { renderEventObject: opts.renderEventObject, livemode: opts.livemode });
+  if (opts.version >= DAILY_REPORTS_SINCE) {
+    for (const reportRoutes of [dailyOrderTotalsRoutes, dailyPaymentOutcomesRoutes, dailyWebhookDeliveriesRoutes]) {
+      await scope.register(reportRoutes, { now: opts.now });
+    }
+  }
 }

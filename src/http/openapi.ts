@@ -108,7 +108,7 @@ export function versionDocument(all: Document, config: Config, version: number):
   const documented = Object.values(paths).flatMap((item) => Object.values(item ?? {}) as Operation[]);
   const operationIds = new Set(documented.map((operation) => String(operation.operationId)));
   for (const operation of documented) documentLinks(operation, operationIds);
-  return renameRefs({
+  const document = renameRefs({
     ...all,
     info: { ...all.info, version: String(version), description: describeVersion(config, version) },
     // OWASP API9:2023: say which environment a server is and who it is for.
@@ -116,6 +116,28 @@ export function versionDocument(all: Document, config: Config, version: number):
     paths,
     components: { ...all.components, schemas: schemasOf(all.components.schemas ?? {}, version) },
   }) as Document;
+  // A resource of later versions only (DailyOrderTotal, from v3) is no schema of an earlier one's.
+  document.components.schemas = referencedSchemas(document.paths, document.components.schemas ?? {});
+  return document;
+}
+
+/** The schemas the paths refer to, directly or through other schemas, in their order. */
+function referencedSchemas(paths: Document['paths'], schemas: JsonObject): JsonObject {
+  const reached = new Set<string>();
+  const visit = (value: unknown): void => {
+    if (!value || typeof value !== 'object') return;
+    for (const [key, member] of Object.entries(value)) {
+      if (key === '$ref' && typeof member === 'string' && member.startsWith('#/components/schemas/')) {
+        const name = member.slice('#/components/schemas/'.length);
+        if (!reached.has(name)) {
+          reached.add(name);
+          visit(schemas[name]);
+        }
+      } else visit(member);
+    }
+  };
+  visit(paths);
+  return Object.fromEntries(Object.entries(schemas).filter(([name]) => reached.has(name)));
 }
 
 /**

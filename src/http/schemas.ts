@@ -1,5 +1,6 @@
 // Schemas shared by every resource: problem body, collection envelope, ids and paging parameters.
 import { Type, type TInteger, type TSchema } from 'typebox';
+import { MAX_RANGE_DAYS, MAX_REPORT_ROWS } from '../core/day-range.ts';
 import { CURRENCY_CODES } from '../core/money.ts';
 import { MAX_PAGE } from '../core/paging.ts';
 import { ENTITY_TAGS_PATTERN } from './etag.ts';
@@ -189,3 +190,39 @@ export const IfNoneMatchHeaders = Type.Object({
 export function problems(...statuses: number[]): Record<number, typeof ProblemRef> {
   return Object.fromEntries(statuses.map((s) => [s, ProblemRef]));
 }
+
+/** A calendar day, YYYY-MM-DD (RFC 3339 full-date). */
+export const Day = (description: string) => Type.String({ format: 'date', pattern: '^\\d{4}-\\d{2}-\\d{2}$', maxLength: 10, description });
+
+/** The query of a daily report (src/core/day-range.ts): its UTC days, inclusive, and one currency where its rows have one. */
+export function DayRangeQuery(currencyDescription?: string) {
+  const currency: Record<string, TSchema> = currencyDescription
+    ? { currency: Type.Optional(Type.Unsafe<string>({ ...Currency, description: currencyDescription })) }
+    : {};
+  return Type.Object(
+    {
+      from: Type.Optional(
+        Day(
+          `The first day read (UTC), inclusive. Default: the 30 days that end at \`to\`. At most ${MAX_RANGE_DAYS} days are read at once.`,
+        ),
+      ),
+      to: Type.Optional(Day('The last day read (UTC), inclusive. Default: today, or the 30th day from `from` where that comes first.')),
+      ...currency,
+    },
+    { additionalProperties: false },
+  );
+}
+
+/** A daily report's answer: its rows, and the days they cover (days without a row had none). */
+export function ReportEnvelope<T extends TSchema>(item: T, description: string) {
+  return Type.Object(
+    {
+      data: Type.Array(item, { maxItems: MAX_REPORT_ROWS }),
+      meta: Type.Object({ from: Day('The first day read (UTC).'), to: Day('The last day read (UTC).') }, { additionalProperties: false }),
+    },
+    { additionalProperties: false, description },
+  );
+}
+
+/** What every daily report's description says of its limits. */
+export const REPORT_LIMITS = `Days are UTC. At most ${MAX_RANGE_DAYS} days per request; a range and filter that hold more than ${MAX_REPORT_ROWS} rows are a 400 (read a shorter range, or one currency), never an answer cut short.`;

@@ -1,6 +1,7 @@
 // Order use cases and the order steps of flows (src/flows/): each loads through the store, asks
 // the rules, writes. Nothing here knows HTTP or API versions: callers get records.
 import type { Actor as ChangeActor } from '../core/actor.ts';
+import { readReport, type Report, type ReportQuery } from '../core/day-range.ts';
 import { DomainError } from '../core/errors.ts';
 import { parseSortParam, planPage, toCollection, type Collection, type PageRequest } from '../core/paging.ts';
 import type { Precondition } from '../core/precondition.ts';
@@ -9,6 +10,7 @@ import { coalesceReads, perDatabase } from '../db/coalesce.ts';
 import type { Queryable } from '../db/db.ts';
 import type { EventType } from '../events/events.rules.ts';
 import { recordEvent } from '../events/events.store.ts';
+import { type DailyOrderTotalRecord, selectDailyOrderTotals } from './daily-order-totals.store.ts';
 import {
   decideTransition,
   effectiveOrderSort,
@@ -227,4 +229,14 @@ export async function lockOrderForDelete(
 export async function removeOrder(tx: Queryable, order: OrderRecord, actor: ChangeActor): Promise<void> {
   const [deleted] = await withItems(tx, [await softDeleteOrder(tx, order.id)]);
   await recordEvent(tx, 'order.deleted', deleted!, actor);
+}
+
+/** Orders placed per UTC day and currency: a customer's own, every one for staff and service clients. */
+export function dailyOrderTotals(
+  db: Queryable,
+  principal: Principal,
+  query: ReportQuery,
+  now: Date,
+): Promise<Report<DailyOrderTotalRecord>> {
+  return readReport(query, now, (filter) => selectDailyOrderTotals(db, ownerScope(principal), filter));
 }

@@ -72,6 +72,10 @@ const Amount = (description: string) =>
 
 const Nullable = <T extends TSchema>(schema: T, options: { description?: string } = {}) => Type.Union([schema, Type.Null()], options);
 
+export const DeclineCode = Nullable(Type.String({ maxLength: 255, pattern: '^[A-Za-z0-9_]+$' }), {
+  description: "Why the processor declined the payment, in its own code (Stripe's decline_code); null unless status is declined.",
+});
+
 export const Payment = Type.Object(
   {
     id: Id('Identifier of the payment.'),
@@ -80,9 +84,7 @@ export const Payment = Type.Object(
     amountRefunded: MoneyOf(Money('Sum of the refunds so far.'), "Sum of the refunds so far, in the payment's currency."),
     orderId: Nullable(Id('The order this payment paid, or null.')),
     customerId: Nullable(Id('The user the payment belongs to; null when a service client paid without an order.')),
-    declineCode: Nullable(Type.String({ maxLength: 255, pattern: '^[A-Za-z0-9_]+$' }), {
-      description: "Why the processor declined the payment, in its own code (Stripe's decline_code); null unless status is declined.",
-    }),
+    declineCode: DeclineCode,
     cancellationReason: Nullable(Type.Unsafe<string>({ type: 'string', enum: [...CANCELLATION_REASONS] }), {
       description:
         'Why the payment was canceled, nothing charged: action_expired (the customer did not complete the action in time), processor_unavailable (the processor never answered through the retry schedule); null unless status is canceled.',

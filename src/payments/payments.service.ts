@@ -3,12 +3,14 @@
 // refund in the idempotency layer's, phase 3 in the settlement's (docs/payments.md). Callers get
 // records, never wire shapes.
 import { actorOf, requesterOf, SYSTEM_ACTOR, type Actor } from '../core/actor.ts';
+import { readReport, type Report, type ReportQuery } from '../core/day-range.ts';
 import { DomainError } from '../core/errors.ts';
 import { parseSortParam, planPage, toCollection, type Collection, type PageRequest } from '../core/paging.ts';
 import { isStaffOrService, ownerScope, type Principal } from '../core/principal.ts';
 import type { Queryable } from '../db/db.ts';
 import type { EventType } from '../events/events.rules.ts';
 import { recordEvent } from '../events/events.store.ts';
+import { type DailyPaymentOutcomeRecord, selectDailyPaymentOutcomes } from './daily-payment-outcomes.store.ts';
 import {
   assertRefundCurrency,
   cancellationRefundReference,
@@ -273,4 +275,14 @@ export async function getRefund(
   const refund = await findRefund(db, paymentId, refundId, shown.refunds);
   if (!refund) throw new DomainError('PAYMENT_REFUND_NOT_FOUND', `Payment ${paymentId} has no refund ${refundId}.`);
   return refund;
+}
+
+/** Payments per UTC day of their creation, status, decline code and currency: a customer's own, every one for staff and service clients. */
+export function dailyPaymentOutcomes(
+  db: Queryable,
+  principal: Principal,
+  query: ReportQuery,
+  now: Date,
+): Promise<Report<DailyPaymentOutcomeRecord>> {
+  return readReport(query, now, (filter) => selectDailyPaymentOutcomes(db, ownerScope(principal), filter));
 }

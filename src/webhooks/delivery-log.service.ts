@@ -1,10 +1,12 @@
 // An endpoint's delivery log and the deliveries a caller asks for: an event sent again, a ping.
 // Both only add a pending delivery; the dispatcher sends it like any other.
 import { actorOf } from '../core/actor.ts';
+import { readReport, type Report, type ReportQuery } from '../core/day-range.ts';
 import { DomainError } from '../core/errors.ts';
 import { planPage, toCollection, type Collection, type PageRequest } from '../core/paging.ts';
 import type { Principal } from '../core/principal.ts';
 import type { Db, Queryable } from '../db/db.ts';
+import { type DailyWebhookDeliveryRecord, selectDailyWebhookDeliveries } from './daily-webhook-deliveries.store.ts';
 import {
   findDelivery,
   findRedeliveryCandidate,
@@ -118,4 +120,15 @@ export async function pingWebhookEndpoint(
     assertEnabled(endpoint);
     return { ...(await recordPingDelivery(tx, endpoint, actorOf(principal))), attempts: [] };
   });
+}
+
+/** Deliveries per UTC day and endpoint, by state, with their attempts: staff and service clients only. */
+export function dailyWebhookDeliveries(
+  db: Queryable,
+  principal: Principal,
+  query: ReportQuery,
+  now: Date,
+): Promise<Report<DailyWebhookDeliveryRecord>> {
+  assertWebhookManager(principal);
+  return readReport(query, now, (filter) => selectDailyWebhookDeliveries(db, filter));
 }
