@@ -41,4 +41,7 @@ case " $* " in
     fi
     ;;
 esac
-exec node "$@"
+# PGlite's WebAssembly stays in V8's baseline compiler (Liftoff) in every process: the optimising
+# compiler's work on it costs memory in a server (docs/decisions/0086) and, in a short command, as
+# long again as the command itself, since the process waits for it to end before it exits (0133).
+exec node --liftoff-only "$@"

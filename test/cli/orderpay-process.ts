@@ -98,6 +98,12 @@ export interface Exit {
   signal: NodeJS.Signals | null;
 }
 
+/**
+ * Node's flags of a command as scripts/node.sh starts it (`npm run orderpay`, `npm start`): PGlite's
+ * WebAssembly stays in the baseline compiler (docs/decisions/0133-liftoff-for-every-process.md).
+ */
+const NODE_FLAGS = ['--liftoff-only'];
+
 /** Processes spawned by this file that have not ended yet, with the promise of their end. */
 const running = new Map<ChildProcess, Promise<Exit>>();
 
@@ -168,7 +174,9 @@ export async function runOrderpay(
   env: Env,
   options: { entry?: string; timeoutMs?: number; input?: string } = {},
 ): Promise<CommandResult> {
-  const { child, closed } = spawnTracked(process.execPath, [options.entry ?? CLI_ENTRY, ...args], env, { input: options.input });
+  const { child, closed } = spawnTracked(process.execPath, [...NODE_FLAGS, options.entry ?? CLI_ENTRY, ...args], env, {
+    input: options.input,
+  });
   const output = collect(child);
   const exit = await exitWithin(child, closed, options.timeoutMs ?? 60_000, `orderpay ${args.join(' ')}`);
   return { ...exit, stdout: output.stdout(), stderr: output.stderr() };
@@ -213,7 +221,7 @@ function findListeningEvent(stdout: string): ListeningEvent | undefined {
 
 /** Starts `orderpay serve --json` on any free port and waits for its "listening" line. */
 export async function startServe(env: Env, timeoutMs = 60_000): Promise<ServeProcess> {
-  const { child, closed } = spawnTracked(process.execPath, [CLI_ENTRY, 'serve', '--json'], { PORT: '0', ...env });
+  const { child, closed } = spawnTracked(process.execPath, [...NODE_FLAGS, CLI_ENTRY, 'serve', '--json'], { PORT: '0', ...env });
   const output = collect(child);
   const deadline = Date.now() + timeoutMs;
   let listening = findListeningEvent(output.stdout());
