@@ -1,4 +1,4 @@
-// The layering of src/, checked by `depcruise src --config .dependency-cruiser.cjs` (part of `npm run check`).
+// The layering of src/ and console/src, checked by `depcruise src console/src --config .dependency-cruiser.cjs` (part of `npm run check`).
 // Paths are relative to the directory it runs in (the repository root), so every rule names `^src/...`.
 // Layers, bottom up: core/ → db/ → http/ (the edge) and the domains (orders/ products/ payments/ users/) →
 // flows/ auth/ jobs/ → cli/ and the entry points (main, app, config, cli, seed). Each rule's comment says why.
@@ -53,6 +53,23 @@ module.exports = {
       comment: 'A package not in package.json works only while some other package happens to bring it in.',
       from: {},
       to: { dependencyTypes: ['npm-no-pkg', 'npm-unknown'] },
+    },
+
+    // ── console/ ───────────────────────────────────────────────────────────────────────────────
+    {
+      name: 'console-only-public-interfaces',
+      severity: 'error',
+      comment:
+        'The staff console (console/src) is a browser app that uses only the public API, through @orderpay/client, and the authorization server: it imports nothing of the server, so it can do nothing an API client cannot.',
+      from: { path: '^console/' },
+      to: { path: '^(src|test|scripts|bench)/' },
+    },
+    {
+      name: 'server-not-to-console',
+      severity: 'error',
+      comment: 'The server serves the console as built files (src/http/console-page.ts); it never imports its sources.',
+      from: { path: '^src/' },
+      to: { path: '^console/' },
     },
 
     // ── cli/ ───────────────────────────────────────────────────────────────────────────────────
@@ -261,7 +278,7 @@ module.exports = {
     // Resolve as Node does: relative imports name their file with its .ts extension (`./x.ts`) and
     // resolve as written; packages through their "exports" (typebox has no "main").
     enhancedResolveOptions: {
-      extensions: ['.ts', '.js'],
+      extensions: ['.ts', '.tsx', '.js'],
       exportsFields: ['exports'],
       conditionNames: ['import', 'require', 'node', 'default'],
     },

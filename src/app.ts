@@ -4,6 +4,7 @@
 // authenticate → rate limits → idempotency → the resource routes; then operations and /oauth.
 import Fastify, { type FastifyInstance } from 'fastify';
 import { registerAuthorizationServer } from './auth/authorization-server.ts';
+import { buildConsoleClient, describeConsoleSignIn } from './auth/console-client.ts';
 import { buildDocsClient } from './auth/docs-client.ts';
 import { listPublishedKeys } from './auth/keys.store.ts';
 import { setsOwnCorsHeaders } from './auth/oauth-paths.ts';
@@ -18,6 +19,7 @@ import { renderEventObject } from './event-objects.ts';
 import { authenticatePlugin } from './http/authenticate.ts';
 import { answerClientError, answerUnmetExpectation } from './http/client-errors.ts';
 import { connectionsPlugin, serverOptions } from './http/connections.ts';
+import { consolePagePlugin } from './http/console-page.ts';
 import { contentCodingPlugin } from './http/content-coding.ts';
 import { mergePatchPlugin } from './http/merge-patch.ts';
 import { corsPlugin } from './http/cors.ts';
@@ -93,6 +95,8 @@ export interface AppOptions {
   failpoint?: Failpoint;
   /** How long a webhook attempt may take, connecting included, before it counts as timed out (default 10 s). */
   webhookAttemptTimeoutMs?: number;
+  /** Where the built staff console is (default console/dist; tests name a missing one). */
+  consoleDist?: string;
 }
 
 declare module 'fastify' {
@@ -206,6 +210,11 @@ export async function buildApp(config: Config, db: Db, options: AppOptions = {})
   if (config.servers.resource) await app.register(readRoutingPlugin);
   registerOperationalRoutes(app);
   await app.register(homeRoutes, { config });
+  // The staff console and the client it signs in with, unless ORDERPAY_CONSOLE=false.
+  const consoleClient = buildConsoleClient(config, app.log);
+  if (config.console) {
+    await app.register(consolePagePlugin, { config, signIn: describeConsoleSignIn(consoleClient), distDir: options.consoleDist });
+  }
 
   if (config.servers.resource) {
     // The webhook backlog, as the database has it at each scrape (the same figure in every process).
@@ -232,7 +241,7 @@ export async function buildApp(config: Config, db: Db, options: AppOptions = {})
       await registerAuthorizationServer(scope, config, db, {
         counters,
         keyCheckIntervalMs: options.keyCheckIntervalMs,
-        docsClient,
+        staticClients: [docsClient, consoleClient].filter((client) => client !== undefined),
         now: options.now,
       });
     });

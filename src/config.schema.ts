@@ -92,6 +92,11 @@ export const EnvironmentSchema = Type.Object({
         'Let `/docs` sign in: the authorization server knows the public client `orderpay-docs` (authorization code + PKCE, redirect URI `PUBLIC_URL/docs/static/oauth2-redirect.html`, the API scopes). Needs `PUBLIC_URL` on https, or http on a loopback host. A pasted access token works either way.',
     }),
   ),
+  ORDERPAY_CONSOLE: Type.Boolean({
+    default: true,
+    description:
+      'Serve the staff console at `/console` ([docs/console.md](docs/console.md)) and let the authorization server know its public client `orderpay-console` (authorization code + PKCE, refresh tokens, redirect URI `PUBLIC_URL/console/callback`, the staff scopes). `false` turns both off. Signing in needs `PUBLIC_URL` on https, or http on a loopback host.',
+  }),
   ORDERPAY_DB_POOLER: Type.Enum(['none', 'transaction'], {
     default: 'none',
     description:

@@ -24,9 +24,15 @@ export async function registerAuthorizationServer(
   {
     counters,
     keyCheckIntervalMs = KEY_CHECK_INTERVAL_MS,
-    docsClient,
+    staticClients,
     now,
-  }: { counters: Counters; keyCheckIntervalMs?: number; docsClient?: ClientMetadata; now?: Clock },
+  }: {
+    counters: Counters;
+    keyCheckIntervalMs?: number;
+    /** Clients the configuration declares (the /docs and /console clients): docs-client.ts, console-client.ts. */
+    staticClients: ClientMetadata[];
+    now?: Clock;
+  },
 ): Promise<void> {
   await ensureActiveSigningKey(db);
   const cookieKeys = await ensureCookieKeys(db);
@@ -35,7 +41,7 @@ export async function registerAuthorizationServer(
     db,
     cookieKeys,
     keyCheckIntervalMs,
-    staticClients: docsClient ? [docsClient] : [],
+    staticClients,
     now,
   });
   await mountProvider(app, { config, provider, counters });
@@ -44,7 +50,7 @@ export async function registerAuthorizationServer(
     config,
     db,
     verifier: createOwnTokenVerifier(db, config),
-    // The provider knows every client, those of the configuration (the /docs client) too.
+    // The provider knows every client, those of the configuration (the /docs and /console clients) too.
     findRedirectUris: async (clientId) => (await provider.latest().Client.find(clientId))?.redirectUris ?? [],
   });
   await app.register(interactionRoutes, { provider: provider.latest, db, csrfKey: cookieKeys[0]!, counters });

@@ -4,6 +4,7 @@
 // (docs/decisions/0112-disabling-and-erasing.md, 0113-client-secret-rotation.md).
 import { clientSubject } from '../core/subject-revocation.ts';
 import type { Db, Queryable } from '../db/db.ts';
+import { CONSOLE_CLIENT_ID } from '../http/console-page.ts';
 import { DOCS_CLIENT_ID } from '../http/docs-page.ts';
 import {
   deleteClientRow,
@@ -19,7 +20,7 @@ import { recordSubjectDeleted, recordSubjectDisabled, recordSubjectRestored } fr
 
 export type ClientChange =
   | { outcome: 'not-found' }
-  /** The /docs page's client: declared by the configuration, not registered (src/auth/docs-client.ts). */
+  /** The /docs or /console page's client: declared by the configuration, not registered (docs-client.ts, console-client.ts). */
   | { outcome: 'built-in' }
   /** Already as asked: nothing was written. */
   | { outcome: 'unchanged'; client: ClientSummary }
@@ -35,7 +36,7 @@ export type SecretRotation =
 
 /** The client, locked; or why there is none to change. */
 async function lockClient(tx: Queryable, clientId: string): Promise<ClientSummary | { outcome: 'not-found' | 'built-in' }> {
-  if (clientId === DOCS_CLIENT_ID) return { outcome: 'built-in' };
+  if (clientId === DOCS_CLIENT_ID || clientId === CONSOLE_CLIENT_ID) return { outcome: 'built-in' };
   return (await findClientForUpdate(tx, clientId)) ?? { outcome: 'not-found' };
 }
 

@@ -18,6 +18,7 @@ import {
   setClientApiVersion,
   type ClientSummary,
 } from '../auth/clients.store.ts';
+import { CONSOLE_CLIENT_ID } from '../auth/console-client.ts';
 import { TOKEN_TTL } from '../auth/token-lifetimes.ts';
 import { API_VERSION_NUMBERS, LATEST_API_VERSION } from '../core/api-versions.ts';
 import { loadConfig } from '../config.ts';
@@ -173,12 +174,13 @@ Tokens issued before keep v${previousApiVersion} until they expire (the authoriz
   );
 }
 
-/** The refusals every client command shares: an unknown client, and the /docs page's built-in one. */
+/** The refusals every client command shares: an unknown client, and the /docs or /console page's built-in one. */
 function refuseMissingClient(outcome: 'not-found' | 'built-in', clientId: string): never {
   const config = loadConfig();
   if (outcome === 'not-found') throw new UsageError(`no client with id ${clientId} in ${describeDatabase(config)}`);
+  const [page, setting] = clientId === CONSOLE_CLIENT_ID ? ['/console', 'ORDERPAY_CONSOLE'] : ['/docs', 'ORDERPAY_DOCS_CLIENT'];
   throw new UsageError(
-    `${clientId} is the /docs page's built-in client, declared by the configuration rather than registered: commands cannot change it; ORDERPAY_DOCS_CLIENT=false turns it off`,
+    `${clientId} is the ${page} page's built-in client, declared by the configuration rather than registered: commands cannot change it; ${setting}=false turns it off`,
   );
 }
 

@@ -376,6 +376,13 @@ describe('loadConfig: the one schema of the environment', () => {
     assert.equal(refusal({ ORDERPAY_DOCS_CLIENT: 'on' }), 'ORDERPAY_DOCS_CLIENT must be true or false, got "on"');
   });
 
+  test('the staff console is served in every environment unless ORDERPAY_CONSOLE=false', () => {
+    assert.equal(loadConfig({}).console, true);
+    assert.equal(loadConfig({ NODE_ENV: 'production' }).console, true);
+    assert.equal(loadConfig({ ORDERPAY_CONSOLE: 'false' }).console, false);
+    assert.equal(refusal({ ORDERPAY_CONSOLE: 'off' }), 'ORDERPAY_CONSOLE must be true or false, got "off"');
+  });
+
   test('URLs are absolute and lose their trailing slash; the issuer and audience default from PUBLIC_URL', () => {
     const config = loadConfig({ PUBLIC_URL: 'https://API.example.com/', ORDERPAY_JWKS_URL: 'https://idp.example/jwks/' });
     assert.equal(config.publicUrl, 'https://api.example.com');

@@ -1,0 +1,123 @@
+// /console/orders: GET /orders with the specification's filters (status, customerId, minTotal) and
+// multi-key sort as controls, paged by cursor, with the exact total. Everything is in the URL's
+// query, so a view can be linked and the browser's back button goes back a page.
+import { type FormEvent, useState } from 'react';
+import { Link, useSearchParams } from 'react-router';
+import { unwrap } from '@orderpay/client';
+import { CollectionTable } from '../components/CollectionTable.tsx';
+import { SortControls } from '../components/SortControls.tsx';
+import { useConsole } from '../context.ts';
+import { formatInstant, formatMoney } from '../format.ts';
+import { useLoad } from '../load.ts';
+import { filterQuery, positiveInteger, withCursor } from '../query.ts';
+import { formatSort, ORDER_SORT_KEYS, parseSort } from '../sort.ts';
+
+export const ORDER_STATUSES = ['pending', 'paid', 'shipped', 'delivered', 'cancelled'] as const;
+type OrderStatus = (typeof ORDER_STATUSES)[number];
+
+export function OrdersPage() {
+  const { api } = useConsole();
+  const [search, setSearch] = useSearchParams();
+  const query = {
+    status: ORDER_STATUSES.includes(search.get('status') as OrderStatus) ? (search.get('status') as OrderStatus) : undefined,
+    customerId: positiveInteger(search.get('customerId')),
+    minTotal: positiveInteger(search.get('minTotal')),
+    sort: formatSort(parseSort(search.get('sort'), ORDER_SORT_KEYS)) || undefined,
+    pageSize: positiveInteger(search.get('pageSize')) ?? 20,
+    after: search.get('after') ?? undefined,
+    before: search.get('before') ?? undefined,
+  };
+  const [form, setForm] = useState({
+    status: query.status ?? '',
+    customerId: query.customerId?.toString() ?? '',
+    minTotal: query.minTotal?.toString() ?? '',
+    sort: parseSort(search.get('sort'), ORDER_SORT_KEYS),
+    pageSize: String(query.pageSize),
+  });
+  const orders = useLoad(() => api.GET('/orders', { params: { query } }).then(unwrap), [search.toString()]);
+
+  function apply(event: FormEvent) {
+    event.preventDefault();
+    setSearch(
+      filterQuery({
+        status: form.status,
+        customerId: form.customerId,
+        minTotal: form.minTotal,
+        sort: formatSort(form.sort),
+        pageSize: form.pageSize === '20' ? '' : form.pageSize,
+      }),
+    );
+  }
+
+  return (
+    <>
+      <h1>Orders</h1>
+      <form onSubmit={apply} aria-label="Filter and sort orders">
+        <fieldset className="grid">
+          <label>
+            Status
+            <select value={form.status} onChange={(event) => setForm({ ...form, status: event.target.value })}>
+              <option value="">Any status</option>
+              {ORDER_STATUSES.map((status) => (
+                <option key={status} value={status}>
+                  {status}
+                </option>
+              ))}
+            </select>
+          </label>
+          <label>
+            Customer id
+            <input
+              type="number"
+              min={1}
+              inputMode="numeric"
+              value={form.customerId}
+              onChange={(event) => setForm({ ...form, customerId: event.target.value })}
+            />
+          </label>
+          <label>
+            Minimum total (minor units, e.g. cents)
+            <input
+              type="number"
+              min={0}
+              inputMode="numeric"
+              value={form.minTotal}
+              onChange={(event) => setForm({ ...form, minTotal: event.target.value })}
+            />
+          </label>
+          <label>
+            Per page
+            <select value={form.pageSize} onChange={(event) => setForm({ ...form, pageSize: event.target.value })}>
+              {['10', '20', '50', '100'].map((size) => (
+                <option key={size} value={size}>
+                  {size}
+                </option>
+              ))}
+            </select>
+          </label>
+        </fieldset>
+        <SortControls keys={form.sort} allowed={ORDER_SORT_KEYS} onChange={(sort) => setForm({ ...form, sort })} />
+        <button type="submit">Apply</button>
+      </form>
+      <CollectionTable
+        id="orders-found"
+        noun={['order', 'orders']}
+        caption="Orders matching the filters"
+        columns={['Order', 'Status', 'Customer', 'Total', 'Created']}
+        loaded={orders}
+        onPage={(cursor) => setSearch(withCursor(search, cursor))}
+        row={(order) => (
+          <tr key={order.id}>
+            <td>
+              <Link to={`/orders/${order.id}`}>Order {order.id}</Link>
+            </td>
+            <td>{order.status}</td>
+            <td>{order.customerId}</td>
+            <td className="number">{formatMoney(order.total)}</td>
+            <td>{formatInstant(order.createdAt)}</td>
+          </tr>
+        )}
+      />
+    </>
+  );
+}

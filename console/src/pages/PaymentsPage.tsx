@@ -1,0 +1,119 @@
+// /console/payments: GET /payments with its filters (status, orderId, needsAttention) and sort,
+// paged by cursor, with the exact total; all in the URL's query.
+import { type components, unwrap } from '@orderpay/client';
+import { type FormEvent, useState } from 'react';
+import { Link, useSearchParams } from 'react-router';
+import { CollectionTable } from '../components/CollectionTable.tsx';
+import { SortControls } from '../components/SortControls.tsx';
+import { useConsole } from '../context.ts';
+import { formatInstant, formatMoney } from '../format.ts';
+import { useLoad } from '../load.ts';
+import { filterQuery, positiveInteger, withCursor } from '../query.ts';
+import { formatSort, PAYMENT_SORT_KEYS, parseSort } from '../sort.ts';
+
+type PaymentStatus = components['schemas']['Payment']['status'];
+const PAYMENT_STATUSES: PaymentStatus[] = [
+  'processing',
+  'requires_action',
+  'succeeded',
+  'declined',
+  'canceled',
+  'partially_refunded',
+  'refunded',
+];
+
+export function PaymentsPage() {
+  const { api } = useConsole();
+  const [search, setSearch] = useSearchParams();
+  const query = {
+    status: PAYMENT_STATUSES.includes(search.get('status') as PaymentStatus) ? (search.get('status') as PaymentStatus) : undefined,
+    orderId: positiveInteger(search.get('orderId')),
+    needsAttention: search.get('needsAttention') === 'true' ? true : undefined,
+    sort: formatSort(parseSort(search.get('sort'), PAYMENT_SORT_KEYS)) || undefined,
+    after: search.get('after') ?? undefined,
+    before: search.get('before') ?? undefined,
+  };
+  const [form, setForm] = useState({
+    status: query.status ?? '',
+    orderId: query.orderId?.toString() ?? '',
+    needsAttention: query.needsAttention === true,
+    sort: parseSort(search.get('sort'), PAYMENT_SORT_KEYS),
+  });
+  const payments = useLoad(() => api.GET('/payments', { params: { query } }).then(unwrap), [search.toString()]);
+
+  function apply(event: FormEvent) {
+    event.preventDefault();
+    setSearch(
+      filterQuery({
+        status: form.status,
+        orderId: form.orderId,
+        needsAttention: form.needsAttention,
+        sort: formatSort(form.sort),
+      }),
+    );
+  }
+
+  return (
+    <>
+      <h1>Payments</h1>
+      <form onSubmit={apply} aria-label="Filter and sort payments">
+        <fieldset className="grid">
+          <label>
+            Status
+            <select value={form.status} onChange={(event) => setForm({ ...form, status: event.target.value })}>
+              <option value="">Any status</option>
+              {PAYMENT_STATUSES.map((status) => (
+                <option key={status} value={status}>
+                  {status}
+                </option>
+              ))}
+            </select>
+          </label>
+          <label>
+            Order id
+            <input
+              type="number"
+              min={1}
+              inputMode="numeric"
+              value={form.orderId}
+              onChange={(event) => setForm({ ...form, orderId: event.target.value })}
+            />
+          </label>
+          <label className="checkbox">
+            <input
+              type="checkbox"
+              checked={form.needsAttention}
+              onChange={(event) => setForm({ ...form, needsAttention: event.target.checked })}
+            />
+            Needs a person only
+          </label>
+        </fieldset>
+        <SortControls keys={form.sort} allowed={PAYMENT_SORT_KEYS} onChange={(sort) => setForm({ ...form, sort })} />
+        <button type="submit">Apply</button>
+      </form>
+      <CollectionTable
+        id="payments-found"
+        noun={['payment', 'payments']}
+        caption="Payments matching the filters"
+        columns={['Payment', 'Status', 'Amount', 'Refunded', 'Order', 'Created']}
+        loaded={payments}
+        onPage={(cursor) => setSearch(withCursor(search, cursor))}
+        row={(payment) => (
+          <tr key={payment.id}>
+            <td>
+              <Link to={`/payments/${payment.id}`}>Payment {payment.id}</Link>
+            </td>
+            <td>
+              {payment.status}
+              {payment.needsAttention ? ' (needs a person)' : ''}
+            </td>
+            <td className="number">{formatMoney(payment.amount)}</td>
+            <td className="number">{formatMoney(payment.amountRefunded)}</td>
+            <td>{payment.orderId === null ? '—' : <Link to={`/orders/${payment.orderId}`}>Order {payment.orderId}</Link>}</td>
+            <td>{formatInstant(payment.createdAt)}</td>
+          </tr>
+        )}
+      />
+    </>
+  );
+}

@@ -1,0 +1,277 @@
+// The staff console (/console, docs/console.md) walked in Debian's Chromium against a real server
+// and database: a staff user signs in through the login and consent pages (authorization code +
+// PKCE, as orderpay-console), filters and sorts orders, opens one, edits it with a stale ETag and
+// sees the conflict, refunds a payment with a double click (one refund), sees a failed webhook
+// delivery and sends it again to a local receiver that then succeeds, and signs out. A customer is
+// told "staff only". On every page: axe-core finds nothing serious or critical, no page or console
+// error, no CSP violation; a screenshot of each goes to test-artifacts/console/.
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { after, before, describe, test } from 'node:test';
+import type { Browser, Request } from 'playwright-core';
+import { issueTokenFor } from '../../src/auth/access-token.ts';
+import { DEMO_CUSTOMER_EMAILS, DEMO_PASSWORD, DEMO_STAFF_EMAIL, seedDemoData } from '../../src/seed.ts';
+import { launchChromium, withChromium } from '../helpers/browser.ts';
+import { checkPage, watchPage, type WatchedPage } from '../helpers/console-pages.ts';
+import { startAuthServer, type AuthServer } from '../helpers/oauth.ts';
+import { startReceiver, type Receiver } from '../helpers/webhooks.ts';
+
+const PORT = 29_371;
+const RECEIVER_PORT = 29_372;
+const ORIGIN = `http://127.0.0.1:${PORT}`;
+const CUSTOMER = DEMO_CUSTOMER_EMAILS[0]!;
+
+interface Order {
+  id: number;
+  status: string;
+  total: { value: number; currency: string };
+}
+
+withChromium('the staff console in a real browser', () => {
+  describe('/console: the staff walk, and a customer refused', () => {
+    let server: AuthServer;
+    let browser: Browser;
+    let receiver: Receiver;
+    let staffToken: string;
+    let order: Order;
+    let paymentId: number;
+    let endpointId: number;
+
+    /** The API as a test client (not the console): a staff token by default. */
+    async function call<T>(method: string, path: string, body?: unknown, headers: Record<string, string> = {}, token = staffToken) {
+      const response = await fetch(`${ORIGIN}/v3${path}`, {
+        method,
+        headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+      const text = await response.text();
+      assert.ok(response.ok, `${method} ${path}: ${response.status} ${text}`);
+      return { body: (text ? JSON.parse(text) : undefined) as T, response };
+    }
+
+    before(async () => {
+      // The build `npm install` made, made again only where a source is newer (no-op otherwise).
+      execFileSync(process.execPath, [new URL('../../scripts/build-console.ts', import.meta.url).pathname, '--if-stale'], {
+        stdio: 'inherit',
+      });
+      server = await startAuthServer(PORT, { ORDERPAY_WEBHOOKS_ALLOW_PRIVATE: 'true', ORDERPAY_WEBHOOKS_RETRY_SCHEDULE: '1' });
+      await seedDemoData(server.db);
+      staffToken = await issueTokenFor(server.db, server.config, { email: DEMO_STAFF_EMAIL }, [], 3600);
+      const customerToken = await issueTokenFor(server.db, server.config, { email: CUSTOMER }, [], 3600);
+      // A receiver that fails until told otherwise, subscribed to refunds.
+      receiver = await startReceiver(RECEIVER_PORT, (_request, response) =>
+        response.writeHead(503, { 'content-type': 'text/plain' }).end('receiver down for maintenance'),
+      );
+      endpointId = (
+        await call<{ id: number }>('POST', '/webhook-endpoints', {
+          url: receiver.url,
+          enabledEvents: ['refund.succeeded'],
+          description: 'Accounting',
+        })
+      ).body.id;
+      // An order the customer placed and paid, through the API (so its events name who acted).
+      const products = (await call<{ data: { id: number; price: { currency: string } }[] }>('GET', '/products?active=true&pageSize=100'))
+        .body.data;
+      const product = products.find((p) => p.price.currency === 'EUR')!;
+      order = (await call<Order>('POST', '/orders', { items: [{ productId: product.id, qty: 3 }] }, {}, customerToken)).body;
+      paymentId = (
+        await call<{ id: number; status: string }>(
+          'POST',
+          '/payments',
+          { orderId: order.id, amount: order.total },
+          { 'idempotency-key': crypto.randomUUID() },
+          customerToken,
+        )
+      ).body.id;
+      browser = await launchChromium();
+    });
+    after(async () => {
+      const closed = await Promise.allSettled([browser?.close(), receiver?.close(), server?.close()]);
+      const failure = closed.find((result) => result.status === 'rejected');
+      if (failure) throw failure.reason;
+    });
+
+    /** Through the console's sign-in page, the login and consent pages, back to the console. */
+    async function signIn(watched: WatchedPage, email: string, screenshots: boolean): Promise<void> {
+      const { page } = watched;
+      await page.goto(`${ORIGIN}/console/`);
+      await page.getByRole('heading', { name: 'Sign in to the orderpay console' }).waitFor();
+      if (screenshots) await checkPage(watched, 'sign-in');
+      await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+      await page.getByRole('heading', { name: 'Sign in to continue to the orderpay staff console' }).waitFor();
+      await page.getByLabel('Email').fill(email);
+      await page.getByLabel('Password').fill(DEMO_PASSWORD);
+      await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+      await page.getByRole('button', { name: 'Allow', exact: true }).click();
+    }
+
+    test('staff: sign in, orders, a stale edit, a refund, a failed delivery sent again, sign out', async () => {
+      const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+      try {
+        const requests: Request[] = [];
+        context.on('request', (request) => requests.push(request));
+        const watched = await watchPage(context);
+        const { page } = watched;
+        // The daily collections the overview draws may not be served yet: their 404 shows in place.
+        watched.expect({ status: 404, path: /^\/v3\/daily-/ });
+
+        // Sign-in: authorization code + PKCE S256 with state, as orderpay-console, to its own callback.
+        await signIn(watched, DEMO_STAFF_EMAIL, true);
+        await page.getByRole('heading', { name: 'Overview', level: 1 }).waitFor();
+        const authorize = requests.find((request) => new URL(request.url()).pathname === '/oauth/authorize');
+        assert.ok(authorize, 'the console sent the browser to the authorization endpoint');
+        const query = new URL(authorize.url()).searchParams;
+        assert.equal(query.get('client_id'), 'orderpay-console');
+        assert.equal(query.get('redirect_uri'), `${ORIGIN}/console/callback`);
+        assert.equal(query.get('response_type'), 'code');
+        assert.equal(query.get('code_challenge_method'), 'S256');
+        assert.match(query.get('code_challenge') ?? '', /^[\w-]{43}$/);
+        assert.match(query.get('state') ?? '', /^[\w-]{20,}$/);
+        const tokenRequest = requests.find((request) => new URL(request.url()).pathname === '/oauth/token');
+        const issued = (await (await tokenRequest!.response())!.json()) as Record<string, unknown>;
+        assert.equal(typeof issued.refresh_token, 'string', 'a refresh token for the console');
+        assert.ok(String(issued.scope).split(' ').includes('payments:refund'), 'staff are granted the staff scopes');
+        await page.locator('.panel').first().waitFor();
+        await page.locator('[aria-busy="true"]').first().waitFor({ state: 'detached' });
+        await checkPage(watched, 'overview');
+
+        // Orders: filter by status, sort by total descending then id ascending; the URL keeps it.
+        await page.getByRole('link', { name: 'Orders', exact: true }).click();
+        await page.getByRole('heading', { name: 'Orders', level: 1 }).waitFor();
+        await page.getByLabel('Status').selectOption('paid');
+        await page.getByRole('button', { name: 'Add sort key' }).click();
+        await page.getByLabel('Sort key 1', { exact: true }).selectOption('total');
+        await page.getByLabel('Direction of sort key 1').selectOption('desc');
+        await page.getByRole('button', { name: 'Add sort key' }).click();
+        await page.getByLabel('Sort key 2', { exact: true }).selectOption('id');
+        await page.getByRole('button', { name: 'Apply' }).click();
+        await page.waitForURL((url) => url.searchParams.get('sort') === '-total,id' && url.searchParams.get('status') === 'paid');
+        const expected = (await call<{ data: Order[]; meta: { total: number } }>('GET', '/orders?status=paid&sort=-total,id')).body;
+        await page.getByRole('heading', { name: `${expected.meta.total} orders` }).waitFor();
+        const rows = page.locator('section[aria-labelledby="orders-found"] tbody tr');
+        assert.deepEqual(
+          await rows.locator('td:first-child').allInnerTexts(),
+          expected.data.map((o) => `Order ${o.id}`),
+          'the console lists what the API answers, in its order',
+        );
+        assert.ok((await rows.locator('td:nth-child(2)').allInnerTexts()).every((status) => status === 'paid'));
+        await checkPage(watched, 'orders');
+
+        // The order: items, payments, events with who acted.
+        await page.getByRole('link', { name: `Order ${order.id}`, exact: true }).click();
+        await page.getByRole('heading', { name: `Order ${order.id}`, level: 1 }).waitFor();
+        await page.getByRole('link', { name: `Payment ${paymentId}`, exact: true }).waitFor();
+        const history = page.locator('section[aria-labelledby="order-events"] tbody');
+        await history.getByRole('cell', { name: 'order.paid' }).waitFor();
+        assert.match(await history.innerText(), /User \d+ via orderpay-cli/);
+        await checkPage(watched, 'order');
+
+        // Someone else ships it meanwhile; the console's change carries the ETag it read: 412.
+        await call('PATCH', `/orders/${order.id}`, { status: 'shipped' }, { 'content-type': 'application/merge-patch+json' });
+        watched.expect({ status: 412, path: new RegExp(`^/v3/orders/${order.id}$`) });
+        await page.getByLabel('New status').selectOption('cancelled');
+        await page.getByRole('button', { name: 'Save status' }).click();
+        const conflict = page.locator('.conflict');
+        await conflict.getByRole('heading', { name: 'Someone changed this order after you opened it' }).waitFor();
+        assert.deepEqual(
+          await conflict
+            .getByRole('row', { name: /^Status/ })
+            .locator('td')
+            .allInnerTexts(),
+          ['paid', 'shipped'],
+        );
+        await page.getByRole('alert').filter({ hasText: '412' }).waitFor();
+        await checkPage(watched, 'order-conflict');
+        await conflict.getByRole('button', { name: 'Reload the order' }).click();
+        await page.locator('.facts').getByText('shipped', { exact: true }).waitFor();
+        await page.getByLabel('New status').selectOption('delivered');
+        await page.getByRole('button', { name: 'Save status' }).click();
+        await page
+          .getByRole('status')
+          .filter({ hasText: `Order ${order.id} is now delivered.` })
+          .waitFor();
+        assert.equal((await call<Order>('GET', `/orders/${order.id}`)).body.status, 'delivered');
+
+        // A partial refund, double-clicked: one Idempotency-Key for the intent, one refund.
+        await page.getByRole('link', { name: `Payment ${paymentId}`, exact: true }).click();
+        await page.getByRole('heading', { name: `Payment ${paymentId}`, level: 1 }).waitFor();
+        await page.getByLabel('Part of it').check();
+        await page.getByLabel(/^Amount to refund/).fill('1.50');
+        await page.getByRole('button', { name: /^Refund €1\.50$/ }).dblclick();
+        await page
+          .getByRole('status')
+          .filter({ hasText: /Refund \d+ of €1\.50: succeeded/ })
+          .waitFor();
+        const refunds = (await call<{ data: { amount: { value: number } }[] }>('GET', `/payments/${paymentId}/refunds`)).body.data;
+        assert.deepEqual(
+          refunds.map((r) => r.amount.value),
+          [150],
+          'one refund, whatever the clicks',
+        );
+        const sent = requests.filter((r) => r.method() === 'POST' && new URL(r.url()).pathname === `/v3/payments/${paymentId}/refunds`);
+        assert.ok(sent.length >= 1);
+        assert.equal(new Set(sent.map((r) => r.headers()['idempotency-key'])).size, 1, 'every send of the refund carried the same key');
+        await page.locator('section[aria-labelledby="payment-refunds"]').getByRole('cell', { name: '€1.50' }).waitFor();
+        await checkPage(watched, 'payment');
+
+        // The refund in the payments list.
+        await page.getByRole('link', { name: 'Payments', exact: true }).click();
+        await page.getByLabel('Order id').fill(String(order.id));
+        await page.getByRole('button', { name: 'Apply' }).click();
+        const paymentRow = page.getByRole('row').filter({ has: page.getByRole('link', { name: `Payment ${paymentId}`, exact: true }) });
+        await paymentRow.getByRole('cell', { name: '€1.50' }).waitFor();
+        await checkPage(watched, 'payments');
+
+        // The refund's webhook failed (503 twice: the retry schedule here is one second); send it again.
+        await page.getByRole('link', { name: 'Webhooks', exact: true }).click();
+        await page.getByRole('link', { name: `Endpoint ${endpointId}`, exact: true }).waitFor();
+        await checkPage(watched, 'webhooks');
+        await page.getByRole('link', { name: `Endpoint ${endpointId}`, exact: true }).click();
+        const deliveries = page.locator('ol.deliveries > li');
+        await deliveries.first().locator('.state-failed').waitFor();
+        assert.match(await deliveries.first().innerText(), /refund\.succeeded[\s\S]*503[\s\S]*receiver down for maintenance/);
+        await checkPage(watched, 'webhook-endpoint');
+        receiver.answer((_request, response) => response.writeHead(204).end());
+        const failedEvent = (await deliveries.first().locator('code').first().innerText()).trim();
+        await deliveries
+          .first()
+          .getByRole('button', { name: /^Send again/ })
+          .click();
+        await page
+          .getByRole('status')
+          .filter({ hasText: `Event ${failedEvent} is queued again` })
+          .waitFor();
+        await deliveries.first().locator('.state-succeeded').waitFor();
+        assert.equal(receiver.requests.at(-1)?.headers['webhook-id'], failedEvent, 'the receiver got the same event again');
+
+        // Sign out: the refresh token revoked, the session ended at the authorization server.
+        await page.getByRole('button', { name: 'Sign out' }).click();
+        await page.getByRole('heading', { name: 'Sign out of orderpay?' }).waitFor();
+        await page.getByRole('button', { name: 'Sign out', exact: true }).click();
+        await page.getByRole('heading', { name: 'You are signed out' }).waitFor();
+        assert.equal(new URL(page.url()).pathname, '/console/signed-out');
+        const revocation = requests.find((request) => new URL(request.url()).pathname === '/oauth/revoke');
+        assert.equal((await revocation?.response())?.status(), 200, 'the refresh token was revoked');
+        assert.equal(await page.evaluate('sessionStorage.length'), 0, 'nothing kept in the tab');
+        await checkPage(watched, 'signed-out');
+      } finally {
+        await context.close();
+      }
+    });
+
+    test('a customer who signs in is told the console is for staff only, and can sign out', async () => {
+      const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+      try {
+        const watched = await watchPage(context);
+        await signIn(watched, CUSTOMER, false);
+        await watched.page.getByRole('heading', { name: 'Staff only' }).waitFor();
+        assert.equal(await watched.page.getByRole('link', { name: 'Orders' }).count(), 0, 'no navigation for a customer');
+        await checkPage(watched, 'staff-only');
+        await watched.page.getByRole('button', { name: 'Sign out' }).first().click();
+        await watched.page.getByRole('heading', { name: 'Sign out of orderpay?' }).waitFor();
+      } finally {
+        await context.close();
+      }
+    });
+  });
+});
