@@ -39,6 +39,8 @@ export interface ConsolePageOptions {
 }
 
 const ONE_YEAR_MS = 365 * 24 * 3600 * 1000;
+/** Not API operations: in no version's OpenAPI document. */
+const HIDDEN = { schema: { hide: true } };
 
 /** The console's CSP: everything from here, the API and the issuer fetched, framed by no one. */
 function consoleCsp(config: Config): string {
@@ -85,8 +87,8 @@ async function consolePage(app: FastifyInstance, { config, signIn, distDir = CON
     const answerNotBuilt = async function answerConsoleNotBuilt(_request: FastifyRequest, reply: FastifyReply) {
       return reply.code(503).header('cache-control', 'no-store').type('text/html; charset=utf-8').send(NOT_BUILT_PAGE);
     };
-    app.get('/console', answerNotBuilt);
-    app.get('/console/*', answerNotBuilt);
+    app.get('/console', HIDDEN, answerNotBuilt);
+    app.get('/console/*', HIDDEN, answerNotBuilt);
     return;
   }
 
@@ -107,7 +109,7 @@ async function consolePage(app: FastifyInstance, { config, signIn, distDir = CON
   });
 
   const settings = JSON.stringify(describeConsole(config, signIn));
-  app.get('/console/config.json', async function sendConsoleConfig(_request, reply) {
+  app.get('/console/config.json', HIDDEN, async function sendConsoleConfig(_request, reply) {
     return reply.header('cache-control', 'no-cache').type('application/json; charset=utf-8').send(settings);
   });
 
@@ -120,8 +122,8 @@ async function consolePage(app: FastifyInstance, { config, signIn, distDir = CON
     if (request.headers['if-none-match'] === etag) return reply.code(304).send();
     return reply.type('text/html; charset=utf-8').send(index);
   };
-  app.get('/console', sendIndex);
-  app.get('/console/*', sendIndex);
+  app.get('/console', HIDDEN, sendIndex);
+  app.get('/console/*', HIDDEN, sendIndex);
 }
 
 /** Encapsulated: its CSP hook and static files belong to /console alone. */

@@ -31,11 +31,11 @@ export interface OpenApiDocument {
 }
 
 /**
- * Operational endpoints and the home page (/) are hidden from the document on purpose, and the
+ * Operational endpoints, the home page (/) and the pages (/docs, /console) are hidden from the document on purpose, and the
  * authorization server (/oauth, /.well-known) describes itself through its discovery metadata instead.
  */
 const OPERATIONAL_PATH =
-  /^\/$|^\/(?:livez|readyz|metrics|(?:v\d+\/)?openapi\.json)$|^\/problems\/|^\/docs(?:\/|$)|^\/oauth\/|^\/\.well-known\//;
+  /^\/$|^\/(?:livez|readyz|metrics|(?:v\d+\/)?openapi\.json)$|^\/problems\/|^\/(?:docs|console)(?:\/|$)|^\/oauth\/|^\/\.well-known\//;
 
 export function isOperationalPath(path: string): boolean {
   return OPERATIONAL_PATH.test(path);
