@@ -9,13 +9,14 @@ import { fileURLToPath } from 'node:url';
 const root = fileURLToPath(new URL('..', import.meta.url));
 const consoleDir = join(root, 'console');
 const builtPage = join(consoleDir, 'dist', 'index.html');
-// The console's sources, and the typed client it bundles (built by its own prepare script).
+// The console's sources, and the typed client's (not its dist/, which every `npm run check`
+// rebuilds with new times: the console would look stale after each, and be rebuilt under a server).
 const sources = [
   join(consoleDir, 'src'),
   join(consoleDir, 'index.html'),
   join(consoleDir, 'vite.config.ts'),
   join(consoleDir, 'package.json'),
-  join(root, 'clients', 'typescript', 'dist'),
+  ...['client.ts', 'pages.ts', 'problem.ts', 'schema.ts'].map((name) => join(root, 'clients', 'typescript', name)),
 ];
 
 function newestChange(path: string): number {

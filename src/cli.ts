@@ -82,7 +82,7 @@ async function serve(config: Config, out: Output): Promise<void> {
     .join('\n');
   out.print(
     `orderpay listening on ${server.url} (${server.db.kind === 'pglite' ? `embedded database in ${config.dataDir}` : 'PostgreSQL'})
-  API docs: ${config.publicUrl}/docs
+  API docs: ${config.publicUrl}/docs${config.console ? `\n  Staff console: ${config.publicUrl}/console` : ''}
 ${
   tokenLines
     ? `Demo access tokens (development only, valid 1 hour):\n${tokenLines}\nTry: curl -H "Authorization: Bearer <token>" ${config.publicUrl}/v1/orders
