@@ -20,6 +20,8 @@ const PORT = 29_371;
 const RECEIVER_PORT = 29_372;
 const ORIGIN = `http://127.0.0.1:${PORT}`;
 const CUSTOMER = DEMO_CUSTOMER_EMAILS[0]!;
+/** Where the console keeps its tokens (console/src/auth/session.ts). */
+const TOKENS_KEY = 'orderpay-console.tokens';
 
 interface Order {
   id: number;
@@ -157,6 +159,28 @@ withChromium('the staff console in a real browser', () => {
         assert.ok((await rows.locator('td:nth-child(2)').allInnerTexts()).every((status) => status === 'paid'));
         await checkPage(watched, 'orders');
 
+        // An access token about to expire is refreshed before the request (the refresh token rotates);
+        // one the API refuses (401) is refreshed once and the request sent again.
+        const refreshOn = async (change: string) => {
+          await page.evaluate(
+            `(() => { const t = JSON.parse(sessionStorage.getItem('${TOKENS_KEY}')); ${change}; sessionStorage.setItem('${TOKENS_KEY}', JSON.stringify(t)); })()`,
+          );
+          const refresh = page.waitForResponse(
+            (response) =>
+              new URL(response.url()).pathname === '/oauth/token' && /grant_type=refresh_token/.test(response.request().postData() ?? ''),
+          );
+          await page.reload();
+          const answered = await refresh;
+          assert.equal(answered.status(), 200);
+          await page.getByRole('heading', { name: `${expected.meta.total} orders` }).waitFor();
+          return (await answered.json()) as { refresh_token: string };
+        };
+        const before = (await page.evaluate(`JSON.parse(sessionStorage.getItem('${TOKENS_KEY}')).refreshToken`)) as string;
+        const rotated = await refreshOn('t.expiresAt = Date.now()');
+        assert.notEqual(rotated.refresh_token, before, 'the refresh token rotated');
+        watched.expect({ status: 401, path: /^\/v3\/orders$/ });
+        await refreshOn("t.accessToken = 'not-a-token'; t.expiresAt = Date.now() + 3600000");
+
         // The order: items, payments, events with who acted.
         await page.getByRole('link', { name: `Order ${order.id}`, exact: true }).click();
         await page.getByRole('heading', { name: `Order ${order.id}`, level: 1 }).waitFor();
@@ -164,7 +188,6 @@ withChromium('the staff console in a real browser', () => {
         const history = page.locator('section[aria-labelledby="order-events"] tbody');
         await history.getByRole('cell', { name: 'order.paid' }).waitFor();
         assert.match(await history.innerText(), /User \d+ via orderpay-cli/);
-        await checkPage(watched, 'order');
 
         // Someone else ships it meanwhile; the console's change carries the ETag it read: 412.
         await call('PATCH', `/orders/${order.id}`, { status: 'shipped' }, { 'content-type': 'application/merge-patch+json' });
@@ -191,6 +214,12 @@ withChromium('the staff console in a real browser', () => {
           .filter({ hasText: `Order ${order.id} is now delivered.` })
           .waitFor();
         assert.equal((await call<Order>('GET', `/orders/${order.id}`)).body.status, 'delivered');
+        // Its history names who made each change: the staff user through the console this time.
+        await history
+          .getByRole('row', { name: /order\.delivered/ })
+          .getByRole('cell', { name: /^User \d+ via orderpay-console$/ })
+          .waitFor();
+        await checkPage(watched, 'order');
 
         // A partial refund, double-clicked: one Idempotency-Key for the intent, one refund.
         await page.getByRole('link', { name: `Payment ${paymentId}`, exact: true }).click();
