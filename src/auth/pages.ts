@@ -3,6 +3,7 @@
 // allowed by its hash in the Content-Security-Policy.
 import { createHash } from 'node:crypto';
 import type { KoaContextWithOIDC } from 'oidc-provider';
+import type { CLIENT_SCOPES } from './clients.rules.ts';
 
 const STYLE = `body{font:16px/1.5 system-ui,sans-serif;margin:0;background:#f5f5f7;color:#1d1d1f}
 main{max-width:26rem;margin:4rem auto;background:#fff;padding:2rem;border-radius:12px;box-shadow:0 1px 4px #0002}
@@ -54,8 +55,8 @@ export function layout(title: string, body: string): string {
 <title>${escapeHtml(title)} · orderpay</title><style>${STYLE}</style></head><body><main>${body}</main></body></html>`;
 }
 
-/** Plain-language descriptions of the scopes, for the consent page. */
-export const SCOPE_DESCRIPTIONS: Readonly<Record<string, string>> = {
+/** Plain-language descriptions of the scopes, for the consent page: one for every scope a client may ask for. */
+export const SCOPE_DESCRIPTIONS: Readonly<Record<(typeof CLIENT_SCOPES)[number], string>> = {
   openid: 'Confirm who you are',
   profile: 'See your name',
   email: 'See your email address',
@@ -66,6 +67,9 @@ export const SCOPE_DESCRIPTIONS: Readonly<Record<string, string>> = {
   'payments:read': 'See your payments',
   'payments:write': 'Make payments for you (and refunds, if you are staff)',
   'payments:refund': 'Refund payments, and cancel paid orders (which refunds them)',
+  'events:read': 'See the event log: every change to orders, payments and refunds, and who made it',
+  'webhooks:read': 'See the webhook endpoints and their delivery logs',
+  'webhooks:write': 'Change, test and turn off webhook endpoints, and rotate their secrets',
 };
 
 export function loginPage(options: { action: string; csrf: string; clientName: string; email?: string; error?: string }): string {
@@ -82,7 +86,9 @@ export function loginPage(options: { action: string; csrf: string; clientName: s
 }
 
 export function consentPage(options: { action: string; abort: string; csrf: string; clientName: string; scopes: string[] }): string {
-  const items = options.scopes.map((s) => `<li>${escapeHtml(SCOPE_DESCRIPTIONS[s] ?? s)} <small>(${escapeHtml(s)})</small></li>`).join('');
+  const items = options.scopes
+    .map((s) => `<li>${escapeHtml(SCOPE_DESCRIPTIONS[s as keyof typeof SCOPE_DESCRIPTIONS] ?? s)} <small>(${escapeHtml(s)})</small></li>`)
+    .join('');
   return layout(
     'Allow access',
     `<h1>${escapeHtml(options.clientName)} would like to</h1><ul>${items}</ul>
