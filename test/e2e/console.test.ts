@@ -114,8 +114,6 @@ withChromium('the staff console in a real browser', () => {
         context.on('request', (request) => requests.push(request));
         const watched = await watchPage(context);
         const { page } = watched;
-        // The daily collections the overview draws may not be served yet: their 404 shows in place.
-        watched.expect({ status: 404, path: /^\/v3\/daily-/ });
 
         // Sign-in: authorization code + PKCE S256 with state, as orderpay-console, to its own callback.
         await signIn(watched, DEMO_STAFF_EMAIL, true);
@@ -135,6 +133,14 @@ withChromium('the staff console in a real browser', () => {
         assert.ok(String(issued.scope).split(' ').includes('payments:refund'), 'staff are granted the staff scopes');
         await page.locator('.panel').first().waitFor();
         await page.locator('[aria-busy="true"]').first().waitFor({ state: 'detached' });
+        // The charts count what the daily reports count: the seeded orders and payments of today.
+        const sumOf = (rows: { orders?: number; payments?: number }[], field: 'orders' | 'payments') =>
+          rows.reduce((n, row) => n + (row[field] ?? 0), 0);
+        const placed = sumOf((await call<{ data: { orders: number }[] }>('GET', '/daily-order-totals')).body.data, 'orders');
+        const paid = sumOf((await call<{ data: { payments: number }[] }>('GET', '/daily-payment-outcomes')).body.data, 'payments');
+        assert.ok(placed > 0 && paid > 0, 'the demo data placed and paid orders in these days');
+        await page.getByRole('img', { name: `Orders per day: ${placed} orders from`, exact: false }).waitFor();
+        await page.getByRole('img', { name: `Payments per day by outcome: ${paid} payments, by status.` }).waitFor();
         await checkPage(watched, 'overview');
 
         // Orders: filter by status, sort by total descending then id ascending; the URL keeps it.

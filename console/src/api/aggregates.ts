@@ -1,11 +1,8 @@
 // The read-only daily collections the overview charts are drawn from: GET /daily-order-totals,
-// /daily-payment-outcomes and /daily-webhook-deliveries (from/to as UTC days, inclusive). Their
-// shapes are written here by hand until the typed client is regenerated from a document that has
-// them; this module is the one place that then changes (the casts go, the types come from
-// @orderpay/client's components).
+// /daily-payment-outcomes and /daily-webhook-deliveries (from/to as UTC days, inclusive; at most
+// 92 days a request), typed by @orderpay/client like every other call.
 import { unwrap } from '@orderpay/client';
-import type { OrderpayClient } from '@orderpay/client';
-import type { Money } from '../format.ts';
+import type { components, OrderpayClient } from '@orderpay/client';
 
 export interface DayRange {
   /** YYYY-MM-DD, UTC. */
@@ -13,39 +10,15 @@ export interface DayRange {
   to: string;
 }
 
-export interface DailyOrderTotal {
-  day: string;
-  orders: number;
-  total: Money;
-}
+export type DailyOrderTotal = components['schemas']['DailyOrderTotal'];
+export type DailyPaymentOutcome = components['schemas']['DailyPaymentOutcome'];
+export type DailyWebhookDelivery = components['schemas']['DailyWebhookDelivery'];
 
-export interface DailyPaymentOutcome {
-  day: string;
-  status: string;
-  declineCode: string | null;
-  payments: number;
-  amount: Money;
-}
+export const readDailyOrderTotals = async (api: OrderpayClient, range: DayRange): Promise<DailyOrderTotal[]> =>
+  unwrap(await api.GET('/daily-order-totals', { params: { query: range } })).data;
 
-export interface DailyWebhookDeliveries {
-  day: string;
-  endpointId: number;
-  delivered: number;
-  failed: number;
-  attempts: number;
-}
+export const readDailyPaymentOutcomes = async (api: OrderpayClient, range: DayRange): Promise<DailyPaymentOutcome[]> =>
+  unwrap(await api.GET('/daily-payment-outcomes', { params: { query: range } })).data;
 
-type AggregatePath = '/daily-order-totals' | '/daily-payment-outcomes' | '/daily-webhook-deliveries';
-
-async function readDaily<Row>(api: OrderpayClient, path: AggregatePath, range: DayRange): Promise<Row[]> {
-  // Not in the typed client yet: its GET is typed per known path.
-  const get = api.GET as unknown as (path: string, init: { params: { query: DayRange } }) => ReturnType<OrderpayClient['GET']>;
-  const page = unwrap(await get(path, { params: { query: range } })) as unknown as { data: Row[] };
-  return page.data;
-}
-
-export const readDailyOrderTotals = (api: OrderpayClient, range: DayRange) => readDaily<DailyOrderTotal>(api, '/daily-order-totals', range);
-export const readDailyPaymentOutcomes = (api: OrderpayClient, range: DayRange) =>
-  readDaily<DailyPaymentOutcome>(api, '/daily-payment-outcomes', range);
-export const readDailyWebhookDeliveries = (api: OrderpayClient, range: DayRange) =>
-  readDaily<DailyWebhookDeliveries>(api, '/daily-webhook-deliveries', range);
+export const readDailyWebhookDeliveries = async (api: OrderpayClient, range: DayRange): Promise<DailyWebhookDelivery[]> =>
+  unwrap(await api.GET('/daily-webhook-deliveries', { params: { query: range } })).data;

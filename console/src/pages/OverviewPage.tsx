@@ -198,7 +198,7 @@ export function OverviewPage() {
               rows,
               days,
               () => 'Delivered',
-              (row) => row.delivered,
+              (row) => row.succeeded,
             );
             const failed = seriesBy(
               rows,
