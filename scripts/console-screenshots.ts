@@ -9,6 +9,9 @@ const root = new URL('..', import.meta.url);
 const artifacts = fileURLToPath(new URL('test-artifacts/console/', root));
 const docs = fileURLToPath(new URL('docs/console/', root));
 
+// The walk serves console/dist: built first where a source is newer, so the pictures show the sources.
+const built = spawnSync(process.execPath, [fileURLToPath(new URL('scripts/build-console.ts', root)), '--if-stale'], { stdio: 'inherit' });
+if (built.status !== 0) process.exit(built.status ?? 1);
 rmSync(artifacts, { recursive: true, force: true });
 // CI=true: without Chromium the walk fails rather than being skipped, so no old screenshot stays unnoticed.
 const walk = spawnSync(process.execPath, ['--test', '--test-timeout=300000', fileURLToPath(new URL('test/e2e/console.test.ts', root))], {
