@@ -1,6 +1,7 @@
 // Hooks are on the way of the routes they apply to only (issue 28): the authorization server's
 // (its /oauth rate limit, the host pinned to PUBLIC_URL, middie) are not on an API route's, and
-// are on its own. Read from Fastify's route tree with each route's hooks.
+// are on its own; the staff console's CSP is on /console's routes alone. Read from Fastify's route
+// tree with each route's hooks.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { setUpTestApp } from '../helpers/app.ts';
@@ -10,10 +11,17 @@ const MIDDIE = 'runMiddie()';
 const TREE_DRAWING = /^[│├└─\s]*/u;
 const ROUTE = /^(\S+) \(([A-Z, ]+)\)/;
 
-/** Each route's full path, methods and onRequest hooks, from printRoutes' tree (four columns a level). */
-function routesWithHooks(tree: string): { path: string; methods: string; onRequest: string[] }[] {
+interface RouteHooks {
+  path: string;
+  methods: string;
+  onRequest: string[];
+  onSend: string[];
+}
+
+/** Each route's full path, methods and onRequest and onSend hooks, from printRoutes' tree (four columns a level). */
+function routesWithHooks(tree: string): RouteHooks[] {
   const segments: string[] = [];
-  const routes: { path: string; methods: string; onRequest: string[] }[] = [];
+  const routes: RouteHooks[] = [];
   for (const line of tree.split('\n')) {
     const indent = TREE_DRAWING.exec(line)![0].length;
     const content = line.slice(indent);
@@ -22,9 +30,11 @@ function routesWithHooks(tree: string): { path: string; methods: string; onReque
       const depth = Math.floor((indent - 4) / 4);
       segments.length = depth;
       segments[depth] = route[1]!;
-      routes.push({ path: segments.join(''), methods: route[2]!, onRequest: [] });
+      routes.push({ path: segments.join(''), methods: route[2]!, onRequest: [], onSend: [] });
     } else if (content.startsWith('• (onRequest) ')) {
       routes.at(-1)!.onRequest = JSON.parse(content.slice('• (onRequest) '.length)) as string[];
+    } else if (content.startsWith('• (onSend) ')) {
+      routes.at(-1)!.onSend = JSON.parse(content.slice('• (onSend) '.length)) as string[];
     }
   }
   return routes;
@@ -53,5 +63,18 @@ test("the authorization server's hooks are on its routes, and on no other route'
   }
   for (const route of oauth) {
     for (const hook of AUTHORIZATION_SERVER_HOOKS) assert.ok(route.onRequest.includes(hook), `${route.methods} ${route.path}: ${hook}`);
+  }
+});
+
+test("the staff console's hooks are on /console's routes, and on no API route's way", () => {
+  const routes = routesWithHooks(t.app.printRoutes({ includeHooks: true, commonPrefix: false }));
+  const consoleRoutes = routes.filter((r) => r.path.startsWith('/console'));
+  assert.ok(consoleRoutes.length >= 3, `the console's routes: ${consoleRoutes.map((r) => r.path).join(', ')}`);
+  for (const route of consoleRoutes) assert.ok(route.onSend.includes('sendConsoleCsp()'), `${route.methods} ${route.path}`);
+  const others = routes.filter((r) => !consoleRoutes.includes(r));
+  assert.ok(others.some((r) => r.path === '/orders' && r.onSend.length > 0));
+  for (const route of others) {
+    assert.ok(!route.onSend.includes('sendConsoleCsp()'), `${route.methods} ${route.path}`);
+    assert.ok(!route.onRequest.includes('sendConsoleCsp()'), `${route.methods} ${route.path}`);
   }
 });
