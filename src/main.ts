@@ -135,7 +135,7 @@ function listeningUrl(app: FastifyInstance, host: string, configuredPort: number
   return `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
 }
 
-/** How long a shutdown may take before the process gives up on it and exits 1. */
+/** How long a shutdown may take, from its start, before the process gives up on it and exits 1. */
 const SHUTDOWN_LIMIT_MS = 15_000;
 
 export interface StopSignals {
@@ -157,6 +157,9 @@ export function listenForStopSignals(): StopSignals {
   let server: RunningServer | undefined;
   let received: NodeJS.Signals | undefined;
   const shutdown = (running: RunningServer, signal: NodeJS.Signals) => {
+    // The limit counts from the shutdown's start: a signal during start-up waits for the start
+    // (migrations, seeding), however long it takes, rather than ending the process halfway.
+    setTimeout(() => process.exit(1), SHUTDOWN_LIMIT_MS).unref();
     running.app.log.info({ signal }, 'shutting down');
     running.stop().then(
       () => process.exit(0),
@@ -172,7 +175,6 @@ export function listenForStopSignals(): StopSignals {
       return;
     }
     received = signal;
-    setTimeout(() => process.exit(1), SHUTDOWN_LIMIT_MS).unref();
     if (server) shutdown(server, signal);
   };
   process.on('SIGTERM', onSignal);

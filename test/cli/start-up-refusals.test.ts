@@ -41,10 +41,14 @@ describe(`orderpay serve refuses a configuration that cannot work (${DATABASE_LA
     target = await createTargetDatabase();
     env = commandEnv(target.env);
   });
-  // No /docs client: on the tests' plain-http PUBLIC_URL it would log why it is not offered before
-  // the listener is refused, and stdout must stay empty.
+  // No /docs or /console client: on the tests' plain-http PUBLIC_URL each would log why it is not
+  // offered before the listener is refused, and stdout must stay empty.
   const serve = (extra: Env) =>
-    runOrderpay(['serve'], { ...env, PORT: String(PORTS.emptyHost), ORDERPAY_DOCS_CLIENT: 'false', ...extra }, { timeoutMs: 30_000 });
+    runOrderpay(
+      ['serve'],
+      { ...env, PORT: String(PORTS.emptyHost), ORDERPAY_DOCS_CLIENT: 'false', ORDERPAY_CONSOLE: 'false', ...extra },
+      { timeoutMs: 30_000 },
+    );
 
   test('NODE_ENV=prod is not production, nor silently development', async () => {
     assertOneLine(await serve({ NODE_ENV: 'prod' }), 2, /^orderpay: NODE_ENV must be one of development, test, production, got "prod"$/);
