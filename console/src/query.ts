@@ -1,5 +1,8 @@
 // A collection page's state in the URL's query (so that a view can be linked): reading its
-// numbers, and moving to another page by cursor with the filters and sort kept.
+// numbers, moving to another page by cursor with the filters and sort kept, and the filter form
+// that follows the query (the back button's too).
+import { useState } from 'react';
+import { formatSort, type SortKey } from './sort.ts';
 
 /** A positive whole number from the query, or undefined. */
 export const positiveInteger = (value: string | null) => (value && /^\d+$/.test(value) ? Number(value) : undefined);
@@ -14,6 +17,16 @@ export function withCursor(search: URLSearchParams, cursor: { after?: string; be
   return next;
 }
 
+/** What a collection page asks the API for: its filters, the sort as the parameter spells it, and the cursor. */
+export function collectionQuery<F extends { sort: SortKey[] }>(filters: F, search: URLSearchParams) {
+  return {
+    ...filters,
+    sort: formatSort(filters.sort) || undefined,
+    after: search.get('after') ?? undefined,
+    before: search.get('before') ?? undefined,
+  };
+}
+
 /** The query a filter form makes: its non-empty fields, and no cursor (a new filter starts at page 1). */
 export function filterQuery(fields: Record<string, string | boolean>): URLSearchParams {
   const next = new URLSearchParams();
@@ -21,4 +34,18 @@ export function filterQuery(fields: Record<string, string | boolean>): URLSearch
     if (typeof value === 'boolean' ? value : value.trim()) next.set(name, String(value).trim());
   }
   return next;
+}
+
+/**
+ * A filter form's fields, read from the query and read again whenever the query changes (the back
+ * and forward buttons, a link), so the controls always show the view the page lists; in between,
+ * what the person types. The form is adjusted while rendering, not in an effect, so no frame shows
+ * the old fields beside the new query.
+ */
+export function useQueryForm<T>(search: URLSearchParams, read: (search: URLSearchParams) => T): [T, (form: T) => void] {
+  const query = search.toString();
+  const [state, setState] = useState(() => ({ query, form: read(search) }));
+  const current = state.query === query ? state : { query, form: read(search) };
+  if (current !== state) setState(current);
+  return [current.form, (form) => setState({ query, form })];
 }

@@ -1,9 +1,9 @@
 // The staff console (/console, docs/console.md) walked in Debian's Chromium against a real server
 // and database: a staff user signs in through the login and consent pages (authorization code +
-// PKCE, as orderpay-console), filters and sorts orders, opens one, edits it with a stale ETag and
-// sees the conflict, refunds a payment with a double click (one refund), sees a failed webhook
-// delivery and sends it again to a local receiver that then succeeds, and signs out. A customer is
-// told "staff only". On every page: axe-core finds nothing serious or critical, no page or console
+// PKCE, as orderpay-console), filters and sorts orders (the back button brings the controls back
+// too), opens one, edits it with a stale ETag and sees the conflict, refunds a payment with a
+// double click (one refund), sees a failed webhook delivery and sends it again to a local receiver
+// that then succeeds, and signs out. A customer is told "staff only". On every page: axe-core finds nothing serious or critical, no page or console
 // error, no CSP violation; a screenshot of each goes to test-artifacts/console/.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -165,6 +165,33 @@ withChromium('the staff console in a real browser', () => {
         assert.ok((await rows.locator('td:nth-child(2)').allInnerTexts()).every((status) => status === 'paid'));
         await checkPage(watched, 'orders');
 
+        // The controls follow the address: another filter applied, then back, shows the one before.
+        /** Waits until the select labelled so shows value (the Status label holds its options' names too). */
+        const shown = (label: string, value: string) =>
+          page
+            .getByLabel(label, { exact: label !== 'Status' })
+            .locator(`option[value="${value}"]:checked`)
+            .waitFor({ state: 'attached' });
+        await page.getByLabel('Status').selectOption('shipped');
+        await page.getByRole('button', { name: 'Remove sort key 2' }).click();
+        await page.getByRole('button', { name: 'Apply' }).click();
+        await page.waitForURL((url) => url.searchParams.get('sort') === '-total' && url.searchParams.get('status') === 'shipped');
+        await page.goBack();
+        await page.waitForURL((url) => url.searchParams.get('sort') === '-total,id' && url.searchParams.get('status') === 'paid');
+        await shown('Status', 'paid');
+        await shown('Sort key 1', 'total');
+        await shown('Direction of sort key 1', 'desc');
+        await shown('Sort key 2', 'id');
+        await page.getByRole('heading', { name: `${expected.meta.total} orders` }).waitFor();
+        await page.goBack();
+        await page.waitForURL((url) => url.pathname === '/console/orders' && url.search === '');
+        await shown('Status', '');
+        await page.getByText("The collection's default order.").waitFor();
+        await page.goForward();
+        await page.waitForURL((url) => url.searchParams.get('sort') === '-total,id' && url.searchParams.get('status') === 'paid');
+        await shown('Status', 'paid');
+        await shown('Sort key 2', 'id');
+
         // An access token about to expire is refreshed before the request (the refresh token rotates);
         // one the API refuses (401) is refreshed once and the request sent again.
         const refreshOn = async (change: string) => {
@@ -256,6 +283,15 @@ withChromium('the staff console in a real browser', () => {
         const paymentRow = page.getByRole('row').filter({ has: page.getByRole('link', { name: `Payment ${paymentId}`, exact: true }) });
         await paymentRow.getByRole('cell', { name: '€1.50' }).waitFor();
         await checkPage(watched, 'payments');
+        // Back to the unfiltered list: the order id leaves its control too; forward brings it again.
+        await page.goBack();
+        await page.waitForURL((url) => url.pathname === '/console/payments' && url.search === '');
+        await page.getByLabel('Order id').and(page.locator('[value=""]')).waitFor();
+        await page.goForward();
+        await page
+          .getByLabel('Order id')
+          .and(page.locator(`[value="${order.id}"]`))
+          .waitFor();
 
         // The refund's webhook failed (503 twice: the retry schedule here is one second); send it again.
         await page.getByRole('link', { name: 'Webhooks', exact: true }).click();

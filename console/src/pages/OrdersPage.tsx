@@ -1,7 +1,7 @@
 // /console/orders: GET /orders with the specification's filters (status, customerId, minTotal) and
 // multi-key sort as controls, paged by cursor, with the exact total. Everything is in the URL's
-// query, so a view can be linked and the browser's back button goes back a page.
-import { type FormEvent, useState } from 'react';
+// query, so a view can be linked and the browser's back button goes back a page (the controls too).
+import type { FormEvent } from 'react';
 import { Link, useSearchParams } from 'react-router';
 import { unwrap } from '@orderpay/client';
 import { CollectionTable } from '../components/CollectionTable.tsx';
@@ -9,31 +9,40 @@ import { SortControls } from '../components/SortControls.tsx';
 import { useConsole } from '../context.ts';
 import { formatInstant, formatMoney } from '../format.ts';
 import { useLoad } from '../load.ts';
-import { filterQuery, positiveInteger, withCursor } from '../query.ts';
+import { collectionQuery, filterQuery, positiveInteger, useQueryForm, withCursor } from '../query.ts';
 import { formatSort, ORDER_SORT_KEYS, parseSort } from '../sort.ts';
 
 export const ORDER_STATUSES = ['pending', 'paid', 'shipped', 'delivered', 'cancelled'] as const;
 type OrderStatus = (typeof ORDER_STATUSES)[number];
 
-export function OrdersPage() {
-  const { api } = useConsole();
-  const [search, setSearch] = useSearchParams();
-  const query = {
+/** The query's order filters, each valid or left out. */
+function readOrderQuery(search: URLSearchParams) {
+  return {
     status: ORDER_STATUSES.includes(search.get('status') as OrderStatus) ? (search.get('status') as OrderStatus) : undefined,
     customerId: positiveInteger(search.get('customerId')),
     minTotal: positiveInteger(search.get('minTotal')),
-    sort: formatSort(parseSort(search.get('sort'), ORDER_SORT_KEYS)) || undefined,
+    sort: parseSort(search.get('sort'), ORDER_SORT_KEYS),
     pageSize: positiveInteger(search.get('pageSize')) ?? 20,
-    after: search.get('after') ?? undefined,
-    before: search.get('before') ?? undefined,
   };
-  const [form, setForm] = useState({
+}
+
+/** The filter form's fields as the query sets them. */
+function readOrderForm(search: URLSearchParams) {
+  const query = readOrderQuery(search);
+  return {
     status: query.status ?? '',
     customerId: query.customerId?.toString() ?? '',
     minTotal: query.minTotal?.toString() ?? '',
-    sort: parseSort(search.get('sort'), ORDER_SORT_KEYS),
+    sort: query.sort,
     pageSize: String(query.pageSize),
-  });
+  };
+}
+
+export function OrdersPage() {
+  const { api } = useConsole();
+  const [search, setSearch] = useSearchParams();
+  const query = collectionQuery(readOrderQuery(search), search);
+  const [form, setForm] = useQueryForm(search, readOrderForm);
   const orders = useLoad(() => api.GET('/orders', { params: { query } }).then(unwrap), [search.toString()]);
 
   function apply(event: FormEvent) {

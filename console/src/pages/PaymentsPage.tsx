@@ -1,14 +1,14 @@
 // /console/payments: GET /payments with its filters (status, orderId, needsAttention) and sort,
-// paged by cursor, with the exact total; all in the URL's query.
+// paged by cursor, with the exact total; all in the URL's query, which the controls follow.
 import { type components, unwrap } from '@orderpay/client';
-import { type FormEvent, useState } from 'react';
+import type { FormEvent } from 'react';
 import { Link, useSearchParams } from 'react-router';
 import { CollectionTable } from '../components/CollectionTable.tsx';
 import { SortControls } from '../components/SortControls.tsx';
 import { useConsole } from '../context.ts';
 import { formatInstant, formatMoney } from '../format.ts';
 import { useLoad } from '../load.ts';
-import { filterQuery, positiveInteger, withCursor } from '../query.ts';
+import { collectionQuery, filterQuery, positiveInteger, useQueryForm, withCursor } from '../query.ts';
 import { formatSort, PAYMENT_SORT_KEYS, parseSort } from '../sort.ts';
 
 type PaymentStatus = components['schemas']['Payment']['status'];
@@ -22,23 +22,32 @@ const PAYMENT_STATUSES: PaymentStatus[] = [
   'refunded',
 ];
 
-export function PaymentsPage() {
-  const { api } = useConsole();
-  const [search, setSearch] = useSearchParams();
-  const query = {
+/** The query's payment filters, each valid or left out. */
+function readPaymentQuery(search: URLSearchParams) {
+  return {
     status: PAYMENT_STATUSES.includes(search.get('status') as PaymentStatus) ? (search.get('status') as PaymentStatus) : undefined,
     orderId: positiveInteger(search.get('orderId')),
     needsAttention: search.get('needsAttention') === 'true' ? true : undefined,
-    sort: formatSort(parseSort(search.get('sort'), PAYMENT_SORT_KEYS)) || undefined,
-    after: search.get('after') ?? undefined,
-    before: search.get('before') ?? undefined,
+    sort: parseSort(search.get('sort'), PAYMENT_SORT_KEYS),
   };
-  const [form, setForm] = useState({
+}
+
+/** The filter form's fields as the query sets them. */
+function readPaymentForm(search: URLSearchParams) {
+  const query = readPaymentQuery(search);
+  return {
     status: query.status ?? '',
     orderId: query.orderId?.toString() ?? '',
     needsAttention: query.needsAttention === true,
-    sort: parseSort(search.get('sort'), PAYMENT_SORT_KEYS),
-  });
+    sort: query.sort,
+  };
+}
+
+export function PaymentsPage() {
+  const { api } = useConsole();
+  const [search, setSearch] = useSearchParams();
+  const query = collectionQuery(readPaymentQuery(search), search);
+  const [form, setForm] = useQueryForm(search, readPaymentForm);
   const payments = useLoad(() => api.GET('/payments', { params: { query } }).then(unwrap), [search.toString()]);
 
   function apply(event: FormEvent) {
