@@ -3,21 +3,24 @@
 // PKCE, as orderpay-console), filters and sorts orders (the back button brings the controls back
 // too), opens one, edits it with a stale ETag and sees the conflict, refunds a payment with a
 // double click (one refund), sees a failed webhook delivery and sends it again to a local receiver
-// that then succeeds, and signs out. A customer is told "staff only". On every page: axe-core finds nothing serious or critical, no page or console
-// error, no CSP violation; a screenshot of each goes to test-artifacts/console/.
+// that then succeeds, and signs out. On an endpoint's page: ping, rotate the secret, disable and
+// enable it. A customer is told "staff only". On every page checked: axe-core finds nothing
+// serious or critical, no page or console error, no CSP violation; a screenshot of each goes to
+// test-artifacts/console/.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { after, before, describe, test } from 'node:test';
-import type { Browser, Request } from 'playwright-core';
+import type { Browser, BrowserContext } from 'playwright-core';
 import { issueTokenFor } from '../../src/auth/access-token.ts';
 import { DEMO_CUSTOMER_EMAILS, DEMO_PASSWORD, DEMO_STAFF_EMAIL, seedDemoData } from '../../src/seed.ts';
 import { launchChromium, withChromium } from '../helpers/browser.ts';
-import { checkPage, watchPage, type WatchedPage } from '../helpers/console-pages.ts';
+import { apiClient, checkPage, signInToConsole, watchPage, type WatchedPage } from '../helpers/console-pages.ts';
 import { startAuthServer, type AuthServer } from '../helpers/oauth.ts';
-import { startReceiver, type Receiver } from '../helpers/webhooks.ts';
+import { type ReceivedRequest, startReceiver, verifyDelivery, type Receiver } from '../helpers/webhooks.ts';
 
 const PORT = 29_371;
 const RECEIVER_PORT = 29_372;
+const ACTIONS_RECEIVER_PORT = 29_373;
 const ORIGIN = `http://127.0.0.1:${PORT}`;
 const CUSTOMER = DEMO_CUSTOMER_EMAILS[0]!;
 /** Where the console keeps its tokens (console/src/auth/session.ts). */
@@ -30,35 +33,33 @@ interface Order {
 }
 
 withChromium('the staff console in a real browser', () => {
-  describe('/console: the staff walk, and a customer refused', () => {
+  let browser: Browser;
+  before(async () => {
+    // The build `npm install` made, made again only where a source is newer (no-op otherwise).
+    execFileSync(process.execPath, [new URL('../../scripts/build-console.ts', import.meta.url).pathname, '--if-stale'], {
+      stdio: 'inherit',
+    });
+    browser = await launchChromium();
+  });
+  after(() => browser?.close());
+
+  describe('/console: the staff walk, the actions on an endpoint, and a customer refused', () => {
     let server: AuthServer;
-    let browser: Browser;
     let receiver: Receiver;
-    let staffToken: string;
+    /** The receiver of the endpoint whose actions are tried: it answers 200. */
+    let actionsReceiver: Receiver;
     let order: Order;
     let paymentId: number;
     let endpointId: number;
 
     /** The API as a test client (not the console): a staff token by default. */
-    async function call<T>(method: string, path: string, body?: unknown, headers: Record<string, string> = {}, token = staffToken) {
-      const response = await fetch(`${ORIGIN}/v3${path}`, {
-        method,
-        headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
-        body: body === undefined ? undefined : JSON.stringify(body),
-      });
-      const text = await response.text();
-      assert.ok(response.ok, `${method} ${path}: ${response.status} ${text}`);
-      return { body: (text ? JSON.parse(text) : undefined) as T, response };
-    }
+    let call: ReturnType<typeof apiClient>;
 
     before(async () => {
-      // The build `npm install` made, made again only where a source is newer (no-op otherwise).
-      execFileSync(process.execPath, [new URL('../../scripts/build-console.ts', import.meta.url).pathname, '--if-stale'], {
-        stdio: 'inherit',
-      });
       server = await startAuthServer(PORT, { ORDERPAY_WEBHOOKS_ALLOW_PRIVATE: 'true', ORDERPAY_WEBHOOKS_RETRY_SCHEDULE: '1' });
       await seedDemoData(server.db);
-      staffToken = await issueTokenFor(server.db, server.config, { email: DEMO_STAFF_EMAIL }, [], 3600);
+      const staffToken = await issueTokenFor(server.db, server.config, { email: DEMO_STAFF_EMAIL }, [], 3600);
+      call = apiClient(ORIGIN, staffToken);
       const customerToken = await issueTokenFor(server.db, server.config, { email: CUSTOMER }, [], 3600);
       // A receiver that fails until told otherwise, subscribed to refunds.
       receiver = await startReceiver(RECEIVER_PORT, (_request, response) =>
@@ -85,38 +86,27 @@ withChromium('the staff console in a real browser', () => {
           customerToken,
         )
       ).body.id;
-      browser = await launchChromium();
+      actionsReceiver = await startReceiver(ACTIONS_RECEIVER_PORT);
     });
     after(async () => {
-      const closed = await Promise.allSettled([browser?.close(), receiver?.close(), server?.close()]);
+      const closed = await Promise.allSettled([receiver?.close(), actionsReceiver?.close(), server?.close()]);
       const failure = closed.find((result) => result.status === 'rejected');
       if (failure) throw failure.reason;
     });
 
-    /** Through the console's sign-in page, the login and consent pages, back to the console. */
-    async function signIn(watched: WatchedPage, email: string, screenshots: boolean): Promise<void> {
-      const { page } = watched;
-      await page.goto(`${ORIGIN}/console/`);
-      await page.getByRole('heading', { name: 'Sign in to the orderpay console' }).waitFor();
-      if (screenshots) await checkPage(watched, 'sign-in');
-      await page.getByRole('button', { name: 'Sign in', exact: true }).click();
-      await page.getByRole('heading', { name: 'Sign in to continue to the orderpay staff console' }).waitFor();
-      await page.getByLabel('Email').fill(email);
-      await page.getByLabel('Password').fill(DEMO_PASSWORD);
-      await page.getByRole('button', { name: 'Sign in', exact: true }).click();
-      await page.getByRole('button', { name: 'Allow', exact: true }).click();
+    /** A new window, its page watched, signed in to the console as email (closed by the caller). */
+    async function signedIn(email: string, screenshots = false): Promise<{ context: BrowserContext; watched: WatchedPage }> {
+      const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+      const watched = await watchPage(context);
+      await signInToConsole(watched, ORIGIN, email, DEMO_PASSWORD, screenshots);
+      return { context, watched };
     }
 
     test('staff: sign in, orders, a stale edit, a refund, a failed delivery sent again, sign out', async () => {
-      const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+      // Sign-in: authorization code + PKCE S256 with state, as orderpay-console, to its own callback.
+      const { context, watched } = await signedIn(DEMO_STAFF_EMAIL, true);
       try {
-        const requests: Request[] = [];
-        context.on('request', (request) => requests.push(request));
-        const watched = await watchPage(context);
-        const { page } = watched;
-
-        // Sign-in: authorization code + PKCE S256 with state, as orderpay-console, to its own callback.
-        await signIn(watched, DEMO_STAFF_EMAIL, true);
+        const { page, requests } = watched;
         await page.getByRole('heading', { name: 'Overview', level: 1 }).waitFor();
         const authorize = requests.find((request) => new URL(request.url()).pathname === '/oauth/authorize');
         assert.ok(authorize, 'the console sent the browser to the authorization endpoint');
@@ -330,11 +320,93 @@ withChromium('the staff console in a real browser', () => {
       }
     });
 
-    test('a customer who signs in is told the console is for staff only, and can sign out', async () => {
-      const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    test('staff: an endpoint pinged, its secret rotated (shown once, signing what follows), disabled and enabled', async () => {
+      const created = (
+        await call<{ id: number; secret: string }>('POST', '/webhook-endpoints', {
+          url: actionsReceiver.url,
+          enabledEvents: ['product.created'],
+          description: 'Fulfilment',
+        })
+      ).body;
+      const { context, watched } = await signedIn(DEMO_STAFF_EMAIL);
       try {
-        const watched = await watchPage(context);
-        await signIn(watched, CUSTOMER, false);
+        const { page, requests } = watched;
+        await page.getByRole('heading', { name: 'Overview', level: 1 }).waitFor();
+        await page.getByRole('link', { name: 'Webhooks', exact: true }).click();
+        await page.getByRole('link', { name: `Endpoint ${created.id}`, exact: true }).click();
+        await page.getByRole('heading', { name: `Webhook endpoint ${created.id}`, level: 1 }).waitFor();
+        const facts = page.locator('.facts');
+        const notice = page.getByRole('status').filter({ hasText: /./ });
+
+        /** Ping from the page: its delivery succeeds in the log, and the receiver has it. */
+        async function ping(): Promise<{ deliveryId: number; received: ReceivedRequest }> {
+          const before = actionsReceiver.requests.length;
+          await page.getByRole('button', { name: 'Ping', exact: true }).click();
+          const sent = await notice.filter({ hasText: /^Ping sent as delivery \d+/ }).innerText();
+          const deliveryId = Number(/delivery (\d+)/.exec(sent)![1]);
+          const delivery = page.getByRole('article', { name: `Delivery ${deliveryId}`, exact: true });
+          await delivery.locator('.state-succeeded').waitFor();
+          assert.match(await delivery.locator('header').innerText(), /webhook_endpoint\.ping/);
+          const received = (await actionsReceiver.waitForRequests(before + 1))[before]!;
+          return { deliveryId, received };
+        }
+
+        // Ping: a webhook_endpoint.ping delivery, signed with the secret the endpoint was made with.
+        const first = await ping();
+        assert.equal((verifyDelivery(created.secret, first.received) as { type: string }).type, 'webhook_endpoint.ping');
+
+        // Rotate the secret: shown once; what is signed from now on verifies with it.
+        await page.getByRole('button', { name: 'Rotate the secret' }).click();
+        await notice.filter({ hasText: 'The secret was rotated.' }).waitFor();
+        const secret = await page.getByLabel('New secret').inputValue();
+        assert.match(secret, /^whsec_/);
+        assert.notEqual(secret, created.secret);
+        const endpoint = (await call<Record<string, unknown>>('GET', `/webhook-endpoints/${created.id}`)).body;
+        assert.equal('secret' in endpoint, false, 'a read never shows the secret');
+        assert.equal(typeof endpoint.previousSecretExpiresAt, 'string', 'the previous secret still signs for a while');
+        await checkPage(watched, 'webhook-endpoint-secret');
+        await page.getByRole('button', { name: 'I have stored it' }).click();
+        await page.getByLabel('New secret').waitFor({ state: 'detached' });
+        const second = await ping();
+        assert.equal((verifyDelivery(secret, second.received) as { type: string }).type, 'webhook_endpoint.ping');
+        assert.throws(
+          () => verifyDelivery(secret, first.received),
+          /signature/i,
+          'the new secret is new: it did not sign before the rotation',
+        );
+
+        // Disable, then enable: each a PUT with If-Match of the ETag as the page read it; the page and the API agree.
+        const puts = () =>
+          requests.filter((r) => r.method() === 'PUT' && new URL(r.url()).pathname === `/v3/webhook-endpoints/${created.id}`);
+        const etagNow = async () => (await call('GET', `/webhook-endpoints/${created.id}`)).response.headers.get('etag');
+        const enabledEtag = await etagNow();
+        await page.getByRole('button', { name: 'Disable', exact: true }).click();
+        await notice.filter({ hasText: 'The endpoint is disabled: nothing is sent to it.' }).waitFor();
+        await facts.getByText('Disabled (requested)', { exact: true }).waitFor();
+        assert.equal(await page.getByRole('button', { name: 'Ping', exact: true }).isDisabled(), true, 'a disabled endpoint is not pinged');
+        assert.equal(puts().at(-1)?.headers()['if-match'], enabledEtag);
+        const disabled = await call<{ disabled: boolean; disabledReason: string | null }>('GET', `/webhook-endpoints/${created.id}`);
+        assert.deepEqual([disabled.body.disabled, disabled.body.disabledReason], [true, 'requested']);
+        const disabledEtag = disabled.response.headers.get('etag');
+        assert.notEqual(disabledEtag, enabledEtag);
+        await checkPage(watched, 'webhook-endpoint-disabled');
+        await page.getByRole('button', { name: 'Enable', exact: true }).click();
+        await notice.filter({ hasText: 'The endpoint is enabled again.' }).waitFor();
+        await facts.getByText('Enabled', { exact: true }).waitFor();
+        assert.equal(puts().at(-1)?.headers()['if-match'], disabledEtag, 'the second PUT carried the ETag read after the first');
+        assert.equal(puts().length, 2);
+        const enabled = (await call<{ disabled: boolean; disabledReason: string | null }>('GET', `/webhook-endpoints/${created.id}`)).body;
+        assert.deepEqual([enabled.disabled, enabled.disabledReason], [false, null]);
+        await page.getByRole('button', { name: 'Ping', exact: true }).and(page.locator(':enabled')).waitFor();
+        assert.deepEqual(watched.problems, []);
+      } finally {
+        await context.close();
+      }
+    });
+
+    test('a customer who signs in is told the console is for staff only, and can sign out', async () => {
+      const { context, watched } = await signedIn(CUSTOMER);
+      try {
         await watched.page.getByRole('heading', { name: 'Staff only' }).waitFor();
         assert.equal(await watched.page.getByRole('link', { name: 'Orders' }).count(), 0, 'no navigation for a customer');
         await checkPage(watched, 'staff-only');

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import type { BrowserContext, Page } from 'playwright-core';
+import type { BrowserContext, Page, Request } from 'playwright-core';
 
 const require = createRequire(import.meta.url);
 const AXE_SOURCE = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
@@ -19,6 +19,8 @@ export interface ExpectedFailure {
 
 export interface WatchedPage {
   page: Page;
+  /** Every request of the page's context so far, in the order sent. */
+  requests: Request[];
   /** Problems seen so far: page errors, unexpected console errors, CSP violations. */
   problems: string[];
   /** Failed loads the next steps may cause without it being a problem. */
@@ -35,6 +37,8 @@ export async function watchPage(context: BrowserContext): Promise<WatchedPage> {
       console.error('CSP violation: ' + event.violatedDirective + ' blocked ' + event.blockedURI);
     });`,
   });
+  const requests: Request[] = [];
+  context.on('request', (request) => requests.push(request));
   const page = await context.newPage();
   page.setDefaultTimeout(20_000);
   const problems: string[] = [];
@@ -48,7 +52,7 @@ export async function watchPage(context: BrowserContext): Promise<WatchedPage> {
     if (url && status && expected.some((e) => e.status === status && e.path.test(new URL(url).pathname))) return;
     problems.push(`console error: ${message.text()} (${url})`);
   });
-  return { page, problems, expect: (failure) => expected.push(failure) };
+  return { page, requests, problems, expect: (failure) => expected.push(failure) };
 }
 
 /** axe-core in the page (evaluated, not injected: the CSP allows no inline script): no serious or critical violation. */
@@ -75,4 +79,38 @@ export async function checkPage(watched: WatchedPage, name: string): Promise<voi
   assert.deepEqual(watched.problems, [], `no errors on ${name}`);
   mkdirSync(SCREENSHOTS_DIR, { recursive: true });
   await watched.page.screenshot({ path: new URL(`${name}.png`, SCREENSHOTS_DIR).pathname, fullPage: true });
+}
+
+/** Through the console's sign-in page, orderpay's login and consent pages, and back to the console. */
+export async function signInToConsole(
+  watched: WatchedPage,
+  origin: string,
+  email: string,
+  password: string,
+  screenshots = false,
+): Promise<void> {
+  const { page } = watched;
+  await page.goto(`${origin}/console/`);
+  await page.getByRole('heading', { name: 'Sign in to the orderpay console' }).waitFor();
+  if (screenshots) await checkPage(watched, 'sign-in');
+  await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+  await page.getByRole('heading', { name: 'Sign in to continue to the orderpay staff console' }).waitFor();
+  await page.getByLabel('Email').fill(email);
+  await page.getByLabel('Password').fill(password);
+  await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+  await page.getByRole('button', { name: 'Allow', exact: true }).click();
+}
+
+/** The API (v3) as a test client beside the console, with a bearer token: the body and the response; anything but 2xx fails. */
+export function apiClient(origin: string, defaultToken: string) {
+  return async function call<T>(method: string, path: string, body?: unknown, headers: Record<string, string> = {}, token = defaultToken) {
+    const response = await fetch(`${origin}/v3${path}`, {
+      method,
+      headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await response.text();
+    assert.ok(response.ok, `${method} ${path}: ${response.status} ${text}`);
+    return { body: (text ? JSON.parse(text) : undefined) as T, response };
+  };
 }
