@@ -4,13 +4,14 @@
 // too), opens one, edits it with a stale ETag and sees the conflict, refunds a payment with a
 // double click (one refund), sees a failed webhook delivery and sends it again to a local receiver
 // that then succeeds, and signs out. On an endpoint's page: ping, rotate the secret, disable and
-// enable it. A customer is told "staff only". On every page checked: axe-core finds nothing
-// serious or critical, no page or console error, no CSP violation; a screenshot of each goes to
-// test-artifacts/console/.
+// enable it. The browser offline, then online again; a server with a small read budget answering
+// the console 429 until its window ends. A customer is told "staff only". On every page checked:
+// axe-core finds nothing serious or critical, no page or console error, no CSP violation; a
+// screenshot of each goes to test-artifacts/console/.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { after, before, describe, test } from 'node:test';
-import type { Browser, BrowserContext } from 'playwright-core';
+import type { Browser, BrowserContext, Response } from 'playwright-core';
 import { issueTokenFor } from '../../src/auth/access-token.ts';
 import { DEMO_CUSTOMER_EMAILS, DEMO_PASSWORD, DEMO_STAFF_EMAIL, seedDemoData } from '../../src/seed.ts';
 import { launchChromium, withChromium } from '../helpers/browser.ts';
@@ -21,6 +22,8 @@ import { type ReceivedRequest, startReceiver, verifyDelivery, type Receiver } fr
 const PORT = 29_371;
 const RECEIVER_PORT = 29_372;
 const ACTIONS_RECEIVER_PORT = 29_373;
+/** A second server, whose read budget the console's own requests exceed. */
+const LIMITED_PORT = 29_374;
 const ORIGIN = `http://127.0.0.1:${PORT}`;
 const CUSTOMER = DEMO_CUSTOMER_EMAILS[0]!;
 /** Where the console keeps its tokens (console/src/auth/session.ts). */
@@ -43,7 +46,7 @@ withChromium('the staff console in a real browser', () => {
   });
   after(() => browser?.close());
 
-  describe('/console: the staff walk, the actions on an endpoint, and a customer refused', () => {
+  describe('/console: the staff walk, the actions on an endpoint, offline, and a customer refused', () => {
     let server: AuthServer;
     let receiver: Receiver;
     /** The receiver of the endpoint whose actions are tried: it answers 200. */
@@ -404,6 +407,39 @@ withChromium('the staff console in a real browser', () => {
       }
     });
 
+    test('offline: an action shows "no connection"; back online, the banner goes and the next request gets through', async () => {
+      const { context, watched } = await signedIn(DEMO_STAFF_EMAIL);
+      try {
+        const { page } = watched;
+        await page.getByRole('heading', { name: 'Overview', level: 1 }).waitFor();
+        await page.getByRole('link', { name: 'Orders', exact: true }).click();
+        const total = (await call<{ meta: { total: number } }>('GET', '/orders')).body.meta.total;
+        await page.getByRole('heading', { name: `${total} orders` }).waitFor();
+        const banner = page.getByRole('alert').filter({ hasText: 'You are offline, or the server cannot be reached.' });
+        assert.equal(await banner.count(), 0);
+
+        await context.setOffline(true);
+        watched.expect({ status: 'ERR_INTERNET_DISCONNECTED', path: /^\/v3\/orders$/ });
+        await page.getByLabel('Status').selectOption('pending');
+        await page.getByRole('button', { name: 'Apply' }).click();
+        const failure = page.locator('.failure').filter({ hasText: 'No connection' });
+        await failure.waitFor();
+        await banner.waitFor();
+        await checkPage(watched, 'offline');
+
+        await context.setOffline(false);
+        await banner.waitFor({ state: 'detached' });
+        const pending = (await call<{ meta: { total: number } }>('GET', '/orders?status=pending')).body.meta.total;
+        await failure.getByRole('button', { name: 'Try again' }).click();
+        await page.getByRole('heading', { name: `${pending} ${pending === 1 ? 'order' : 'orders'}` }).waitFor();
+        await failure.waitFor({ state: 'detached' });
+        assert.equal(await banner.count(), 0);
+        assert.deepEqual(watched.problems, []);
+      } finally {
+        await context.close();
+      }
+    });
+
     test('a customer who signs in is told the console is for staff only, and can sign out', async () => {
       const { context, watched } = await signedIn(CUSTOMER);
       try {
@@ -412,6 +448,70 @@ withChromium('the staff console in a real browser', () => {
         await checkPage(watched, 'staff-only');
         await watched.page.getByRole('button', { name: 'Sign out' }).first().click();
         await watched.page.getByRole('heading', { name: 'Sign out of orderpay?' }).waitFor();
+      } finally {
+        await context.close();
+      }
+    });
+  });
+
+  describe('/console: a rate limit the console waits out', () => {
+    // Two reads a window; the overview alone reads four collections at once. The window's clock is
+    // the test's: it stands 3 s before a window's end, and moves on when the test says.
+    const WINDOW_MS = 60_000;
+    const LIMITED_ORIGIN = `http://127.0.0.1:${LIMITED_PORT}`;
+    let rateLimitAt = Math.floor(Date.now() / WINDOW_MS) * WINDOW_MS + WINDOW_MS - 3000;
+    let limited: AuthServer;
+
+    before(async () => {
+      limited = await startAuthServer(
+        LIMITED_PORT,
+        { ORDERPAY_RATE_LIMIT_READS: '2', ORDERPAY_RATE_LIMIT_WINDOW_SECONDS: String(WINDOW_MS / 1000) },
+        { rateLimitNow: () => new Date(rateLimitAt) },
+      );
+      await limited.createUser(DEMO_STAFF_EMAIL, DEMO_PASSWORD, 'staff');
+    });
+    after(() => limited?.close());
+
+    test('429: a banner says how long the console waits, then the refused reads are sent again and load', async () => {
+      const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+      try {
+        const watched = await watchPage(context);
+        const { page } = watched;
+        watched.expect({ status: 429, path: /^\/v3\// });
+        const answers: Response[] = [];
+        page.on('response', (response) => {
+          if (new URL(response.url()).pathname.startsWith('/v3/')) answers.push(response);
+        });
+        const refused = page.waitForResponse((response) => response.status() === 429);
+        await signInToConsole(watched, LIMITED_ORIGIN, DEMO_STAFF_EMAIL, DEMO_PASSWORD);
+        const first = await refused;
+        assert.equal(first.headers()['retry-after'], '3');
+        assert.equal(first.headers()['ratelimit-policy'], '"reads";q=2;w=60');
+        const waiting = page.getByRole('status').filter({ hasText: 'Too many requests: waiting 3 seconds, then trying again.' });
+        await waiting.waitFor();
+
+        // The window ends; nobody touches the page: the console sends what was refused again.
+        rateLimitAt += WINDOW_MS;
+        await waiting.waitFor({ state: 'detached' });
+        await page.locator('section.panel[aria-busy="true"]').first().waitFor({ state: 'detached' });
+        await page.getByRole('img', { name: 'Payments per day by outcome: 0 payments, by status.' }).waitFor();
+        await page.getByRole('img', { name: 'Deliveries per day: 0 delivered and 0 failed.' }).waitFor();
+        assert.equal(await page.locator('.failure').count(), 0, 'no refusal shown');
+        const pathOf = (response: Response) => new URL(response.url()).pathname;
+        const refusedPaths = answers.filter((r) => r.status() === 429).map(pathOf);
+        assert.ok(refusedPaths.length >= 1);
+        for (const path of refusedPaths) {
+          assert.ok(
+            answers.some((r) => r.status() === 200 && pathOf(r) === path),
+            `${path} was sent again and answered`,
+          );
+        }
+        assert.deepEqual(
+          new Set(answers.filter((r) => r.status() === 200).map(pathOf)),
+          new Set(['/v3/daily-order-totals', '/v3/daily-payment-outcomes', '/v3/daily-webhook-deliveries', '/v3/webhook-endpoints']),
+          'every collection of the overview loaded',
+        );
+        assert.deepEqual(watched.problems, []);
       } finally {
         await context.close();
       }

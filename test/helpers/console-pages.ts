@@ -11,9 +11,9 @@ const AXE_SOURCE = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
 
 export const SCREENSHOTS_DIR = new URL('../../test-artifacts/console/', import.meta.url);
 
-/** A failed load the page is expected to cause: its method, path and status. */
+/** A failed load the page is expected to cause: its path, and its status or the network error Chromium names. */
 export interface ExpectedFailure {
-  status: number;
+  status: number | `ERR_${string}`;
   path: RegExp;
 }
 
@@ -46,9 +46,10 @@ export async function watchPage(context: BrowserContext): Promise<WatchedPage> {
   page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
   page.on('console', (message) => {
     if (message.type() !== 'error') return;
-    // Chromium reports every non-2xx answer to fetch as a console error naming the resource.
+    // Chromium reports every non-2xx answer to fetch, and every fetch with no answer (net::ERR_…),
+    // as a console error naming the resource.
     const url = message.location().url;
-    const status = Number(/status of (\d{3})/.exec(message.text())?.[1]);
+    const status = Number(/status of (\d{3})/.exec(message.text())?.[1]) || /net::(ERR_\w+)/.exec(message.text())?.[1];
     if (url && status && expected.some((e) => e.status === status && e.path.test(new URL(url).pathname))) return;
     problems.push(`console error: ${message.text()} (${url})`);
   });
