@@ -3,7 +3,7 @@
 import type { ReportFilter } from '../core/day-range.ts';
 import type { OwnerScope } from '../core/principal.ts';
 import type { Queryable } from '../db/db.ts';
-import { dayOfCreatedAt, inDayRange } from '../db/day-range.ts';
+import { dayOfCreatedAt, reportConditions } from '../db/day-range.ts';
 
 export interface DailyOrderTotalRecord {
   day: string;
@@ -14,9 +14,7 @@ export interface DailyOrderTotalRecord {
 
 export async function selectDailyOrderTotals(db: Queryable, scope: OwnerScope, filter: ReportFilter): Promise<DailyOrderTotalRecord[]> {
   const params: unknown[] = [];
-  let where = inDayRange(filter.range, params);
-  if (scope) where += ` AND customer_id = $${params.push(scope.customerId)}`;
-  if (filter.currency) where += ` AND currency = $${params.push(filter.currency)}`;
+  const where = reportConditions(filter, scope, params);
   const { rows } = await db.query<DailyOrderTotalRecord>(
     `SELECT ${dayOfCreatedAt} AS day, currency, count(*) AS orders, sum(total)::bigint AS total
        FROM orders WHERE deleted_at IS NULL AND ${where}

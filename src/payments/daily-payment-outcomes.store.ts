@@ -4,7 +4,7 @@
 import type { ReportFilter } from '../core/day-range.ts';
 import type { OwnerScope } from '../core/principal.ts';
 import type { Queryable } from '../db/db.ts';
-import { dayOfCreatedAt, inDayRange } from '../db/day-range.ts';
+import { dayOfCreatedAt, reportConditions } from '../db/day-range.ts';
 import type { PaymentStatus } from './payments.rules.ts';
 
 export interface DailyPaymentOutcomeRecord {
@@ -23,9 +23,7 @@ export async function selectDailyPaymentOutcomes(
   filter: ReportFilter,
 ): Promise<DailyPaymentOutcomeRecord[]> {
   const params: unknown[] = [];
-  let where = inDayRange(filter.range, params);
-  if (scope) where += ` AND customer_id = $${params.push(scope.customerId)}`;
-  if (filter.currency) where += ` AND currency = $${params.push(filter.currency)}`;
+  const where = reportConditions(filter, scope, params);
   const { rows } = await db.query<DailyPaymentOutcomeRecord>(
     `SELECT ${dayOfCreatedAt} AS day, status, decline_code AS "declineCode", currency, count(*) AS payments,
             sum(amount)::bigint AS amount, sum(amount_refunded)::bigint AS "amountRefunded"
