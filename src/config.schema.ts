@@ -97,6 +97,11 @@ export const EnvironmentSchema = Type.Object({
     description:
       'Serve the staff console at `/console` ([docs/console.md](docs/console.md)) and let the authorization server know its public client `orderpay-console` (authorization code + PKCE, refresh tokens, redirect URI `PUBLIC_URL/console/callback`, the staff scopes). `false` turns both off. Signing in needs `PUBLIC_URL` on https, or http on a loopback host.',
   }),
+  ORDERPAY_FAPI2_FOR_PAYMENTS: Type.Boolean({
+    default: false,
+    description:
+      '`true`: a confidential client holds `payments:write` and `payments:refund` only on the FAPI 2.0 profile (`orderpay clients create --profile fapi2`, [docs/fapi.md](docs/fapi.md)); others are refused those scopes (`invalid_scope`) and keep the rest. Public clients (first-party apps, `/docs`, the console) are not affected.',
+  }),
   ORDERPAY_DB_POOLER: Type.Enum(['none', 'transaction'], {
     default: 'none',
     description:

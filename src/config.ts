@@ -54,6 +54,8 @@ export interface Config {
   readonly docsClient: boolean;
   /** Serve the staff console at /console and register its public client orderpay-console (src/http/console-page.ts, src/auth/console-client.ts). */
   readonly console: boolean;
+  /** A confidential client holds the scopes that move money only on the FAPI 2.0 profile (src/auth/fapi2-profile.ts). */
+  readonly fapi2ForPayments: boolean;
   /** Versions with a published deprecation: RFC 9745 Deprecation and RFC 8594 Sunset dates. */
   readonly apiDeprecations: readonly ApiDeprecation[];
   /** The HTTP server's limits: how long a client may take, how many connections it may hold (docs/deploy.md). */
@@ -430,6 +432,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     seedOnEmpty: vars.NODE_ENV !== 'production' && (vars.ORDERPAY_SEED_ON_EMPTY ?? vars.DATABASE_URL === undefined),
     docsClient: vars.ORDERPAY_DOCS_CLIENT ?? vars.NODE_ENV !== 'production',
     console: vars.ORDERPAY_CONSOLE,
+    fapi2ForPayments: vars.ORDERPAY_FAPI2_FOR_PAYMENTS,
     apiDeprecations: [readDeprecation(1, vars.ORDERPAY_API_V1_DEPRECATION, vars.ORDERPAY_API_V1_SUNSET)],
     idempotency: {
       retentionSeconds: vars.ORDERPAY_IDEMPOTENCY_RETENTION_SECONDS,

@@ -1,6 +1,7 @@
 // What an OAuth client may be registered with: redirect URIs, scopes, the API version it is pinned
-// to, and the oidc-provider metadata of a public (authorization code + PKCE) or a confidential
-// (client credentials) client.
+// to, and the oidc-provider metadata of a public (authorization code + PKCE) client, a confidential
+// one (client secret; client credentials, authorization code or both), or a confidential client of
+// the FAPI 2.0 Security Profile (private_key_jwt, PAR, DPoP: ./fapi2-clients.rules.ts).
 import { API_VERSION_NUMBERS, isApiVersion, LATEST_API_VERSION } from '../core/api-versions.ts';
 import { SCOPES, STAFF_ONLY_SCOPES } from '../core/scopes.ts';
 import { isLoopbackHost } from '../core/loopback.ts';
@@ -69,8 +70,10 @@ export interface PublicClientInput {
 
 export interface ConfidentialClientInput {
   name: string;
-  /** Only ['client_credentials'] (the default) is supported. */
+  /** client_credentials (the default), authorization_code, or both. */
   grantTypes?: readonly string[];
+  /** Required with authorization_code; none without it. */
+  redirectUris?: readonly string[];
   scopes: readonly string[];
   /** Default: LATEST_API_VERSION. */
   apiVersion?: number;
@@ -79,7 +82,7 @@ export interface ConfidentialClientInput {
 /** oidc-provider client metadata, as stored in oauth_clients.metadata. */
 export type ClientMetadata = Record<string, unknown> & { client_id: string; client_name: string };
 
-function checkName(name: string): string {
+export function checkName(name: string): string {
   const trimmed = name.trim();
   if (!trimmed || trimmed.length > 200) throw new ClientMetadataError('client name must be 1–200 characters');
   return trimmed;
@@ -103,28 +106,42 @@ export function buildPublicClientMetadata(clientId: string, input: PublicClientI
   };
 }
 
+/** What a confidential client's grants make of its metadata: grant and response types, redirect URIs, scopes. */
+export function buildConfidentialGrants(input: ConfidentialClientInput, what: string): Record<string, unknown> {
+  const grants = [...new Set(input.grantTypes?.length ? input.grantTypes : ['client_credentials'])];
+  const refused = grants.filter((grant) => grant !== 'client_credentials' && grant !== 'authorization_code');
+  if (refused.length) {
+    throw new ClientMetadataError(`${what} supports --grant client_credentials and --grant authorization_code, not ${refused.join(', ')}`);
+  }
+  const code = grants.includes('authorization_code');
+  const redirectUris = [...new Set((input.redirectUris ?? []).map(checkRedirectUri))];
+  if (code && !redirectUris.length) throw new ClientMetadataError(`${what} with the authorization_code grant needs a redirect URI`);
+  if (!code && redirectUris.length) throw new ClientMetadataError(`${what} without the authorization_code grant has no redirect URIs`);
+  // Acting for a user, it may ask for who they are and stay signed in; acting for itself, API scopes only.
+  const scopes = code
+    ? parseClientScopes(input.scopes, CLIENT_SCOPES, what)
+    : parseClientScopes(input.scopes, SERVICE_CLIENT_SCOPES, 'a client-credentials client');
+  if (!scopes.some((scope) => SERVICE_CLIENT_SCOPES.includes(scope))) throw new ClientMetadataError(`${what} needs at least one API scope`);
+  return {
+    grant_types: code ? [...grants, 'refresh_token'] : grants,
+    response_types: code ? ['code'] : [],
+    redirect_uris: redirectUris,
+    scope: scopes.join(' '),
+  };
+}
+
 /** `clientSecretHash` is stored in place of the secret (see passwords.ts and docs/decisions/0025-client-secrets-stored-hashed.md). */
 export function buildConfidentialClientMetadata(
   clientId: string,
   clientSecretHash: string,
   input: ConfidentialClientInput,
 ): ClientMetadata {
-  const name = checkName(input.name);
-  const grants = [...new Set(input.grantTypes ?? ['client_credentials'])];
-  if (grants.length !== 1 || grants[0] !== 'client_credentials') {
-    throw new ClientMetadataError('a confidential client supports --grant client_credentials only');
-  }
-  const scopes = parseClientScopes(input.scopes, SERVICE_CLIENT_SCOPES, 'a client-credentials client');
-  if (!scopes.length) throw new ClientMetadataError('a client-credentials client needs at least one API scope');
   return {
     client_id: clientId,
     client_secret: clientSecretHash,
-    client_name: name,
-    grant_types: ['client_credentials'],
-    response_types: [],
-    redirect_uris: [],
+    client_name: checkName(input.name),
+    ...buildConfidentialGrants(input, 'a confidential client'),
     token_endpoint_auth_method: 'client_secret_basic',
-    scope: scopes.join(' '),
   };
 }
 

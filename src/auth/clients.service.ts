@@ -10,10 +10,12 @@ import {
   deleteClientRow,
   findClientForUpdate,
   generateClientSecret,
+  replaceClientKeys,
   replaceClientSecret,
   setClientDisabled,
   type ClientSummary,
 } from './clients.store.ts';
+import type { ClientKeys } from './fapi2-profile.ts';
 import { revokeOidcPayloadsOf } from './oidc.adapter.ts';
 import { hashClientSecret } from './passwords.ts';
 import { recordSubjectDeleted, recordSubjectDisabled, recordSubjectRestored } from './revoked-subjects.store.ts';
@@ -31,8 +33,16 @@ export type SecretRotation =
   | Exclude<ClientChange, { outcome: 'unchanged' | 'changed' }>
   /** A public client has no secret to rotate. */
   | { outcome: 'public'; client: ClientSummary }
+  /** Nor has one that authenticates with its keys (private_key_jwt). */
+  | { outcome: 'no-secret'; client: ClientSummary }
   /** `clientSecret` exists only in this answer. */
   | { outcome: 'rotated'; client: ClientSummary; clientSecret: string };
+
+export type KeysReplacement =
+  | Exclude<ClientChange, { outcome: 'unchanged' | 'changed' }>
+  /** A client that authenticates with a secret, or none, has no keys to replace. */
+  | { outcome: 'no-keys'; client: ClientSummary }
+  | { outcome: 'replaced'; client: ClientSummary };
 
 /** The client, locked; or why there is none to change. */
 async function lockClient(tx: Queryable, clientId: string): Promise<ClientSummary | { outcome: 'not-found' | 'built-in' }> {
@@ -100,7 +110,22 @@ export async function rotateClientSecret(db: Db, clientId: string, graceSeconds:
     const client = await lockClient(tx, clientId);
     if (isRefusal(client)) return client;
     if (client.type === 'public') return { outcome: 'public', client };
+    if (client.tokenEndpointAuthMethod !== 'client_secret_basic') return { outcome: 'no-secret', client };
     const rotated = await replaceClientSecret(tx, clientId, secretHash, graceSeconds);
     return { outcome: 'rotated', client: rotated, clientSecret };
+  });
+}
+
+/**
+ * The public keys a private_key_jwt client (a FAPI 2.0 one) authenticates with from now on: the next
+ * client assertion must be signed by one of them. To rotate without a gap, register the new key
+ * beside the old one, move the client to it, then register the new one alone.
+ */
+export function replaceKeys(db: Db, clientId: string, keys: ClientKeys): Promise<KeysReplacement> {
+  return db.transaction(async (tx) => {
+    const client = await lockClient(tx, clientId);
+    if (isRefusal(client)) return client;
+    if (client.tokenEndpointAuthMethod !== 'private_key_jwt') return { outcome: 'no-keys', client };
+    return { outcome: 'replaced', client: (await replaceClientKeys(tx, clientId, keys))! };
   });
 }

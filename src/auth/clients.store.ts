@@ -11,6 +11,14 @@ import {
   type ConfidentialClientInput,
   type PublicClientInput,
 } from './clients.rules.ts';
+import {
+  buildClientKeysMetadata,
+  buildFapi2ClientMetadata,
+  clientProfileOf,
+  type ClientKeys,
+  type ClientProfile,
+  type Fapi2ClientInput,
+} from './fapi2-profile.ts';
 import { hashClientSecret } from './passwords.ts';
 
 /** A client as listed: never its secret, nor the secret's hash. */
@@ -22,6 +30,10 @@ export interface ClientSummary {
   redirectUris: string[];
   scope: string;
   tokenEndpointAuthMethod: string;
+  /** The security profile the client is held to (src/auth/fapi2-profile.ts). */
+  profile: ClientProfile;
+  /** A private_key_jwt client's public keys: its jwks_uri, or the JWK Set registered by value. */
+  keys?: { jwksUri: string } | { jwks: { keys: Record<string, unknown>[] } };
   /** What the client's unversioned requests get (src/core/api-versions.ts). */
   apiVersion: number;
   createdAt: string;
@@ -45,6 +57,12 @@ interface ClientRow {
 const SUMMARY_COLUMNS = `client_id, client_name, metadata - 'client_secret' AS metadata, api_version, created_at, disabled_at,
   previous_secret_expires_at`;
 
+function keysOf(metadata: ClientMetadata): Pick<ClientSummary, 'keys'> {
+  if (typeof metadata.jwks_uri === 'string') return { keys: { jwksUri: metadata.jwks_uri } };
+  const jwks = metadata.jwks as { keys: Record<string, unknown>[] } | undefined;
+  return jwks ? { keys: { jwks } } : {};
+}
+
 const toSummary = (row: ClientRow): ClientSummary => ({
   clientId: row.client_id,
   clientName: row.client_name,
@@ -53,6 +71,8 @@ const toSummary = (row: ClientRow): ClientSummary => ({
   redirectUris: (row.metadata.redirect_uris as string[] | undefined) ?? [],
   scope: (row.metadata.scope as string | undefined) ?? '',
   tokenEndpointAuthMethod: String(row.metadata.token_endpoint_auth_method),
+  profile: clientProfileOf(row.metadata),
+  ...keysOf(row.metadata),
   apiVersion: row.api_version,
   createdAt: row.created_at,
   disabledAt: row.disabled_at,
@@ -96,6 +116,26 @@ export async function createConfidentialClient(
   const apiVersion = checkClientApiVersion(input.apiVersion);
   const metadata = buildConfidentialClientMetadata(clientId, await hashClientSecret(clientSecret), input);
   return { ...(await insertClient(db, metadata, apiVersion)), clientSecret };
+}
+
+/** A FAPI 2.0 client: no secret, it authenticates with its own keys (private_key_jwt). */
+export async function createFapi2Client(db: Queryable, input: Fapi2ClientInput): Promise<ClientSummary> {
+  const clientId = generateClientId();
+  return insertClient(db, buildFapi2ClientMetadata(clientId, input), checkClientApiVersion(input.apiVersion));
+}
+
+/**
+ * The keys a private_key_jwt client authenticates with from now on (jwks or jwks_uri, the other one
+ * dropped); undefined when there is no such client. The provider builds the client anew from the
+ * changed metadata, so the next assertion is checked against these.
+ */
+export async function replaceClientKeys(db: Queryable, clientId: string, keys: ClientKeys): Promise<ClientSummary | undefined> {
+  const { rows } = await db.query<ClientRow>(
+    `UPDATE oauth_clients SET metadata = (metadata - 'jwks' - 'jwks_uri') || $2::jsonb
+     WHERE client_id = $1 RETURNING ${SUMMARY_COLUMNS}`,
+    [clientId, JSON.stringify(buildClientKeysMetadata(keys))],
+  );
+  return rows[0] && toSummary(rows[0]);
 }
 
 export async function listClients(db: Queryable): Promise<ClientSummary[]> {

@@ -1,10 +1,17 @@
-// Signing keys in the database: the authorization server signs with the newest active key; the
-// JWKS publishes the public half of every key that has not expired, so tokens signed by a
-// retired key keep verifying until they expire.
+// Signing keys in the database: the authorization server signs with the newest active key of each
+// algorithm; the JWKS publishes the public half of every key that has not expired, so tokens
+// signed by a retired key keep verifying until they expire.
 import { calculateJwkThumbprint, exportJWK, generateKeyPair, type JWK } from 'jose';
 import type { Db, Queryable } from '../db/db.ts';
 
+/** What every client but a FAPI 2.0 one is signed for: RS256, OpenID Connect's default. */
 export const SIGNING_ALG = 'RS256';
+/**
+ * One active key per algorithm, never one key for two (RFC 8725 §3.1, FAPI 2.0 §6's single-purpose
+ * keys): RS256 for every client, PS256 for FAPI 2.0 clients, whose JWTs may use only PS256, ES256
+ * or EdDSA (FAPI 2.0 §5.4.1; docs/decisions/0135-fapi2-client-profile.md).
+ */
+export const SIGNING_ALGS = [SIGNING_ALG, 'PS256'] as const;
 
 /** How far behind ours a verifier's clock may run. */
 export const CLOCK_SKEW_SECONDS = 300;
@@ -66,21 +73,28 @@ async function insertSigningKey(db: Queryable, key: SigningKeyMaterial): Promise
   return toKey(rows[0]!);
 }
 
-export async function createSigningKey(db: Queryable, alg = SIGNING_ALG): Promise<SigningKey> {
+export async function createSigningKey(db: Queryable, alg: string = SIGNING_ALG): Promise<SigningKey> {
   return insertSigningKey(db, await generateSigningKey(alg));
 }
 
-/** The key new tokens are signed with: the newest one not retired. */
-export async function findActiveSigningKey(db: Queryable): Promise<SigningKey | undefined> {
+/** The key new tokens of `alg` are signed with: the newest one not retired. */
+export async function findActiveSigningKey(db: Queryable, alg: string = SIGNING_ALG): Promise<SigningKey | undefined> {
   const { rows } = await db.query<SigningKeyRow>(
     `SELECT kid, alg, private_jwk, public_jwk, created_at FROM signing_keys
-     WHERE retired_at IS NULL ORDER BY created_at DESC, kid LIMIT 1`,
+     WHERE retired_at IS NULL AND alg = $1 ORDER BY created_at DESC, kid LIMIT 1`,
+    [alg],
   );
   return rows[0] && toKey(rows[0]);
 }
 
+/**
+ * An active key of every algorithm of SIGNING_ALGS, created where missing (a first start, or a
+ * database from before PS256 was signed with); the RS256 one is returned.
+ */
 export async function ensureActiveSigningKey(db: Queryable): Promise<SigningKey> {
-  return (await findActiveSigningKey(db)) ?? createSigningKey(db);
+  const [first, ...others] = SIGNING_ALGS;
+  for (const alg of others) if (!(await findActiveSigningKey(db, alg))) await createSigningKey(db, alg);
+  return (await findActiveSigningKey(db, first)) ?? createSigningKey(db, first);
 }
 
 /** Public keys of every key still published (not past expires_at). */
@@ -143,12 +157,22 @@ export async function listSigningKeys(db: Queryable): Promise<SigningKeyInfo[]> 
   return rows.map(toInfo);
 }
 
+const toActiveInfo = (key: SigningKey): SigningKeyInfo => ({
+  kid: key.kid,
+  alg: key.alg,
+  createdAt: key.createdAt,
+  retiredAt: null,
+  expiresAt: null,
+  status: 'active',
+});
+
 /**
- * A new key signs from now on; in the same transaction every previously active key is retired
- * and stays published for MAX_SIGNED_TOKEN_LIFETIME_SECONDS, until everything it signed expired.
+ * A new key of each algorithm signs from now on; in the same transaction every previously active
+ * key is retired and stays published for MAX_SIGNED_TOKEN_LIFETIME_SECONDS, until everything it
+ * signed expired. `active` lists the new keys in SIGNING_ALGS' order.
  */
-export async function rotateSigningKeys(db: Db, alg = SIGNING_ALG): Promise<{ active: SigningKeyInfo; retired: SigningKeyInfo[] }> {
-  const material = await generateSigningKey(alg);
+export async function rotateSigningKeys(db: Db): Promise<{ active: SigningKeyInfo[]; retired: SigningKeyInfo[] }> {
+  const materials = await Promise.all(SIGNING_ALGS.map(generateSigningKey));
   return db.transaction(async (tx) => {
     // Two rotations at once: the second waits here and then retires the first one's key.
     await tx.query('SELECT kid FROM signing_keys WHERE retired_at IS NULL ORDER BY kid FOR UPDATE');
@@ -158,15 +182,8 @@ export async function rotateSigningKeys(db: Db, alg = SIGNING_ALG): Promise<{ ac
        RETURNING kid, alg, created_at, retired_at, expires_at, 'retired' AS status`,
       [MAX_SIGNED_TOKEN_LIFETIME_SECONDS],
     );
-    const created = await insertSigningKey(tx, material);
-    const active: SigningKeyInfo = {
-      kid: created.kid,
-      alg: created.alg,
-      createdAt: created.createdAt,
-      retiredAt: null,
-      expiresAt: null,
-      status: 'active',
-    };
+    const active: SigningKeyInfo[] = [];
+    for (const material of materials) active.push(toActiveInfo(await insertSigningKey(tx, material)));
     return { active, retired: retired.map(toInfo) };
   });
 }

@@ -4,6 +4,7 @@
 import { hash } from 'node:crypto';
 import { errors, type Adapter, type AdapterConstructor, type AdapterPayload } from 'oidc-provider';
 import type { Queryable } from '../db/db.ts';
+import type { ClientMetadata } from './clients.rules.ts';
 import { findClientMetadata } from './clients.store.ts';
 import { recordRevokedGrant, recordRevokedGrants } from './revoked-grants.store.ts';
 
@@ -48,7 +49,15 @@ function toStoredPayload(model: string, payload: AdapterPayload): AdapterPayload
 }
 
 /** Adapter class for oidc-provider's `adapter` option; `now` is the clock expiry is judged by. */
-export function createOidcAdapter(db: Queryable, now: () => Date = () => new Date()): AdapterConstructor {
+/**
+ * `viewClient`: the metadata the provider works with, from the registered one (the scopes
+ * ORDERPAY_FAPI2_FOR_PAYMENTS withholds, src/auth/fapi2-profile.ts).
+ */
+export function createOidcAdapter(
+  db: Queryable,
+  now: () => Date = () => new Date(),
+  viewClient: (metadata: ClientMetadata) => ClientMetadata = (metadata) => metadata,
+): AdapterConstructor {
   return class OidcAdapter implements Adapter {
     readonly model: string;
 
@@ -90,7 +99,8 @@ export function createOidcAdapter(db: Queryable, now: () => Date = () => new Dat
       if (this.model === 'Client') {
         // PostgreSQL refuses a NUL in text (22021): answered as the malformed input it is, not a 500.
         if (id.includes('\0')) throw new errors.InvalidRequest('client_id must not contain a NUL character');
-        return (await findClientMetadata(db, id)) as AdapterPayload | undefined;
+        const metadata = await findClientMetadata(db, id);
+        return metadata && (viewClient(metadata) as AdapterPayload);
       }
       const payload = await this.findLive('id', id);
       return payload && { ...payload, jti: id };

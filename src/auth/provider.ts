@@ -1,7 +1,9 @@
 // The authorization server: oidc-provider configured for orderpay (RFC 9700, OAuth 2.1 profile).
 // Authorization code + PKCE S256 for every client, rotating refresh tokens in every code exchange,
 // client credentials for services, and RFC 9068 JWT access tokens for the orderpay API audience,
-// which orderpay's own /oauth/userinfo takes too (src/auth/userinfo.routes.ts).
+// which orderpay's own /oauth/userinfo takes too (src/auth/userinfo.routes.ts). Clients registered
+// on the FAPI 2.0 profile get oidc-provider's FAPI 2.0 behaviour and what their metadata requires
+// (src/auth/fapi2-profile.ts, docs/fapi.md).
 import type { IncomingMessage } from 'node:http';
 import Provider, { errors, type Configuration } from 'oidc-provider';
 import type { JWK } from 'jose';
@@ -9,6 +11,7 @@ import type { Config } from '../config.ts';
 import { systemClock, type Clock } from '../core/clock.ts';
 import type { Db } from '../db/db.ts';
 import { CLIENT_SCOPES, type ClientMetadata } from './clients.rules.ts';
+import { clientProfileOf, FAPI2_SIGNING_ALGS, PROFILE_METADATA, withheldMoneyScopes } from './fapi2-profile.ts';
 import { accountFinder, findAccountRow } from './account.ts';
 import { isClientOrigin } from './client-origins.ts';
 import { introspectJwtAccessTokens, mayIntrospect } from './jwt-introspection.ts';
@@ -79,9 +82,13 @@ function compareHashedClientSecrets(now: Clock) {
   };
 }
 
+/** Whether the client is held to the FAPI 2.0 profile (undefined: no client yet, e.g. discovery). */
+const isFapi2Client = (client: { metadata(): Record<string, unknown> } | undefined): boolean =>
+  client !== undefined && clientProfileOf(client.metadata()) === 'fapi2';
+
 export function createProvider({ config, db, signingKeys, cookieKeys, staticClients = [], now = systemClock }: ProviderOptions): Provider {
   const configuration: Configuration = {
-    adapter: createOidcAdapter(db),
+    adapter: createOidcAdapter(db, undefined, (metadata) => withheldMoneyScopes(metadata, config.fapi2ForPayments)),
     clients: staticClients as Configuration['clients'],
     findAccount: accountFinder(db) as Configuration['findAccount'],
     jwks: { keys: signingKeys as never },
@@ -102,9 +109,16 @@ export function createProvider({ config, db, signingKeys, cookieKeys, staticClie
     ttl: TOKEN_TTL,
     features: {
       devInteractions: { enabled: false },
-      // RFC 9449: the API does not verify DPoP proofs yet (it refuses bound tokens), so no client
-      // is offered a binding it could not use; a DPoP header at the token endpoint is ignored.
-      dPoP: { enabled: false },
+      // RFC 9449: a client that sends a DPoP proof at the token endpoint gets a DPoP-bound access
+      // token (cnf.jkt), which the API accepts only with a proof by the same key; one without
+      // gets a Bearer token as before. FAPI 2.0 clients must (dpop_bound_access_tokens).
+      dPoP: { enabled: true },
+      // FAPI 2.0 Security Profile, per client: its PKCE, redirect_uri and client-assertion rules for
+      // the clients registered on it (fapi2-profile.ts), none for the others.
+      fapi: { enabled: true, profile: (_ctx, client) => (isFapi2Client(client) ? '2.0' : undefined) },
+      // RFC 9126: any client may push its authorization request; FAPI 2.0 clients must
+      // (require_pushed_authorization_requests, FAPI 2.0 §5.3.2.2 items 2 and 3).
+      pushedAuthorizationRequests: { enabled: true, requirePushedAuthorizationRequests: false },
       clientCredentials: { enabled: true },
       // RFC 7662 §2.1: clients that authenticate may introspect any token (the JWT access tokens
       // too, src/auth/jwt-introspection.ts); public clients none. RFC 7009: a client may revoke
@@ -124,37 +138,51 @@ export function createProvider({ config, db, signingKeys, cookieKeys, staticClie
         enabled: true,
         defaultResource: () => config.audience,
         useGrantedResource: () => true,
-        getResourceServerInfo(_ctx, resourceIndicator) {
+        getResourceServerInfo(_ctx, resourceIndicator, client) {
           if (resourceIndicator !== config.audience) throw new errors.InvalidTarget();
           return {
             scope: CLIENT_SCOPES.join(' '),
             audience: config.audience,
             accessTokenTTL: TOKEN_TTL.AccessToken,
             accessTokenFormat: 'jwt',
-            jwt: { sign: { alg: 'RS256' } },
+            // FAPI 2.0 §5.4.1: its JWTs are PS256, ES256 or EdDSA; the RSA keys sign PS256 (keys.store.ts).
+            jwt: { sign: { alg: isFapi2Client(client) ? 'PS256' : 'RS256' } },
           };
         },
       },
     },
     // The spec: a refresh token in every authorization-code exchange response (oidc-provider's
-    // default asks for offline_access and consent); rotated on every use.
+    // default asks for offline_access and consent); rotated on every use (RFC 9700 §4.14.2), except
+    // a FAPI 2.0 client's, which is bound to the client's authentication and is not rotated
+    // (FAPI 2.0 §5.3.2.1 item 9, RFC 9449 §5): a client that lost a response retries with it.
     issueRefreshToken: async (_ctx, client) => client.grantTypeAllowed('refresh_token'),
-    rotateRefreshToken: () => true,
+    rotateRefreshToken: (ctx) => !isFapi2Client(ctx.oidc.client),
     extraTokenClaims: (_ctx, token) => findExtraTokenClaims(db, token),
     // The client's pinned API version, read with the rest of its row (findClientMetadata): kept on
     // the provider's Client, so a token's api_version claim costs no query of its own. After a
     // rotation, the previous secret's hash and its end, for compareHashedClientSecret.
-    extraClientMetadata: { properties: ['api_version', 'previous_client_secret', 'previous_client_secret_expires_at'] },
+    extraClientMetadata: { properties: ['api_version', 'previous_client_secret', 'previous_client_secret_expires_at', PROFILE_METADATA] },
     interactions: { url: (_ctx, interaction) => `/oauth/interaction/${interaction.uid}` },
-    // Only what a registered client can use: public clients (none) and services (Basic). Secrets
-    // are stored hashed, so client_secret_jwt could only be keyed by the hash.
-    clientAuthMethods: ['client_secret_basic', 'none'],
+    // Only what a registered client can use: public clients (none), confidential ones (Basic), and
+    // FAPI 2.0 clients (private_key_jwt, FAPI 2.0 §5.3.2.1 item 6). Secrets are stored hashed, so
+    // client_secret_jwt could only be keyed by the hash.
+    clientAuthMethods: ['client_secret_basic', 'private_key_jwt', 'none'],
+    // FAPI 2.0 §5.3.2.1 item 13: JWTs (client assertions, DPoP proofs) issued up to 15 s in the
+    // future are accepted, which covers the 10 s it requires and stays under its 60 s ceiling.
+    clockTolerance: 15,
     clientDefaults: {
       id_token_signed_response_alg: 'RS256',
       grant_types: ['authorization_code', 'refresh_token'],
       response_types: ['code'],
     },
-    enabledJWA: { idTokenSigningAlgValues: ['RS256'], userinfoSigningAlgValues: ['RS256'] },
+    enabledJWA: {
+      idTokenSigningAlgValues: ['RS256', 'PS256'],
+      userinfoSigningAlgValues: ['RS256'],
+      // FAPI 2.0 §5.4.1 for client assertions (private_key_jwt is only for FAPI 2.0 clients) and
+      // for DPoP proofs.
+      clientAuthSigningAlgValues: [...FAPI2_SIGNING_ALGS],
+      dPoPSigningAlgValues: ['ES256', 'PS256', 'EdDSA'],
+    },
     clientBasedCORS: allowClientOrigin(config),
     renderError: renderErrorPage,
     // Where the provider's own endpoints are published: PUBLIC_URL's origin, the mount's path.

@@ -1,23 +1,27 @@
-// `orderpay clients create | list | set-api-version | disable | enable | delete | rotate-secret`:
-// OAuth clients of the authorization server, the API version each is pinned to, and operators'
-// control of them. JSON output uses the names of an RFC 7591 client information response
-// (client_id, client_secret, …), plus api_version and status.
+// `orderpay clients create | list | set-api-version | disable | enable | delete | rotate-secret |
+// set-keys`: OAuth clients of the authorization server, the profile and API version each is held
+// to, and operators' control of them. JSON output uses the names of an RFC 7591 client information
+// response (client_id, client_secret, jwks, …), plus profile, api_version and status.
+import { readFile } from 'node:fs/promises';
 import { SCOPES } from '../core/scopes.ts';
 import {
   buildConfidentialClientMetadata,
   buildPublicClientMetadata,
   checkClientApiVersion,
+  ClientMetadataError,
   DEFAULT_SECRET_GRACE,
   parseSecretGrace,
 } from '../auth/clients.rules.ts';
-import { deleteClient, disableClient, enableClient, rotateClientSecret, type ClientChange } from '../auth/clients.service.ts';
+import { deleteClient, disableClient, enableClient, replaceKeys, rotateClientSecret, type ClientChange } from '../auth/clients.service.ts';
 import {
   createConfidentialClient,
+  createFapi2Client,
   createPublicClient,
   listClients,
   setClientApiVersion,
   type ClientSummary,
 } from '../auth/clients.store.ts';
+import { buildFapi2ClientMetadata, checkClientProfile, MONEY_SCOPES, type ClientKeys } from '../auth/fapi2-profile.ts';
 import { CONSOLE_CLIENT_ID } from '../auth/console-client.ts';
 import { TOKEN_TTL } from '../auth/token-lifetimes.ts';
 import { API_VERSION_NUMBERS, LATEST_API_VERSION } from '../core/api-versions.ts';
@@ -30,11 +34,18 @@ export const CLIENTS_USAGE = `  clients create --public    a browser or native a
       --redirect-uri <uri>   https, or http on 127.0.0.1/[::1]/localhost; repeat for several
       --scope "<scopes>"     default: openid profile email offline_access and the customer API scopes
   clients create --confidential
-                             a service (client credentials); prints its secret once
+                             a service (client credentials) or a server-side app acting for
+                             users (authorization code + PKCE); prints its secret once
       --name <name>
-      --grant client_credentials
-      --scope "<scopes>"     API scopes only, any of: ${SCOPES.join(' ')}
-      --api-version <n>      either kind: the API version its unversioned requests get
+      --grant <grant>        client_credentials, authorization_code, or both (repeat)
+      --redirect-uri <uri>   with authorization_code: as for a public client
+      --scope "<scopes>"     API scopes (${SCOPES.join(' ')}); with
+                             authorization_code also openid profile email offline_access
+      --profile fapi2        the FAPI 2.0 Security Profile (docs/fapi.md): no secret; it
+                             authenticates with private_key_jwt, pushes its authorization
+                             requests (PAR) and gets DPoP-bound access tokens
+      --jwks-file <file>     with fapi2: its public keys, a JWK Set (or --jwks-uri <https URL>)
+      --api-version <n>      any kind: the API version its unversioned requests get
                              (${API_VERSION_NUMBERS.join(', ')}; default: the latest, ${LATEST_API_VERSION})
   clients list               every client, its API version and status (never secrets)
   clients set-api-version    pin a client to another API version; its tokens issued from
@@ -49,7 +60,10 @@ export const CLIENTS_USAGE = `  clients create --public    a browser or native a
       --client-id <id>       refused; payments and events keep naming its id
   clients rotate-secret      a new secret for a confidential client, printed once; the
       --client-id <id>       previous one still works during the grace period
-      --grace <duration>     s, m, h or d, at most 30d (default ${DEFAULT_SECRET_GRACE}; 0: it stops at once)`;
+      --grace <duration>     s, m, h or d, at most 30d (default ${DEFAULT_SECRET_GRACE}; 0: it stops at once)
+  clients set-keys           the public keys a fapi2 client authenticates with from now on
+      --client-id <id>       (register the new key beside the old one first to rotate
+      --jwks-file <file>     without a gap), or its --jwks-uri <https URL>`;
 
 const CREATE_OPTIONS = {
   name: { type: 'string' },
@@ -59,7 +73,12 @@ const CREATE_OPTIONS = {
   grant: { type: 'string', multiple: true },
   scope: { type: 'string', multiple: true },
   'api-version': { type: 'string' },
+  profile: { type: 'string' },
+  'jwks-file': { type: 'string' },
+  'jwks-uri': { type: 'string' },
 } as const;
+
+const KEYS_OPTIONS = { 'jwks-file': { type: 'string' }, 'jwks-uri': { type: 'string' } } as const;
 
 const SET_API_VERSION_OPTIONS = {
   'client-id': { type: 'string' },
@@ -92,6 +111,8 @@ function toClientInformation(client: ClientSummary, clientSecret?: string): Reco
     redirect_uris: client.redirectUris,
     grant_types: client.grantTypes,
     token_endpoint_auth_method: client.tokenEndpointAuthMethod,
+    ...(client.keys === undefined ? {} : 'jwksUri' in client.keys ? { jwks_uri: client.keys.jwksUri } : { jwks: client.keys.jwks }),
+    profile: client.profile,
     scope: client.scope,
     api_version: client.apiVersion,
     status: client.disabledAt === null ? 'active' : 'disabled',
@@ -99,10 +120,37 @@ function toClientInformation(client: ClientSummary, clientSecret?: string): Reco
   };
 }
 
+function describeKeys(keys: NonNullable<ClientSummary['keys']>): string {
+  if ('jwksUri' in keys) return `jwks_uri ${keys.jwksUri}`;
+  const kids = keys.jwks.keys.map((key, index) => (typeof key.kid === 'string' ? key.kid : `#${index + 1}`));
+  return `${kids.length} by value (${kids.join(', ')})`;
+}
+
+/** --jwks-file or --jwks-uri, exactly one; read and parsed here, checked by the rules. */
+async function readClientKeys(values: { 'jwks-file'?: string; 'jwks-uri'?: string }): Promise<ClientKeys> {
+  const { 'jwks-file': file, 'jwks-uri': jwksUri } = values;
+  if ((file === undefined) === (jwksUri === undefined))
+    throw new UsageError("give the client's public keys with exactly one of --jwks-file or --jwks-uri");
+  if (jwksUri !== undefined) return { jwksUri };
+  let text: string;
+  try {
+    text = await readFile(file!, 'utf8');
+  } catch (error) {
+    throw new UsageError(`--jwks-file ${file}: ${(error as NodeJS.ErrnoException).code ?? 'cannot be read'}`);
+  }
+  try {
+    return { jwks: JSON.parse(text) };
+  } catch {
+    throw new UsageError(`--jwks-file ${file} is not JSON: it must hold a JWK Set, {"keys": [...]}`);
+  }
+}
+
 function describeClient(client: ClientSummary): string {
   const lines = [
     `${client.clientId}  ${client.type}  "${client.clientName}"${client.disabledAt === null ? '' : `  disabled since ${client.disabledAt}`}`,
     `  grants: ${client.grantTypes.join(' ')}`,
+    `  profile: ${client.profile === 'fapi2' ? 'fapi2 (FAPI 2.0: private_key_jwt, PAR, DPoP)' : client.profile}`,
+    ...(client.keys === undefined ? [] : [`  keys: ${describeKeys(client.keys)}`]),
     `  scope: ${client.scope}`,
     `  API version: v${client.apiVersion}`,
   ];
@@ -112,32 +160,64 @@ function describeClient(client: ClientSummary): string {
   return lines.join('\n');
 }
 
-async function createClient(argv: string[], out: Output): Promise<void> {
-  const values = parseCommandLine(argv, CREATE_OPTIONS);
-  const redirectUris = values['redirect-uri'] ?? [];
-  const scopes = values.scope ?? [];
+/** What each kind of client refuses on the command line before anything is read or written. */
+function refuseMisplacedOptions(values: ReturnType<typeof parseCreateOptions>): void {
   if (!values.name) throw new UsageError('clients create needs --name');
   if (values.public === values.confidential) throw new UsageError('clients create needs exactly one of --public or --confidential');
-  if (values.public && values.grant)
-    throw new UsageError('a public client always has the authorization_code and refresh_token grants; drop --grant');
-  if (values.confidential && redirectUris.length)
+  const keysGiven = values['jwks-file'] !== undefined || values['jwks-uri'] !== undefined;
+  if (values.public) {
+    if (values.grant) throw new UsageError('a public client always has the authorization_code and refresh_token grants; drop --grant');
+    if (values.profile === 'fapi2')
+      throw new UsageError('a FAPI 2.0 client is confidential (FAPI 2.0 §5.3.2.1 item 3): use --confidential');
+    if (keysGiven) throw new UsageError('a public client has no keys; drop --jwks-file/--jwks-uri');
+    return;
+  }
+  if (!values.grant) throw new UsageError('a confidential client needs --grant client_credentials and/or --grant authorization_code');
+  if (!values.grant.includes('authorization_code') && values['redirect-uri']?.length)
     throw new UsageError('a client-credentials client has no redirect URIs; drop --redirect-uri');
-  if (values.confidential && !values.grant) throw new UsageError('a confidential client needs --grant client_credentials');
-  if (values.confidential && !scopes.length) throw new UsageError('a confidential client needs --scope with its API scopes');
-  const name = values.name;
+  if (!values.scope?.length) throw new UsageError('a confidential client needs --scope with its API scopes');
+  if (values.profile !== 'fapi2' && keysGiven)
+    throw new UsageError('only a --profile fapi2 client authenticates with keys; drop --jwks-file/--jwks-uri');
+}
+
+const parseCreateOptions = (argv: string[]) => parseCommandLine(argv, CREATE_OPTIONS);
+
+async function createClient(argv: string[], out: Output): Promise<void> {
+  const values = parseCreateOptions(argv);
+  refuseMisplacedOptions(values);
+  const name = values.name!;
+  const redirectUris = values['redirect-uri'] ?? [];
+  const scopes = values.scope ?? [];
   const grantTypes = values.grant ?? [];
-  // Refuse bad metadata (ClientMetadataError, exit 2) before opening the database; the store checks again.
-  if (values.public) buildPublicClientMetadata('', { name, redirectUris, scopes });
-  else buildConfidentialClientMetadata('', '', { name, grantTypes, scopes });
+  const profile = checkClientProfile(values.profile ?? 'oauth2.1');
   const apiVersion = checkClientApiVersion(values['api-version']);
   const config = loadConfig();
   if (values.public) {
+    buildPublicClientMetadata('', { name, redirectUris, scopes });
     const client = await withMigratedDatabase(config, (db) => createPublicClient(db, { name, redirectUris, scopes, apiVersion }));
     out.print(`Created public client\n${describeClient(client)}`, toClientInformation(client));
     return;
   }
+  if (profile === 'fapi2') {
+    const input = { name, grantTypes, redirectUris, scopes, apiVersion, keys: await readClientKeys(values) };
+    // Refuse bad metadata (ClientMetadataError, exit 2) before opening the database; the store checks again.
+    buildFapi2ClientMetadata('', input);
+    const client = await withMigratedDatabase(config, (db) => createFapi2Client(db, input));
+    out.print(
+      `Created FAPI 2.0 client\n${describeClient(client)}\nIt has no secret: it authenticates with private_key_jwt, signed by one of its keys (docs/fapi.md).`,
+      toClientInformation(client),
+    );
+    return;
+  }
+  buildConfidentialClientMetadata('', '', { name, grantTypes, redirectUris, scopes });
+  const money = scopes.flatMap((scope) => scope.split(' ')).filter((scope) => MONEY_SCOPES.includes(scope));
+  if (config.fapi2ForPayments && money.length) {
+    throw new ClientMetadataError(
+      `ORDERPAY_FAPI2_FOR_PAYMENTS is on: a confidential client holds ${money.join(', ')} only on the FAPI 2.0 profile (--profile fapi2)`,
+    );
+  }
   const { clientSecret, ...client } = await withMigratedDatabase(config, (db) =>
-    createConfidentialClient(db, { name, grantTypes, scopes, apiVersion }),
+    createConfidentialClient(db, { name, grantTypes, redirectUris, scopes, apiVersion }),
   );
   out.print(
     `Created confidential client\n${describeClient(client)}\n  client_secret: ${clientSecret}\nStore the secret now: it is shown only this once (orderpay keeps only its hash).`,
@@ -241,6 +321,11 @@ async function rotateSecret(argv: string[], out: Output): Promise<void> {
   const result = await withMigratedDatabase(loadConfig(), (db) => rotateClientSecret(db, clientId, graceSeconds));
   if (result.outcome === 'not-found' || result.outcome === 'built-in') refuseMissingClient(result.outcome, clientId);
   if (result.outcome === 'public') throw new UsageError(`${clientId} is a public client: it has no secret to rotate`);
+  if (result.outcome === 'no-secret') {
+    throw new UsageError(
+      `${clientId} authenticates with its keys (private_key_jwt): it has no secret to rotate; orderpay clients set-keys replaces its keys`,
+    );
+  }
   const { client, clientSecret } = result;
   const previousUntil = previousSecretUntil(client);
   out.print(
@@ -252,6 +337,25 @@ ${previousUntil === undefined ? 'The previous secret no longer works.' : `The pr
   );
 }
 
+/** The keys a fapi2 client's next assertion must be signed by; the provider builds the client anew. */
+async function setKeys(argv: string[], out: Output): Promise<void> {
+  const values = parseCommandLine(argv, { ...CLIENT_ID_OPTION, ...KEYS_OPTIONS });
+  const clientId = values['client-id'];
+  if (!clientId) throw new UsageError('usage: orderpay clients set-keys --client-id C (--jwks-file F | --jwks-uri URL)');
+  const keys = await readClientKeys(values);
+  const result = await withMigratedDatabase(loadConfig(), (db) => replaceKeys(db, clientId, keys));
+  if (result.outcome === 'not-found' || result.outcome === 'built-in') refuseMissingClient(result.outcome, clientId);
+  if (result.outcome === 'no-keys') {
+    throw new UsageError(
+      `${clientId} authenticates with ${result.client.tokenEndpointAuthMethod}, not with keys (only a --profile fapi2 client does)`,
+    );
+  }
+  out.print(
+    `${result.client.clientId} "${result.client.clientName}" authenticates with these keys from now on: ${describeKeys(result.client.keys!)}.`,
+    toClientInformation(result.client),
+  );
+}
+
 /** argv: what follows `clients`. */
 export async function runClientsCommand(argv: string[], out: Output): Promise<void> {
   const { word, rest } = takeWord(argv);
@@ -260,7 +364,8 @@ export async function runClientsCommand(argv: string[], out: Output): Promise<vo
   if (word === 'set-api-version') return pinApiVersion(rest, out);
   if (word === 'disable' || word === 'enable' || word === 'delete') return changeClient(word, rest, out);
   if (word === 'rotate-secret') return rotateSecret(rest, out);
+  if (word === 'set-keys') return setKeys(rest, out);
   throw new UsageError(
-    'usage: orderpay clients create --name N (--public --redirect-uri URI … | --confidential --grant client_credentials --scope S) [--api-version N] | orderpay clients list | orderpay clients set-api-version --client-id C --api-version N | orderpay clients disable|enable|delete --client-id C | orderpay clients rotate-secret --client-id C [--grace 24h]',
+    'usage: orderpay clients create --name N (--public --redirect-uri URI … | --confidential --grant G … --scope S [--redirect-uri URI …] [--profile fapi2 --jwks-file F]) [--api-version N] | orderpay clients list | orderpay clients set-api-version --client-id C --api-version N | orderpay clients disable|enable|delete --client-id C | orderpay clients rotate-secret --client-id C [--grace 24h] | orderpay clients set-keys --client-id C (--jwks-file F | --jwks-uri URL)',
   );
 }

@@ -3,8 +3,9 @@ import { MAX_SIGNED_TOKEN_LIFETIME_SECONDS, listSigningKeys, rotateSigningKeys, 
 import { loadConfig } from '../config.ts';
 import { parseCommandLine, takeWord, UsageError, withMigratedDatabase, type Output } from './command.ts';
 
-export const KEYS_USAGE = `  keys rotate                a new signing key signs from now on; the old ones stay
-                             published for ${MAX_SIGNED_TOKEN_LIFETIME_SECONDS} s, until what they signed has expired
+export const KEYS_USAGE = `  keys rotate                a new signing key per algorithm (RS256, and PS256 for FAPI 2.0
+                             clients) signs from now on; the old ones stay published for
+                             ${MAX_SIGNED_TOKEN_LIFETIME_SECONDS} s, until what they signed has expired
   keys list                  kid, algorithm, status and dates of every key (never private parts)`;
 
 function describeKey(key: SigningKeyInfo): string {
@@ -15,7 +16,7 @@ function describeKey(key: SigningKeyInfo): string {
 async function rotateKeys(argv: string[], out: Output): Promise<void> {
   parseCommandLine(argv, {});
   const { active, retired } = await withMigratedDatabase(loadConfig(), (db) => rotateSigningKeys(db));
-  const lines = [`New signing key ${active.kid} (${active.alg}) signs from now on.`];
+  const lines = active.map((key) => `New signing key ${key.kid} (${key.alg}) signs from now on.`);
   for (const key of retired) lines.push(`Retired ${key.kid}; it stays in the JWKS until ${key.expiresAt}.`);
   out.print(lines.join('\n'), { active, retired });
 }

@@ -102,11 +102,12 @@ describe(`commands while orderpay serve runs (${DATABASE_LABEL})`, () => {
     assert.equal(decodeJwt(clientToken).api_version, 2);
 
     // A rotated key: the server publishes it, and accepts what it signs.
-    const rotated = (await succeed(env, ['keys', 'rotate'])) as { active: { kid: string } };
-    const { keys } = (await succeed(env, ['keys', 'list'])) as { keys: { kid: string; status: string }[] };
-    assert.equal(keys.find((k) => k.status === 'active')?.kid, rotated.active.kid);
+    const rotated = (await succeed(env, ['keys', 'rotate'])) as { active: { kid: string; alg: string }[] };
+    const newRs256 = rotated.active.find((k) => k.alg === 'RS256')!;
+    const { keys } = (await succeed(env, ['keys', 'list'])) as { keys: { kid: string; alg: string; status: string }[] };
+    assert.equal(keys.find((k) => k.status === 'active' && k.alg === 'RS256')?.kid, newRs256.kid);
     const signedByNewKey = (await succeed(env, ['tokens', 'issue', '--email', 'newcomer@example.com'])).access_token as string;
-    assert.equal(decodeProtectedHeader(signedByNewKey).kid, rotated.active.kid);
+    assert.equal(decodeProtectedHeader(signedByNewKey).kid, newRs256.kid);
     await eventually(async () => (await getWithToken(server, '/v1/orders', signedByNewKey)).status === 200, 'a token of the rotated key');
   });
 

@@ -2,7 +2,10 @@
 // or PostgreSQL when TEST_DATABASE_URL is set); the rows they leave are read back afterwards.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { decodeJwt, decodeProtectedHeader } from 'jose';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { decodeJwt, decodeProtectedHeader, exportJWK, generateKeyPair } from 'jose';
 import { MAX_SIGNED_TOKEN_LIFETIME_SECONDS } from '../../src/auth/keys.store.ts';
 import { verifyClientSecret, verifyPassword } from '../../src/auth/passwords.ts';
 import { API_VERSION_NUMBERS, LATEST_API_VERSION } from '../../src/core/api-versions.ts';
@@ -228,6 +231,7 @@ describe(`orderpay clients (${DATABASE})`, () => {
       redirect_uris: ['http://127.0.0.1:8080/callback', 'https://shop.example/callback'],
       grant_types: ['authorization_code', 'refresh_token'],
       token_endpoint_auth_method: 'none',
+      profile: 'oauth2.1',
       scope: 'openid orders:read orders:write offline_access',
       api_version: LATEST_API_VERSION,
       status: 'active',
@@ -285,6 +289,7 @@ describe(`orderpay clients (${DATABASE})`, () => {
       redirect_uris: [],
       grant_types: ['client_credentials'],
       token_endpoint_auth_method: 'client_secret_basic',
+      profile: 'oauth2.1',
       scope: 'orders:read orders:write',
       api_version: LATEST_API_VERSION,
       status: 'active',
@@ -320,6 +325,76 @@ describe(`orderpay clients (${DATABASE})`, () => {
     );
     assert.match(human, /^ {2}client_secret: [\w-]{43}$/m);
     assert.match(human, /shown only this once/);
+  });
+
+  test('create --confidential --grant authorization_code: a server-side app with a secret, redirect URIs and refresh tokens', async () => {
+    const client = await succeed([
+      ...['clients', 'create', '--name', 'Web shop', '--confidential', '--grant', 'authorization_code'],
+      ...['--redirect-uri', 'https://shop.example/cb', '--scope', 'openid offline_access orders:read'],
+    ]);
+    assert.match(client.client_secret as string, /^[\w-]{43}$/);
+    assert.deepEqual(client.grant_types, ['authorization_code', 'refresh_token']);
+    assert.deepEqual(client.redirect_uris, ['https://shop.example/cb']);
+    assert.equal(client.token_endpoint_auth_method, 'client_secret_basic');
+    assert.equal(client.profile, 'oauth2.1');
+  });
+
+  test('create --profile fapi2: no secret, its public keys, list shows the profile; set-keys replaces them; it has no secret to rotate', async () => {
+    const { publicKey, privateKey } = await generateKeyPair('ES256', { extractable: true });
+    const jwk = { ...(await exportJWK(publicKey)), kid: 'bank-1', use: 'sig' };
+    const jwksFile = join(await mkdtemp(join(tmpdir(), 'orderpay-jwks-')), 'jwks.json');
+    await writeFile(jwksFile, JSON.stringify({ keys: [jwk] }));
+    const client = await succeed([
+      ...['clients', 'create', '--name', 'Bank app', '--confidential', '--profile', 'fapi2', '--grant', 'authorization_code'],
+      ...['--redirect-uri', 'https://bank.example/cb', '--scope', 'openid payments:write', '--jwks-file', jwksFile],
+    ]);
+    assert.deepEqual(client, {
+      client_id: client.client_id,
+      client_id_issued_at: client.client_id_issued_at,
+      client_name: 'Bank app',
+      client_type: 'confidential',
+      redirect_uris: ['https://bank.example/cb'],
+      grant_types: ['authorization_code', 'refresh_token'],
+      token_endpoint_auth_method: 'private_key_jwt',
+      jwks: { keys: [jwk] },
+      profile: 'fapi2',
+      scope: 'openid payments:write',
+      api_version: LATEST_API_VERSION,
+      status: 'active',
+    });
+    const metadata = (await findClient(client.client_id as string))!.metadata;
+    assert.equal(metadata.require_pushed_authorization_requests, true);
+    assert.equal(metadata.dpop_bound_access_tokens, true);
+    assert.equal(metadata.client_secret, undefined);
+
+    const human = assertHuman(await runOrderpay(['clients', 'list'], env));
+    assert.ok(
+      human.includes(
+        `${client.client_id}  confidential  "Bank app"\n  grants: authorization_code refresh_token\n  profile: fapi2 (FAPI 2.0: private_key_jwt, PAR, DPoP)\n  keys: 1 by value (bank-1)\n`,
+      ),
+      human,
+    );
+
+    const moved = await succeed([
+      'clients',
+      'set-keys',
+      '--client-id',
+      client.client_id as string,
+      '--jwks-uri',
+      'https://bank.example/jwks.json',
+    ]);
+    assert.equal(moved.jwks_uri, 'https://bank.example/jwks.json');
+    assert.equal(moved.jwks, undefined);
+    assert.equal((await findClient(client.client_id as string))!.metadata.jwks, undefined);
+
+    // A private key, or a secret to rotate, is refused.
+    await writeFile(jwksFile, JSON.stringify({ keys: [{ ...(await exportJWK(privateKey)), kid: 'bank-2' }] }));
+    assert.match(
+      await refuse(['clients', 'set-keys', '--client-id', client.client_id as string, '--jwks-file', jwksFile]),
+      /holds private members \(d\)/,
+    );
+    assert.match(await refuse(['clients', 'rotate-secret', '--client-id', client.client_id as string]), /no secret to rotate/);
+    await rm(dirname(jwksFile), { recursive: true });
   });
 
   test('redirect URIs that are not https (or loopback http), or carry a fragment, exit 2 without a row', async () => {
@@ -383,6 +458,7 @@ describe(`orderpay clients (${DATABASE})`, () => {
   });
 
   test('a command line that is not one of the two shapes exits 2', async () => {
+    const SERVICE = ['--name', 'X', '--confidential', '--grant', 'client_credentials', '--scope', 'orders:read'];
     const refusals: [string[], RegExp][] = [
       [['--name', 'X', '--redirect-uri', 'https://a.example/cb'], /exactly one of --public or --confidential/],
       [
@@ -393,22 +469,14 @@ describe(`orderpay clients (${DATABASE})`, () => {
       [['--name', 'X', '--public'], /at least one redirect URI/],
       [['--name', 'X', '--public', '--redirect-uri', 'https://a.example/cb', '--grant', 'client_credentials'], /drop --grant/],
       [['--name', 'X', '--confidential', '--scope', 'orders:read'], /needs --grant client_credentials/],
-      [['--name', 'X', '--confidential', '--grant', 'authorization_code', '--scope', 'orders:read'], /client_credentials only/],
+      [['--name', 'X', '--confidential', '--grant', 'authorization_code', '--scope', 'orders:read'], /needs a redirect URI/],
+      [['--name', 'X', '--confidential', '--grant', 'password', '--scope', 'orders:read'], /not password/],
+      [['--name', 'X', '--public', '--redirect-uri', 'https://a.example/cb', '--profile', 'fapi2'], /a FAPI 2.0 client is confidential/],
+      [[...SERVICE, '--jwks-uri', 'https://a.example/jwks'], /only a --profile fapi2 client authenticates with keys/],
+      [[...SERVICE, '--profile', 'fapi2'], /exactly one of --jwks-file or --jwks-uri/],
+      [[...SERVICE, '--profile', 'fapi1'], /not a client profile/],
       [['--name', 'X', '--confidential', '--grant', 'client_credentials'], /needs --scope/],
-      [
-        [
-          '--name',
-          'X',
-          '--confidential',
-          '--grant',
-          'client_credentials',
-          '--scope',
-          'orders:read',
-          '--redirect-uri',
-          'https://a.example/cb',
-        ],
-        /drop --redirect-uri/,
-      ],
+      [[...SERVICE, '--redirect-uri', 'https://a.example/cb'], /drop --redirect-uri/],
       [['--name', 'X', '--public', '--redirect-uri'], /--redirect-uri/],
     ];
     for (const [args, message] of refusals) assert.match(await refuse(['clients', 'create', ...args]), message, args.join(' '));
@@ -442,7 +510,7 @@ describe(`orderpay clients (${DATABASE})`, () => {
     assert.ok(human.includes(`${created.client_id}  confidential  "Listed"`));
     assert.ok(
       human.includes(
-        `${created.client_id}  confidential  "Listed"\n  grants: client_credentials\n  scope: payments:read\n  API version: v${LATEST_API_VERSION}\n`,
+        `${created.client_id}  confidential  "Listed"\n  grants: client_credentials\n  profile: oauth2.1\n  scope: payments:read\n  API version: v${LATEST_API_VERSION}\n`,
       ),
     );
     assert.doesNotMatch(human, /scrypt|secret/);
@@ -565,55 +633,55 @@ describe(`orderpay keys (${DATABASE})`, () => {
     queryRows<KeyRow>('SELECT kid, created_at, retired_at, expires_at, private_jwk FROM signing_keys ORDER BY created_at, kid');
   const seconds = (timestamp: string) => Date.parse(timestamp) / 1000;
 
-  test('rotate retires the active key, published until its tokens expired, and the new key signs', async () => {
-    // A token from the key in use before the rotation.
+  test('rotate retires the active keys, published until their tokens expired, and a new key per algorithm signs', async () => {
+    // A token from the key in use before the rotation, and the PS256 key beside it.
     const before = await succeed(['tokens', 'issue', '--client-id', 'svc']);
     const oldKid = decodeProtectedHeader(before.access_token as string).kid;
+    const oldKids = (await keyRows()).filter((r) => r.retired_at === null).map((r) => r.kid);
+    assert.equal(oldKids.length, 2, 'one active key per algorithm');
 
     const rotated = await succeed(['keys', 'rotate']);
-    const { active, retired } = rotated as { active: Record<string, unknown>; retired: Record<string, unknown>[] };
+    const { active, retired } = rotated as { active: Record<string, unknown>[]; retired: Record<string, unknown>[] };
     assert.deepEqual(Object.keys(rotated), ['active', 'retired']);
-    assert.deepEqual(active, {
-      kid: active.kid,
-      alg: 'RS256',
-      createdAt: active.createdAt,
-      retiredAt: null,
-      expiresAt: null,
-      status: 'active',
-    });
-    assert.notEqual(active.kid, oldKid);
-    assert.equal(retired.length, 1);
-    assert.deepEqual(retired[0], {
+    assert.deepEqual(
+      active.map((key) => key.alg),
+      ['RS256', 'PS256'],
+    );
+    for (const key of active) {
+      assert.deepEqual(key, { kid: key.kid, alg: key.alg, createdAt: key.createdAt, retiredAt: null, expiresAt: null, status: 'active' });
+      assert.ok(!oldKids.includes(key.kid as string));
+    }
+    const [newRs256] = active;
+    assert.deepEqual(retired.map((key) => key.kid).sort(), [...oldKids].sort());
+    const retiredRs256 = retired.find((key) => key.kid === oldKid)!;
+    assert.deepEqual(retiredRs256, {
       kid: oldKid,
       alg: 'RS256',
-      createdAt: retired[0]!.createdAt,
-      retiredAt: active.createdAt,
-      expiresAt: retired[0]!.expiresAt,
+      createdAt: retiredRs256.createdAt,
+      retiredAt: newRs256!.createdAt,
+      expiresAt: retiredRs256.expiresAt,
       status: 'retired',
     });
-    assert.equal(seconds(retired[0]!.expiresAt as string) - seconds(retired[0]!.retiredAt as string), MAX_SIGNED_TOKEN_LIFETIME_SECONDS);
+    assert.equal(seconds(retiredRs256.expiresAt as string) - seconds(retiredRs256.retiredAt as string), MAX_SIGNED_TOKEN_LIFETIME_SECONDS);
     assert.equal(MAX_SIGNED_TOKEN_LIFETIME_SECONDS, 3600 + 300);
 
     const rows = await keyRows();
     const oldRow = rows.find((r) => r.kid === oldKid)!;
-    const newRow = rows.find((r) => r.kid === active.kid)!;
-    assert.equal(rows.filter((r) => r.retired_at === null).length, 1, 'one active key');
+    const newRow = rows.find((r) => r.kid === newRs256!.kid)!;
+    assert.equal(rows.filter((r) => r.retired_at === null).length, 2, 'one active key per algorithm');
     assert.equal(newRow.retired_at, null);
     assert.equal(newRow.expires_at, null);
     assert.ok(oldRow.retired_at && oldRow.expires_at);
     assert.equal(seconds(oldRow.expires_at) - seconds(oldRow.retired_at), MAX_SIGNED_TOKEN_LIFETIME_SECONDS);
     assert.ok(Math.abs(seconds(oldRow.retired_at) - Date.now() / 1000) < 120, 'retired now');
 
-    // Tokens are signed with the new key from now on.
+    // Tokens are signed with the new RS256 key from now on.
     const after = await succeed(['tokens', 'issue', '--client-id', 'svc']);
-    assert.equal(decodeProtectedHeader(after.access_token as string).kid, active.kid);
+    assert.equal(decodeProtectedHeader(after.access_token as string).kid, newRs256!.kid);
 
-    // A second rotation retires the second key; the first keeps its original expiry.
-    const again = (await succeed(['keys', 'rotate'])) as { active: { kid: string }; retired: { kid: string }[] };
-    assert.deepEqual(
-      again.retired.map((k) => k.kid),
-      [active.kid],
-    );
+    // A second rotation retires the second keys; the first keep their original expiry.
+    const again = (await succeed(['keys', 'rotate'])) as { active: { kid: string }[]; retired: { kid: string }[] };
+    assert.deepEqual(again.retired.map((k) => k.kid).sort(), active.map((k) => k.kid as string).sort());
     const firstAgain = (await keyRows()).find((r) => r.kid === oldKid)!;
     assert.equal(firstAgain.expires_at, oldRow.expires_at);
   });
@@ -626,10 +694,17 @@ describe(`orderpay keys (${DATABASE})`, () => {
     const rows = await keyRows();
     assert.deepEqual(keys.map((k) => k.kid).sort(), rows.map((r) => r.kid).sort());
     for (const key of keys) assert.deepEqual(Object.keys(key), ['kid', 'alg', 'createdAt', 'retiredAt', 'expiresAt', 'status']);
-    assert.equal(keys[0]!.status, 'active', 'newest first');
+    // Newest first: the active key of each algorithm, then the retired ones.
     assert.deepEqual(
-      keys.slice(1).map((k) => k.status),
-      keys.slice(1).map(() => 'retired'),
+      keys
+        .slice(0, 2)
+        .map((k) => `${k.status} ${k.alg}`)
+        .sort(),
+      ['active PS256', 'active RS256'],
+    );
+    assert.deepEqual(
+      keys.slice(2).map((k) => k.status),
+      keys.slice(2).map(() => 'retired'),
     );
     for (const row of rows) {
       for (const member of ['d', 'p', 'q', 'dp', 'dq', 'qi']) {
@@ -641,7 +716,7 @@ describe(`orderpay keys (${DATABASE})`, () => {
     assert.doesNotMatch(result.stdout, /"(d|p|q|dp|dq|qi|n|e)":/);
 
     const human = assertHuman(await runOrderpay(['keys', 'list'], env));
-    assert.match(human, new RegExp(`^${keys[0]!.kid}  RS256  active `));
+    assert.match(human, new RegExp(`^${keys[0]!.kid}  ${keys[0]!.alg}  active `));
     assert.match(human, /retired .* published until /);
   });
 

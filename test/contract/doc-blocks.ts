@@ -27,7 +27,7 @@ const TERMINAL_MARKER = /^in its own terminal: ([\w-]+)$/;
  * The guides: walkthroughs whose every block runs or is checked, against a server started as they
  * say (test/contract/docs-guides.test.ts; docs-shell.test.ts runs the other documents).
  */
-export const GUIDES: readonly string[] = ['docs/migrating-to-v2.md', 'docs/migrating-to-v3.md', 'docs/webhooks.md'];
+export const GUIDES: readonly string[] = ['docs/fapi.md', 'docs/migrating-to-v2.md', 'docs/migrating-to-v3.md', 'docs/webhooks.md'];
 
 /**
  * The local addresses the docs name, each where its server listens by default, so that copy-paste

@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { cleanUpProcessesAndDatabases, DATABASE_LABEL, type Env } from '../cli/orderpay-process.ts';
 import {
+  type DocBlock,
   DOCS_RECEIVER_URL,
   DOCS_SERVER_URL,
   findServerVariables,
@@ -17,6 +18,9 @@ import {
   readFencedBlocks,
 } from './doc-blocks.ts';
 import { type ReadersServer, runDocument, startReadersServer } from './run-document.ts';
+import type { ShellSession } from './shell-session.ts';
+import { DEMO_CUSTOMER_EMAILS, DEMO_PASSWORD } from '../../src/seed.ts';
+import { signInWithForms } from '../helpers/oauth.ts';
 
 // Ports 29830–29839 belong to this file.
 const SERVER_URL = 'http://127.0.0.1:29830';
@@ -55,6 +59,25 @@ describe(`the guides, as written, against orderpay serve (${DATABASE_LABEL})`, (
     [DOCS_RECEIVER_URL, RECEIVER_URL],
   ]);
   for (const { file, blocks } of guides) {
-    test(`${file}: every block, in order`, (t) => runDocument(t, blocks, { env: server!.env, addresses }));
+    test(`${file}: every block, in order`, (t) =>
+      runDocument(t, blocks, { env: server!.env, addresses, readersStep: signInAtPushedRequest }));
   }
 });
+
+/**
+ * What docs/fapi.md asks the reader to do by hand after the block that pushes the authorization
+ * request: open the URL it printed, sign in as the demo customer, allow, and copy the address the
+ * browser is sent to into CALLBACK. Done here with the login and consent forms, as a browser would.
+ */
+async function signInAtPushedRequest(session: ShellSession, block: DocBlock, stdout: string): Promise<void> {
+  if (!block.code.includes('fapi-start.mjs')) return;
+  const authorizationUrl = stdout.trim().split('\n').at(-1)!;
+  assert.ok(
+    authorizationUrl.startsWith(`${SERVER_URL}/oauth/authorize?request_uri=`),
+    `${block.file}:${block.line} printed ${authorizationUrl}`,
+  );
+  const callback = await signInWithForms({ baseUrl: SERVER_URL }, authorizationUrl, DEMO_CUSTOMER_EMAILS[0]!, DEMO_PASSWORD);
+  assert.equal(`${callback.origin}${callback.pathname}`, 'https://budget.example/callback');
+  const set = await session.run(`CALLBACK='${callback.href}'`);
+  assert.equal(set.status, 0);
+}

@@ -431,7 +431,8 @@ describe('oidcc-idtoken-unsigned, oidcc-idtoken-rs256 (RFC 8725 §3.1, §3.2): a
 
   test('discovery offers no none and no HS* for id tokens, request objects or userinfo', async () => {
     const metadata = (await (await fetch(`${server.issuer}/.well-known/openid-configuration`)).json()) as Record<string, unknown>;
-    assert.deepEqual(metadata.id_token_signing_alg_values_supported, ['RS256']);
+    // RS256 by default; PS256 for FAPI 2.0 clients (FAPI 2.0 §5.4.1).
+    assert.deepEqual(metadata.id_token_signing_alg_values_supported, ['RS256', 'PS256']);
     // Request objects and signed userinfo are not enabled: no algorithms are advertised at all.
     assert.equal(metadata.request_object_signing_alg_values_supported, undefined);
     assert.equal(metadata.userinfo_signing_alg_values_supported, undefined);
@@ -471,8 +472,10 @@ describe('oidcc-discovery-endpoint-verification (OpenID Discovery §3, RFC 8414 
     assert.deepEqual(metadata.response_types_supported, ['code']);
     assert.deepEqual(metadata.grant_types_supported, ['authorization_code', 'refresh_token', 'client_credentials']);
     assert.deepEqual(metadata.code_challenge_methods_supported, ['S256']);
-    // Only what a registered client can use: public clients (none) and services (Basic).
-    assert.deepEqual(metadata.token_endpoint_auth_methods_supported, ['client_secret_basic', 'none']);
+    // Only what a registered client can use: public clients (none), confidential ones (Basic),
+    // FAPI 2.0 clients (private_key_jwt, with FAPI 2.0 §5.4.1's algorithms only).
+    assert.deepEqual(metadata.token_endpoint_auth_methods_supported, ['client_secret_basic', 'private_key_jwt', 'none']);
+    assert.deepEqual(metadata.token_endpoint_auth_signing_alg_values_supported, ['PS256', 'ES256', 'EdDSA']);
     assert.equal(metadata.authorization_response_iss_parameter_supported, true); // RFC 9207
     assert.deepEqual(metadata.subject_types_supported, ['public']);
   });

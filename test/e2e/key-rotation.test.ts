@@ -43,18 +43,21 @@ const callApi = (token: string) => fetch(`${server.baseUrl}/v1/orders`, { header
 describe('signing key rotation', () => {
   test('rotate: published at once, signs with the new key, old tokens keep working', async () => {
     const oldKey = (await findActiveSigningKey(server.db))!;
+    const oldPs256 = (await findActiveSigningKey(server.db, 'PS256'))!;
     const before = await serviceToken();
     assert.equal(decodeProtectedHeader(before).kid, oldKey.kid);
     assert.equal((await callApi(before)).status, 200);
 
     const rotated = await rotateSigningKeys(server.db);
-    const newKid = rotated.active.kid;
-    assert.deepEqual(
-      rotated.retired.map((k) => k.kid),
-      [oldKey.kid],
-    );
+    const newKids = rotated.active.map((k) => k.kid);
+    const newKid = rotated.active.find((k) => k.alg === 'RS256')!.kid;
+    assert.deepEqual(rotated.retired.map((k) => k.kid).sort(), [oldKey.kid, oldPs256.kid].sort());
     assert.notEqual(newKid, oldKey.kid);
-    assert.deepEqual((await publishedKids()).sort(), [oldKey.kid, newKid].sort(), 'both keys are published');
+    assert.deepEqual(
+      (await publishedKids()).sort(),
+      [oldKey.kid, oldPs256.kid, ...newKids].sort(),
+      'the old and the new keys are published',
+    );
 
     const after = await serviceToken();
     assert.equal(decodeProtectedHeader(after).kid, newKid, 'new tokens are signed with the new key');

@@ -123,16 +123,36 @@ describe('buildConfidentialClientMetadata', () => {
     );
   });
 
-  test('API scopes only, at least one; client_credentials is the only grant', () => {
-    const build = (input: { grantTypes?: string[]; scopes: string[] }) => () =>
+  test('client credentials: API scopes only, at least one, no redirect URIs', () => {
+    const build = (input: { grantTypes?: string[]; scopes: string[]; redirectUris?: string[] }) => () =>
       buildConfidentialClientMetadata('op_svc', 'h', { name: 'S', ...input });
-    assert.throws(build({ scopes: ['openid'] }), /cannot have scope openid/);
+    assert.throws(build({ scopes: ['openid'] }), /a client-credentials client cannot have scope openid/);
     assert.throws(build({ scopes: ['profile email'] }), /cannot have scope profile, email/);
     assert.throws(build({ scopes: ['offline_access orders:read'] }), /cannot have scope offline_access/);
     assert.throws(build({ scopes: [] }), /at least one API scope/);
-    assert.throws(build({ grantTypes: ['authorization_code'], scopes: ['orders:read'] }), /client_credentials only/);
-    assert.throws(build({ grantTypes: ['client_credentials', 'refresh_token'], scopes: ['orders:read'] }), /client_credentials only/);
+    assert.throws(build({ scopes: ['orders:read'], redirectUris: ['https://a.example/cb'] }), /has no redirect URIs/);
+    assert.throws(build({ grantTypes: ['client_credentials', 'refresh_token'], scopes: ['orders:read'] }), /not refresh_token/);
+    assert.throws(build({ grantTypes: ['password'], scopes: ['orders:read'] }), /not password/);
     assert.equal(buildConfidentialClientMetadata('op_svc', 'h', { name: 'S', scopes: ['products:write'] }).scope, 'products:write');
+  });
+
+  test('authorization code: a server-side app acting for users, with redirect URIs, identity scopes and refresh tokens', () => {
+    const metadata = buildConfidentialClientMetadata('op_web', 'h', {
+      name: 'Web shop',
+      grantTypes: ['authorization_code', 'client_credentials'],
+      redirectUris: ['https://shop.example/cb'],
+      scopes: ['openid offline_access orders:read'],
+    });
+    assert.deepEqual(metadata.grant_types, ['authorization_code', 'client_credentials', 'refresh_token']);
+    assert.deepEqual(metadata.response_types, ['code']);
+    assert.deepEqual(metadata.redirect_uris, ['https://shop.example/cb']);
+    assert.equal(metadata.token_endpoint_auth_method, 'client_secret_basic');
+    assert.equal(metadata.scope, 'openid offline_access orders:read');
+    const build = (input: { scopes: string[]; redirectUris?: string[] }) => () =>
+      buildConfidentialClientMetadata('op_web', 'h', { name: 'W', grantTypes: ['authorization_code'], ...input });
+    assert.throws(build({ scopes: ['orders:read'] }), /needs a redirect URI/);
+    assert.throws(build({ scopes: ['orders:read'], redirectUris: ['http://shop.example/cb'] }), /must use https/);
+    assert.throws(build({ scopes: ['openid'], redirectUris: ['https://shop.example/cb'] }), /at least one API scope/);
   });
 });
 
