@@ -127,13 +127,29 @@ export function buildFapi2ClientMetadata(clientId: string, input: Fapi2ClientInp
 }
 
 /**
- * The metadata the provider works with when ORDERPAY_FAPI2_FOR_PAYMENTS is on: a confidential
- * client outside the FAPI 2.0 profile no longer holds the scopes that move money (it is refused
- * them, invalid_scope); public clients (first-party apps, /docs, the console) are not touched.
+ * The scopes ORDERPAY_FAPI2_FOR_PAYMENTS withholds from a client: with the setting on, a
+ * confidential client outside the FAPI 2.0 profile does not hold the scopes that move money.
+ * Public clients (first-party apps, /docs, the console) are not touched: FAPI 2.0 does not cover them.
  */
+export function moneyScopesWithheld(
+  client: { isPublic: boolean; profile: ClientProfile; scope: string },
+  fapi2ForPayments: boolean,
+): string[] {
+  if (!fapi2ForPayments || client.isPublic || client.profile === 'fapi2') return [];
+  return client.scope.split(' ').filter((scope) => MONEY_SCOPES.includes(scope));
+}
+
+/** The metadata the provider works with: without the withheld scopes (they are refused, invalid_scope). */
 export function withheldMoneyScopes(metadata: ClientMetadata, fapi2ForPayments: boolean): ClientMetadata {
-  if (!fapi2ForPayments || metadata.token_endpoint_auth_method === 'none' || clientProfileOf(metadata) === 'fapi2') return metadata;
   const scope = typeof metadata.scope === 'string' ? metadata.scope : '';
-  const kept = scope.split(' ').filter((s) => s && !MONEY_SCOPES.includes(s));
-  return kept.join(' ') === scope ? metadata : { ...metadata, scope: kept.join(' ') };
+  const client = { isPublic: metadata.token_endpoint_auth_method === 'none', profile: clientProfileOf(metadata), scope };
+  const withheld = moneyScopesWithheld(client, fapi2ForPayments);
+  if (!withheld.length) return metadata;
+  return {
+    ...metadata,
+    scope: scope
+      .split(' ')
+      .filter((s) => s && !withheld.includes(s))
+      .join(' '),
+  };
 }

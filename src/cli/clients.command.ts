@@ -21,7 +21,7 @@ import {
   setClientApiVersion,
   type ClientSummary,
 } from '../auth/clients.store.ts';
-import { buildFapi2ClientMetadata, checkClientProfile, MONEY_SCOPES, type ClientKeys } from '../auth/fapi2-profile.ts';
+import { buildFapi2ClientMetadata, checkClientProfile, moneyScopesWithheld, type ClientKeys } from '../auth/fapi2-profile.ts';
 import { CONSOLE_CLIENT_ID } from '../auth/console-client.ts';
 import { TOKEN_TTL } from '../auth/token-lifetimes.ts';
 import { API_VERSION_NUMBERS, LATEST_API_VERSION } from '../core/api-versions.ts';
@@ -145,13 +145,19 @@ async function readClientKeys(values: { 'jwks-file'?: string; 'jwks-uri'?: strin
   }
 }
 
-function describeClient(client: ClientSummary): string {
+/** The scopes ORDERPAY_FAPI2_FOR_PAYMENTS keeps from the client, as configured for this command. */
+const withheldFrom = (client: ClientSummary, fapi2ForPayments: boolean) =>
+  moneyScopesWithheld({ isPublic: client.type === 'public', profile: client.profile, scope: client.scope }, fapi2ForPayments);
+
+function describeClient(client: ClientSummary, fapi2ForPayments = false): string {
+  const withheld = withheldFrom(client, fapi2ForPayments);
   const lines = [
     `${client.clientId}  ${client.type}  "${client.clientName}"${client.disabledAt === null ? '' : `  disabled since ${client.disabledAt}`}`,
     `  grants: ${client.grantTypes.join(' ')}`,
     `  profile: ${client.profile === 'fapi2' ? 'fapi2 (FAPI 2.0: private_key_jwt, PAR, DPoP)' : client.profile}`,
     ...(client.keys === undefined ? [] : [`  keys: ${describeKeys(client.keys)}`]),
     `  scope: ${client.scope}`,
+    ...(withheld.length ? [`  withheld: ${withheld.join(' ')} (ORDERPAY_FAPI2_FOR_PAYMENTS: only on the fapi2 profile)`] : []),
     `  API version: v${client.apiVersion}`,
   ];
   for (const uri of client.redirectUris) lines.push(`  redirect URI: ${uri}`);
@@ -210,8 +216,8 @@ async function createClient(argv: string[], out: Output): Promise<void> {
     return;
   }
   buildConfidentialClientMetadata('', '', { name, grantTypes, redirectUris, scopes });
-  const money = scopes.flatMap((scope) => scope.split(' ')).filter((scope) => MONEY_SCOPES.includes(scope));
-  if (config.fapi2ForPayments && money.length) {
+  const money = moneyScopesWithheld({ isPublic: false, profile, scope: scopes.join(' ') }, config.fapi2ForPayments);
+  if (money.length) {
     throw new ClientMetadataError(
       `ORDERPAY_FAPI2_FOR_PAYMENTS is on: a confidential client holds ${money.join(', ')} only on the FAPI 2.0 profile (--profile fapi2)`,
     );
@@ -227,9 +233,14 @@ async function createClient(argv: string[], out: Output): Promise<void> {
 
 async function printClients(argv: string[], out: Output): Promise<void> {
   parseCommandLine(argv, {});
-  const clients = await withMigratedDatabase(loadConfig(), listClients);
-  out.print(clients.length ? clients.map(describeClient).join('\n') : 'No clients', {
-    clients: clients.map((c) => toClientInformation(c)),
+  const config = loadConfig();
+  const clients = await withMigratedDatabase(config, listClients);
+  const withheld = (client: ClientSummary) => withheldFrom(client, config.fapi2ForPayments);
+  out.print(clients.length ? clients.map((client) => describeClient(client, config.fapi2ForPayments)).join('\n') : 'No clients', {
+    clients: clients.map((client) => ({
+      ...toClientInformation(client),
+      ...(withheld(client).length ? { withheld_scope: withheld(client).join(' ') } : {}),
+    })),
   });
 }
 

@@ -397,6 +397,45 @@ describe(`orderpay clients (${DATABASE})`, () => {
     await rm(dirname(jwksFile), { recursive: true });
   });
 
+  test('ORDERPAY_FAPI2_FOR_PAYMENTS: a confidential client with payments:write is refused off the profile; list says what is withheld', async () => {
+    const required = { ...env, ORDERPAY_FAPI2_FOR_PAYMENTS: 'true' };
+    const refused = await runOrderpay(
+      [
+        'clients',
+        'create',
+        '--name',
+        'Payouts',
+        '--confidential',
+        '--grant',
+        'client_credentials',
+        '--scope',
+        'orders:read payments:write',
+        '--json',
+      ],
+      required,
+    );
+    assert.equal(refused.code, 2);
+    assert.match(
+      refused.stderr,
+      /ORDERPAY_FAPI2_FOR_PAYMENTS is on: a confidential client holds payments:write only on the FAPI 2.0 profile/,
+    );
+    // One registered before the setting was turned on: listed with what it no longer holds.
+    const earlier = await succeed([
+      'clients',
+      'create',
+      '--name',
+      'Earlier payouts',
+      '--confidential',
+      '--grant',
+      'client_credentials',
+      '--scope',
+      'payments:write payments:refund',
+    ]);
+    const listed = await runOrderpay(['clients', 'list', '--json'], required);
+    const { clients } = parseJsonOutput(listed.stdout) as { clients: Record<string, unknown>[] };
+    assert.equal(clients.find((c) => c.client_id === earlier.client_id)?.withheld_scope, 'payments:write payments:refund');
+  });
+
   test('redirect URIs that are not https (or loopback http), or carry a fragment, exit 2 without a row', async () => {
     const cases: [string, RegExp][] = [
       ['http://shop.example/callback', /must use https/],
