@@ -23,6 +23,7 @@ import { consolePagePlugin } from './http/console-page.ts';
 import { contentCodingPlugin } from './http/content-coding.ts';
 import { mergePatchPlugin } from './http/merge-patch.ts';
 import { corsPlugin } from './http/cors.ts';
+import { createDpopReplayStore } from './http/dpop-replay-stores.ts';
 import { createGrantRevocations } from './http/grant-revocations.ts';
 import { createSubjectRevocations } from './http/subject-revocations.ts';
 import type { Failpoint } from './core/failpoints.ts';
@@ -41,6 +42,7 @@ import { RequestLogController } from './http/request-logging.ts';
 import { securityHeadersPlugin } from './http/security-headers.ts';
 import { jsonSerializers } from './http/serializers.ts';
 import { Problem } from './http/schemas.ts';
+import { createDpopCheck } from './http/token-binding.ts';
 import { createTokenVerifier } from './http/token-verifier.ts';
 import { createValidatorCompiler } from './http/validation.ts';
 import { apiVersionConstraint, versioningPlugin, versionRoutes, type VersionScope } from './http/versioning.ts';
@@ -169,7 +171,20 @@ export async function buildApp(config: Config, db: Db, options: AppOptions = {})
   await app.register(contentCodingPlugin);
   await app.register(mergePatchPlugin);
   await app.register(versioningPlugin);
+  // DPoP proofs' jti, remembered where the rate limits count: for the API and /oauth/userinfo.
+  const now = options.now ?? systemClock;
+  const dpopReplays = await createDpopReplayStore(db, {
+    redisUrl: config.rateLimits.redisUrl,
+    redisKeyPrefix: config.rateLimits.redisKeyPrefix,
+    now,
+    log: app.log,
+  });
+  app.addHook('onClose', function closeDpopReplays() {
+    return dpopReplays.close();
+  });
+  const dpop = createDpopCheck({ publicUrl: config.publicUrl, replays: dpopReplays, now });
   await app.register(authenticatePlugin, {
+    dpop,
     verifier: createTokenVerifier({
       issuer: config.issuer,
       audience: config.audience,
@@ -221,7 +236,6 @@ export async function buildApp(config: Config, db: Db, options: AppOptions = {})
     registerWebhookBacklogGauges(app.metricsRegistry, () => selectDueDeliveries(db), app.log);
     // One key for the cursors of every process of the deployment, read once here.
     const cursors = createCursorCodec(await ensureCursorKey(db));
-    const now = options.now ?? systemClock;
     const retiredVersions = () => retiredApiVersions(config.apiDeprecations, now());
     // Resource routes: once per version under /v<N>, and once per version on the unversioned
     // paths, where the apiVersion constraint picks one per request.
@@ -240,6 +254,7 @@ export async function buildApp(config: Config, db: Db, options: AppOptions = {})
     await app.register(async function authorizationServer(scope) {
       await registerAuthorizationServer(scope, config, db, {
         counters,
+        dpop,
         keyCheckIntervalMs: options.keyCheckIntervalMs,
         staticClients: [docsClient, consoleClient].filter((client) => client !== undefined),
         now: options.now,

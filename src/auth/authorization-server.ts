@@ -5,6 +5,7 @@ import type { Config } from '../config.ts';
 import type { Clock } from '../core/clock.ts';
 import type { Db } from '../db/db.ts';
 import type { Counters } from '../http/rate-limit/counters.ts';
+import type { DpopCheck } from '../http/token-binding.ts';
 import type { ClientMetadata } from './clients.rules.ts';
 import { interactionRoutes } from './interactions.routes.ts';
 import { registerJwksRoute } from './jwks.routes.ts';
@@ -23,11 +24,14 @@ export async function registerAuthorizationServer(
   db: Db,
   {
     counters,
+    dpop,
     keyCheckIntervalMs = KEY_CHECK_INTERVAL_MS,
     staticClients,
     now,
   }: {
     counters: Counters;
+    /** The DPoP proofs' checks, shared with the API (src/http/token-binding.ts). */
+    dpop: DpopCheck;
     keyCheckIntervalMs?: number;
     /** Clients the configuration declares (the /docs and /console clients): docs-client.ts, console-client.ts. */
     staticClients: ClientMetadata[];
@@ -50,6 +54,7 @@ export async function registerAuthorizationServer(
     config,
     db,
     verifier: createOwnTokenVerifier(db, config),
+    dpop,
     // The provider knows every client, those of the configuration (the /docs and /console clients) too.
     findRedirectUris: async (clientId) => (await provider.latest().Client.find(clientId))?.redirectUris ?? [],
   });

@@ -32,8 +32,10 @@ function refusedAsStructured(ctx: KoaContextWithOIDC): boolean {
 async function introspectJwt(verifier: TokenVerifier, token: string, client: Client): Promise<Record<string, unknown>> {
   if (!mayIntrospect(client)) return { active: false };
   try {
-    const { sub, client_id, scope, exp, iat, nbf, iss, aud, jti } = await verifier.verifyClaims(token);
-    return { active: true, sub, client_id, scope, exp, iat, nbf, iss, aud, jti, token_type: 'Bearer' };
+    const { sub, client_id, scope, exp, iat, nbf, iss, aud, jti, cnf } = await verifier.verifyClaims(token);
+    // RFC 9449 §6.2: a DPoP-bound token says its key's thumbprint and its type (the verifier accepts no other cnf).
+    const binding = cnf === undefined ? { token_type: 'Bearer' } : { cnf, token_type: 'DPoP' };
+    return { active: true, sub, client_id, scope, exp, iat, nbf, iss, aud, jti, ...binding };
   } catch (error) {
     // Whichever check failed (a forgery, expiry, revocation), RFC 7662 §2.2 says no more than that.
     if (error instanceof TokenRejectedError) return { active: false };

@@ -67,6 +67,7 @@ export function createOidcAdapter(
 
     async upsert(id: string, payload: AdapterPayload, expiresIn?: number): Promise<void> {
       this.assertStoredHere('upsert');
+      if (this.model === 'ReplayDetection') return this.recordFirstUse(id, payload, expiresIn);
       const at = now();
       const expiresAt = typeof expiresIn === 'number' ? new Date(at.getTime() + expiresIn * 1000).toISOString() : null;
       const grantId = GRANT_BOUND_MODELS.has(this.model) && typeof payload.grantId === 'string' ? payload.grantId : null;
@@ -145,6 +146,24 @@ export function createOidcAdapter(
     async revokeByGrantId(grantId: string): Promise<void> {
       await recordRevokedGrant(db, digestOidcIdentifier(grantId));
       await db.query('DELETE FROM oidc_payloads WHERE grant_id = $1', [grantId]);
+    }
+
+    /**
+     * ReplayDetection.unique (a DPoP proof's or a client assertion's jti) asks find, then saves: two
+     * requests with the same jti could both find nothing. The save is the check that holds: only
+     * the first insert of a live row succeeds, the other request is refused.
+     */
+    private async recordFirstUse(id: string, payload: AdapterPayload, expiresIn?: number): Promise<void> {
+      const at = now();
+      const expiresAt = new Date(at.getTime() + (expiresIn ?? 0) * 1000).toISOString();
+      const { rows } = await db.query(
+        `INSERT INTO oidc_payloads (model, id, payload, expires_at) VALUES ($1, $2, $3, $4)
+         ON CONFLICT (model, id) DO UPDATE SET payload = EXCLUDED.payload, expires_at = EXCLUDED.expires_at
+         WHERE oidc_payloads.expires_at <= $5
+         RETURNING 1 AS recorded`,
+        [this.model, digestOidcIdentifier(id), JSON.stringify(toStoredPayload(this.model, payload)), expiresAt, at.toISOString()],
+      );
+      if (rows.length === 0) throw new errors.InvalidRequest('this JWT was used before (jti replay detected)');
     }
 
     /** A row of this model by a hashed column, unless it has expired (purged or not). */

@@ -109,9 +109,11 @@ export function createProvider({ config, db, signingKeys, cookieKeys, staticClie
     ttl: TOKEN_TTL,
     features: {
       devInteractions: { enabled: false },
-      // RFC 9449: a client that sends a DPoP proof at the token endpoint gets a DPoP-bound access
-      // token (cnf.jkt), which the API accepts only with a proof by the same key; one without
-      // gets a Bearer token as before. FAPI 2.0 clients must (dpop_bound_access_tokens).
+      // RFC 9449: a client that sends a DPoP proof to the token endpoint gets a DPoP-bound token
+      // (cnf.jkt), which the API accepts only with a proof by that key (src/http/dpop.ts); without
+      // a proof, Bearer as before; FAPI 2.0 clients must send one (dpop_bound_access_tokens). No
+      // server nonces (FAPI 2.0 §5.3.2.1 item 10 makes them optional): the proofs' jti are
+      // remembered instead (oidc-provider's ReplayDetection here, the API's own store).
       dPoP: { enabled: true },
       // FAPI 2.0 Security Profile, per client: its PKCE, redirect_uri and client-assertion rules for
       // the clients registered on it (fapi2-profile.ts), none for the others.
@@ -179,7 +181,7 @@ export function createProvider({ config, db, signingKeys, cookieKeys, staticClie
       idTokenSigningAlgValues: ['RS256', 'PS256'],
       userinfoSigningAlgValues: ['RS256'],
       // FAPI 2.0 §5.4.1 for client assertions (private_key_jwt is only for FAPI 2.0 clients) and
-      // for DPoP proofs.
+      // for DPoP proofs, the API's too (DPOP_ALGORITHMS, src/http/dpop.ts).
       clientAuthSigningAlgValues: [...FAPI2_SIGNING_ALGS],
       dPoPSigningAlgValues: ['ES256', 'PS256', 'EdDSA'],
     },

@@ -12,9 +12,14 @@ export const SCOPE_CLAIMS: Readonly<Record<string, readonly string[]>> = {
   profile: ['name'],
 };
 
-type RefusalError = 'invalid_request' | 'invalid_token' | 'insufficient_scope';
+type RefusalError = 'invalid_request' | 'invalid_token' | 'invalid_dpop_proof' | 'insufficient_scope';
 
-const STATUS: Record<RefusalError, 400 | 401 | 403> = { invalid_request: 400, invalid_token: 401, insufficient_scope: 403 };
+const STATUS: Record<RefusalError, 400 | 401 | 403> = {
+  invalid_request: 400,
+  invalid_token: 401,
+  invalid_dpop_proof: 401,
+  insufficient_scope: 403,
+};
 
 /** RFC 6750 §3.1: the endpoint refuses the request; `error` is said in WWW-Authenticate and the body. */
 export class UserinfoRefusal extends Error {
@@ -24,13 +29,20 @@ export class UserinfoRefusal extends Error {
   readonly scope: string | undefined;
   /** §3.1: a request without any credentials gets a challenge without an error code. */
   readonly challengeWithoutError: boolean;
+  /** RFC 9449 §7.1: the refusal of a DPoP-bound token, or of one sent under DPoP, is a DPoP challenge. */
+  readonly scheme: 'Bearer' | 'DPoP';
 
-  constructor(error: RefusalError, description: string, options: { scope?: string; challengeWithoutError?: boolean } = {}) {
+  constructor(
+    error: RefusalError,
+    description: string,
+    options: { scope?: string; challengeWithoutError?: boolean; scheme?: 'Bearer' | 'DPoP' } = {},
+  ) {
     super(`userinfo refused: ${error} (${description})`);
     this.error = error;
     this.description = description;
     this.scope = options.scope;
     this.challengeWithoutError = options.challengeWithoutError ?? false;
+    this.scheme = options.scheme ?? 'Bearer';
   }
 
   get status(): 400 | 401 | 403 {

@@ -17,9 +17,19 @@ export interface Userinfo {
   clientId: string;
 }
 
-/** The userinfo of a bearer token; UserinfoRefusal (invalid_token, insufficient_scope) otherwise. */
-export async function findUserinfo(db: Queryable, verifier: TokenVerifier, token: string): Promise<Userinfo> {
-  const principal = await verifyAccessToken(verifier, token);
+/**
+ * The userinfo of an access token; UserinfoRefusal (invalid_token, insufficient_scope) otherwise.
+ * confirmBinding judges the token's DPoP binding against the request (src/http/token-binding.ts)
+ * before anything of the user is read.
+ */
+export async function findUserinfo(
+  db: Queryable,
+  verifier: TokenVerifier,
+  token: string,
+  confirmBinding: (jkt: string | undefined) => Promise<void>,
+): Promise<Userinfo> {
+  const { principal, jkt } = await verifyAccessToken(verifier, token);
+  await confirmBinding(jkt);
   const userId = requireOpenidUser(principal);
   const user = await findAccountRow(db, String(userId));
   if (!user) throw new UserinfoRefusal('invalid_token', "the token's user no longer exists");

@@ -124,7 +124,20 @@ export const ERRORS = {
     status: 401,
     title: 'Access token is invalid',
     description:
-      'The access token was refused. `detail` and the `WWW-Authenticate` `error_description` name the check it failed: malformed, algorithm, signing key, signature, not a JWT access token, a claim, issuer, audience, not yet valid, expired or revoked. Obtain a new one from the server that is to accept it.',
+      'The access token was refused. `detail` and the `WWW-Authenticate` `error_description` name the check it failed: malformed, algorithm, signing key, signature, not a JWT access token, a claim, issuer, audience, not yet valid, expired, revoked, or sent under the wrong scheme for its binding (a DPoP-bound token as Bearer, an unbound one as DPoP). Obtain a new one from the server that is to accept it, or send it under the scheme the error names.',
+  },
+  AUTH_DPOP_PROOF_INVALID: {
+    status: 401,
+    title: 'DPoP proof is invalid',
+    description:
+      'The access token is bound to a key (DPoP, RFC 9449) and the request\'s `DPoP` proof was missing or refused: `detail` and the `WWW-Authenticate` `error_description` (`error="invalid_dpop_proof"`) name the check it failed. Send the request again with a new proof, signed by the bound key, for this method, URL and token (docs/api.md, "Calling the API with DPoP").',
+  },
+  AUTH_DPOP_UNAVAILABLE: {
+    status: 503,
+    title: 'DPoP proofs cannot be checked',
+    description:
+      'The store that remembers the DPoP proofs already used (PostgreSQL, or Redis when configured) cannot be reached, so no proof can be told apart from a replay and none is accepted. Nothing was done: retry after `Retry-After` with a new proof. Bearer tokens are not affected.',
+    retryAfterSeconds: 1,
   },
   AUTH_TOKEN_NOT_IN_HEADER: {
     status: 400,

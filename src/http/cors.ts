@@ -16,6 +16,8 @@ const ALLOWED_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'];
 /** The request headers the API reads (Content-Type beyond the three CORS-safelisted types: application/json). */
 export const CORS_ALLOWED_HEADERS = [
   'Authorization',
+  // RFC 9449 §4.1: the proof that goes with a DPoP-bound token.
+  'DPoP',
   'Content-Type',
   'Accept',
   'Idempotency-Key',

@@ -11,6 +11,7 @@ import type { Config } from '../config.ts';
 import { API_VERSION_NUMBERS, LATEST_API_VERSION } from '../core/api-versions.ts';
 import { SCOPE_GRANTS } from '../core/scopes.ts';
 import { CORS_HEADER_COMPONENTS } from './cors.ts';
+import { DPOP_ALGORITHMS } from './dpop.ts';
 import { docsPageOptions } from './docs-page.ts';
 import { RATE_LIMIT_HEADER_COMPONENTS } from './rate-limit/fields.ts';
 import { ROUTE_CHECKED } from './schemas.ts';
@@ -99,7 +100,7 @@ export function versionDocument(all: Document, config: Config, version: number):
     for (const [method, operation] of Object.entries(structuredClone(item))) {
       if (deprecated) operation.responses!['410'] = problemResponse('The version is past its sunset date (VERSION_SUNSET).');
       documentMediaTypes(operation, version);
-      documentPastedTokens(operation);
+      documentOtherTokens(operation);
       operations[method] = deprecated ? { ...operation, deprecated: true } : operation;
     }
     paths[path.slice(prefix.length)] = operations;
@@ -206,6 +207,8 @@ type SecuritySchemes = NonNullable<NonNullable<OpenAPIV3_2.Document['components'
 const OAUTH_SCHEME = 'bearer';
 /** The same tokens, pasted: the ones `npm start` prints, `orderpay tokens issue`, or any the issuer gave. */
 const TOKEN_SCHEME = 'accessToken';
+/** The issuer's tokens bound to a key, sent with a proof of it (RFC 9449). */
+const DPOP_SCHEME = 'dpop';
 
 const JWT_PRACTICES =
   'RFC 9068 JWT access tokens, following the JWT best current practices (RFC8725): signed with an asymmetric key named in the JWKS, typed at+jwt, audience and issuer checked, 10 minutes of life.';
@@ -236,6 +239,12 @@ function securitySchemes(config: Config): SecuritySchemes {
       bearerFormat: 'JWT',
       description: `An access token you already hold, sent as \`Authorization: Bearer <token>\`: those \`npm start\` prints in development, \`orderpay tokens issue\`, or one from the flows of ${OAUTH_SCHEME}. ${JWT_PRACTICES} The token must carry the scopes one of the operation's other requirements names.`,
     },
+    [DPOP_SCHEME]: {
+      type: 'http',
+      scheme: 'DPoP',
+      bearerFormat: 'JWT',
+      description: `A DPoP-bound access token (RFC 9449), from the flows of ${OAUTH_SCHEME} with a DPoP proof at the token endpoint: sent as \`Authorization: DPoP <token>\` with a \`DPoP\` header, a new proof for each request signed by the bound key (${DPOP_ALGORITHMS.join(', ')}) for its method, URL (as PUBLIC_URL spells it) and token. A bound token is refused as Bearer (docs/api.md, "Calling the API with DPoP"). The token must carry the scopes one of the operation's other requirements names.`,
+    },
   };
 }
 
@@ -244,13 +253,13 @@ function securitySchemes(config: Config): SecuritySchemes {
  * requirement, an alternative to the first (OpenAPI 3.1 §4.8.30). An http scheme lists no scopes;
  * the OAuth requirements beside it name those the token must carry. It goes second, where v1's
  * frozen document has it, so that an operation's later alternatives (a refund's payments:refund)
- * are additions to that contract.
+ * are additions to that contract; the DPoP-bound token, the latest alternative, goes last.
  */
-function documentPastedTokens(operation: Operation): void {
+function documentOtherTokens(operation: Operation): void {
   const security = operation.security as Record<string, string[]>[] | undefined;
   if (!security?.some((requirement) => OAUTH_SCHEME in requirement)) return;
   const [first, ...alternatives] = security;
-  operation.security = [first!, { [TOKEN_SCHEME]: [] }, ...alternatives];
+  operation.security = [first!, { [TOKEN_SCHEME]: [] }, ...alternatives, { [DPOP_SCHEME]: [] }];
 }
 
 /** docsSignIn: whether the authorization server here registers the client /docs signs in with. */

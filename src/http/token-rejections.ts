@@ -22,7 +22,7 @@ export type TokenCheck =
   | 'revoked';
 
 /** Claims the verifier reads; a name outside this list is never echoed. */
-const KNOWN_CLAIMS = new Set(['iss', 'aud', 'sub', 'client_id', 'exp', 'iat', 'nbf', 'jti', 'scope', 'gid']);
+const KNOWN_CLAIMS = new Set(['iss', 'aud', 'sub', 'client_id', 'exp', 'iat', 'nbf', 'jti', 'scope', 'gid', 'cnf']);
 
 /** The token failed `check` (RFC 6750 §3.1 invalid_token); `claim` names the claim at fault. */
 export class TokenRejectedError extends Error {
@@ -100,7 +100,7 @@ export function describeTokenRejection(rejection: TokenRejectedError): string {
     case 'expired':
       return 'the token has expired';
     case 'sender_constrained':
-      return 'the token is bound to a key (cnf); this API accepts only unbound Bearer tokens';
+      return 'the token is bound by a method this API does not check (cnf other than jkt, such as mTLS x5t#S256)';
     case 'revoked':
       return 'the token has been revoked';
   }

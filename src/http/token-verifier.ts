@@ -1,7 +1,8 @@
 // RFC 9068 JWT access tokens, verified with jose against the issuer's JWKS: iss, aud, exp, typ
-// "at+jwt", an algorithm allow-list, and (our own issuer's) not issued under a revoked grant nor to
-// a user or client an operator disabled. A refusal names the check that failed
-// (src/http/token-rejections.ts).
+// "at+jwt", an algorithm allow-list, a binding this API can check (RFC 9449's cnf.jkt, or none),
+// and (our own issuer's) not issued under a revoked grant nor to a user or client an operator
+// disabled. A refusal names the check that failed (src/http/token-rejections.ts). Whether the
+// request proves the binding is asked afterwards (src/http/token-binding.ts).
 import {
   createLocalJWKSet,
   createRemoteJWKSet,
@@ -84,6 +85,21 @@ function apiVersionFrom(payload: Record<string, unknown>): number {
   return typeof claimed === 'number' && isApiVersion(claimed) ? claimed : UNPINNED_API_VERSION;
 }
 
+/**
+ * RFC 7800 cnf: the DPoP key thumbprint the token is bound to (RFC 9449 §6.1), or undefined for an
+ * unbound token. Any other confirmation method (mTLS's x5t#S256, RFC 8705) is one this API cannot
+ * check: accepted, the token would work without its proof of possession.
+ */
+function boundKeyFrom(payload: Record<string, unknown>): string | undefined {
+  const cnf = payload.cnf;
+  if (cnf === undefined) return undefined;
+  if (typeof cnf !== 'object' || cnf === null || Array.isArray(cnf)) throw new TokenRejectedError('claims', 'cnf');
+  if (Object.keys(cnf).some((method) => method !== 'jkt')) throw new TokenRejectedError('sender_constrained');
+  const { jkt } = cnf as { jkt?: unknown };
+  if (typeof jkt !== 'string' || jkt === '') throw new TokenRejectedError('claims', 'cnf');
+  return jkt;
+}
+
 function principalFrom(payload: Record<string, unknown>): Principal {
   const sub = payload.sub;
   const clientId = payload.client_id;
@@ -103,24 +119,30 @@ function principalFrom(payload: Record<string, unknown>): Principal {
   return { kind: 'user', userId: Number(sub), role: roles.includes('staff') ? 'staff' : 'customer', ...caller };
 }
 
+/** A verified token: the caller it stands for and the DPoP key it is bound to, if any. */
+export interface VerifiedAccess {
+  principal: Principal;
+  /** RFC 9449 cnf.jkt: the thumbprint of the key whose proofs must accompany the token. */
+  jkt: string | undefined;
+}
+
 export interface TokenVerifier {
   /** The issuer and audience a token must name, as the verifier was configured. */
   readonly issuer: string;
   readonly audience: string;
-  /** The caller the token stands for; TokenRejectedError naming the failed check otherwise. */
-  verify(token: string): Promise<Principal>;
+  /** The caller the token stands for and its binding; TokenRejectedError naming the failed check otherwise. */
+  verify(token: string): Promise<VerifiedAccess>;
   /**
    * verify's answer without waiting, for a token verified before whose revocation checks can be
    * answered from fresh copies (a client reusing its token: almost every request); undefined when
    * verify must be asked. Throws as verify does for a revoked one.
    */
-  verifyCached(token: string): Principal | undefined;
+  verifyCached(token: string): VerifiedAccess | undefined;
   /** The verified claims, for introspection (RFC 7662); TokenRejectedError as verify. */
   verifyClaims(token: string): Promise<JWTPayload>;
 }
 
-interface VerifiedToken {
-  principal: Principal;
+interface VerifiedToken extends VerifiedAccess {
   payload: JWTPayload;
   grantDigest: string | undefined;
 }
@@ -158,12 +180,9 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
     // A token issued in the future comes from a clock (or a forger) we do not trust; jose checks
     // iat only against a maximum age. Clocks may differ by MAX_CLOCK_SKEW_SECONDS.
     if ((payload.iat ?? 0) > nowSeconds + MAX_CLOCK_SKEW_SECONDS) throw new TokenRejectedError('issued_in_future');
-    // RFC 9449 §7.2 / RFC 8705 §3: a token bound to a key (DPoP's cnf.jkt, mTLS's cnf.x5t#S256)
-    // needs a proof of possession, which this API does not verify yet: accepted as a bearer token,
-    // a stolen bound token would work anywhere.
-    if (payload.cnf !== undefined) throw new TokenRejectedError('sender_constrained');
+    const jkt = boundKeyFrom(payload);
     // Another issuer's gid, if it has one, is not ours to read.
-    return { principal: principalFrom(payload), payload, grantDigest: revocations ? grantDigestFrom(payload) : undefined };
+    return { principal: principalFrom(payload), jkt, payload, grantDigest: revocations ? grantDigestFrom(payload) : undefined };
   }
 
   /** refuseRevoked from the copies alone: undefined when one of them must be read first. */
@@ -199,10 +218,10 @@ export function createTokenVerifier(options: TokenVerifierOptions): TokenVerifie
   return {
     issuer: options.issuer,
     audience: options.audience,
-    verify: async (token) => (await verifyToken(token)).principal,
+    verify: verifyToken,
     verifyCached(token) {
       const verified = cachedVerification(token, now().getTime() / 1000);
-      return verified && refuseRevokedNow(verified) && verified.principal;
+      return verified && refuseRevokedNow(verified) && verified;
     },
     verifyClaims: async (token) => (await verifyToken(token)).payload,
   };

@@ -6,12 +6,14 @@ import { purgeExpiredRevokedGrants } from '../auth/revoked-grants.store.ts';
 import { purgeExpiredRevokedSubjects } from '../auth/revoked-subjects.store.ts';
 import type { Config } from '../config.ts';
 import type { Db } from '../db/db.ts';
+import { purgeExpiredDpopProofs } from '../db/dpop-proofs.ts';
 import { purgeRateLimitWindows } from '../db/rate-limits.ts';
 import { purgeExpiredEvents } from '../events/events.service.ts';
 import { purgeExpiredKeys } from '../idempotency/idempotency.store.ts';
 import type { Job } from './scheduler.ts';
 
 const EVERY_TEN_MINUTES = 10 * 60_000;
+const EVERY_MINUTE = 60_000;
 
 /** The webhook dispatcher (src/webhooks/dispatcher.ts), built by the composition root. */
 interface WebhookDelivery {
@@ -41,7 +43,12 @@ export function backgroundJobs(
   const { webhooks, payments, endpointRetirement } = workers;
   const { servers } = config;
   // Old rate-limit windows: both servers count in them (when no Redis is configured).
-  const jobs: Job[] = [{ name: 'purge-rate-limit-windows', everyMs: EVERY_TEN_MINUTES, run: () => purgeRateLimitWindows(db) }];
+  // The jti of DPoP proofs no process could accept any more: both servers check proofs (the API,
+  // /oauth/userinfo) when no Redis is configured.
+  const jobs: Job[] = [
+    { name: 'purge-rate-limit-windows', everyMs: EVERY_TEN_MINUTES, run: () => purgeRateLimitWindows(db) },
+    { name: 'purge-dpop-proofs', everyMs: EVERY_MINUTE, run: () => purgeExpiredDpopProofs(db) },
+  ];
   if (servers.resource) {
     jobs.push(
       { name: 'purge-idempotency-keys', everyMs: EVERY_TEN_MINUTES, run: () => purgeExpiredKeys(db) },

@@ -15,7 +15,7 @@ const APP = 'https://shop.example.com';
 const OTHER_APP = 'https://admin.example.com';
 const STRANGER = 'https://evil.example';
 
-const ALLOWED_HEADERS = 'Authorization, Content-Type, Accept, Idempotency-Key, If-Match, If-None-Match, X-Request-Id';
+const ALLOWED_HEADERS = 'Authorization, DPoP, Content-Type, Accept, Idempotency-Key, If-Match, If-None-Match, X-Request-Id';
 const EXPOSED_HEADERS =
   'ETag, Location, Link, Idempotent-Replayed, Retry-After, RateLimit, RateLimit-Policy, Api-Version, Deprecation, Sunset, WWW-Authenticate, Allow, X-Request-Id';
 

@@ -211,11 +211,11 @@ describe('OpenAPI document (OpenAPI 3.1)', () => {
     }
   });
 
-  it('offers the OAuth flows with each scope described, and a pasted bearer token, on every secured operation of each version', () => {
+  it('offers the OAuth flows with each scope described, a pasted bearer token and a DPoP-bound one, on every secured operation of each version', () => {
     for (const version of API_VERSION_NUMBERS) {
       const versionDocument = openApiDocument(t.app, version);
       const schemes = versionDocument.components.securitySchemes ?? {};
-      assert.deepEqual(Object.keys(schemes).sort(), ['accessToken', 'bearer']);
+      assert.deepEqual(Object.keys(schemes).sort(), ['accessToken', 'bearer', 'dpop']);
       assert.deepEqual(schemes.bearer?.flows?.authorizationCode, {
         authorizationUrl: `${PUBLIC_URL}/oauth/authorize`,
         tokenUrl: `${PUBLIC_URL}/oauth/token`,
@@ -227,8 +227,14 @@ describe('OpenAPI document (OpenAPI 3.1)', () => {
       const { description, ...pasted } = schemes.accessToken!;
       assert.deepEqual(pasted, { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' });
       assert.match(String(description), /npm start/);
+      // RFC 9449 §7.1: the DPoP scheme, an alternative listed last (an addition to v1's frozen contract).
+      const { description: dpopDescription, ...dpop } = schemes.dpop!;
+      assert.deepEqual(dpop, { type: 'http', scheme: 'DPoP', bearerFormat: 'JWT' });
+      assert.match(String(dpopDescription), /Authorization: DPoP <token>.*ES256, PS256, EdDSA/);
       for (const { path, method, operation } of operationsOf(versionDocument)) {
-        const [oauth, pasted, ...alternatives] = operation.security ?? [];
+        const [oauth, pasted, ...others] = operation.security ?? [];
+        assert.deepEqual(others.at(-1), { dpop: [] }, `v${version} ${method.toUpperCase()} ${path}`);
+        const alternatives = others.slice(0, -1);
         const where = `v${version} ${method.toUpperCase()} ${path}`;
         assert.deepEqual(Object.keys(oauth ?? {}), ['bearer'], where);
         assert.deepEqual(pasted, { accessToken: [] }, where);
@@ -237,7 +243,12 @@ describe('OpenAPI document (OpenAPI 3.1)', () => {
         assert.deepEqual(alternatives, expected, where);
       }
       const refund = operationsOf(versionDocument).find((o) => o.path === '/payments/{paymentId}/refunds' && o.method === 'post');
-      assert.deepEqual(refund?.operation.security, [{ bearer: ['payments:write'] }, { accessToken: [] }, { bearer: ['payments:refund'] }]);
+      assert.deepEqual(refund?.operation.security, [
+        { bearer: ['payments:write'] },
+        { accessToken: [] },
+        { bearer: ['payments:refund'] },
+        { dpop: [] },
+      ]);
     }
   });
 

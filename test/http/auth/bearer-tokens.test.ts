@@ -402,7 +402,9 @@ describe('RFC 6750 / RFC 9068 bearer tokens', () => {
         audience: t.config.audience,
         loadKeys: () => listPublishedKeys(t.db),
         now: () => clock,
-      }).verify(token);
+      })
+        .verify(token)
+        .then((verified) => verified.principal);
     const signWithClaim = (apiVersion: unknown) =>
       signWith(key.privateJwk, key.alg, { kid: key.kid, typ: 'at+jwt' }, { ...accessTokenClaims(), api_version: apiVersion });
 
