@@ -270,7 +270,7 @@ export const EnvironmentSchema = Type.Object({
       format: 'url',
       pattern: '^rediss?://',
       description:
-        'Redis (`redis://[user:password@]host:port[/db]`, `rediss://` for TLS) for the rate limits. Unset: they are counted in PostgreSQL ([docs/deploy.md](docs/deploy.md#rate-limits)).',
+        'Redis (`redis://[user:password@]host:port[/db]`, `rediss://` for TLS) for the rate limits and the DPoP proofs already used. Unset: both are kept in PostgreSQL ([docs/deploy.md](docs/deploy.md#rate-limits)).',
     }),
   ),
   ORDERPAY_RATE_LIMIT_REDIS_PREFIX: Type.String({
