@@ -3,6 +3,7 @@
 // never make are made by hand (test/helpers/dpop.ts). A bound token is accepted only with a valid
 // proof by its key on each request; a bearer client's token works as before.
 import assert from 'node:assert/strict';
+import { get } from 'node:http';
 import { after, before, describe, test } from 'node:test';
 import { calculateJwkThumbprint, decodeJwt, exportJWK, generateKeyPair, SignJWT } from 'jose';
 import * as client from 'openid-client';
@@ -132,6 +133,18 @@ describe('RFC 9449 §7: the API accepts a bound token only with a valid proof by
 
   test('no proof → 401 invalid_dpop_proof', async () => {
     await assertProofRefused(await listOrders(`DPoP ${boundToken}`), 'no DPoP proof was sent (DPoP header)');
+  });
+
+  test('two DPoP headers → 401 (RFC 9449 §4.3: exactly one)', async () => {
+    const headers = { authorization: `DPoP ${boundToken}`, dpop: [await proofFor(), await proofFor()] };
+    const { status, challenge } = await new Promise<{ status?: number; challenge?: string }>((resolve, reject) => {
+      get(ordersUrl(), { headers }, (response) => {
+        response.resume();
+        resolve({ status: response.statusCode, challenge: response.headers['www-authenticate'] });
+      }).on('error', reject);
+    });
+    assert.equal(status, 401);
+    assert.equal(challenge, `DPoP ${ALGS}, error="invalid_dpop_proof", error_description="several DPoP headers were sent"`);
   });
 
   test('a proof by another key → 401', async () => {
