@@ -156,7 +156,7 @@ describe('FAPI 2.0 client: the whole flow', () => {
     const { id: orderId } = (await order.json()) as { id: number };
     const payment = await callApi(tokens.access_token, DPoP, '/v3/payments', {
       method: 'POST',
-      body: { orderId, amount: 2500, currency: 'EUR' },
+      body: { orderId, amount: { value: 2500, currency: 'EUR' } },
       headers: { 'idempotency-key': randomUUID() },
     });
     assert.equal(payment.status, 201, await payment.clone().text());
