@@ -90,7 +90,10 @@ export function checkClientJwks(jwks: unknown): { keys: Record<string, unknown>[
   return { keys };
 }
 
-/** FAPI 2.0 §5.4.2: a jwks_uri is served over TLS (plain http only on a loopback host, for development). */
+/**
+ * FAPI 2.0 §5.4.2: a jwks_uri is served over TLS (plain http only on a loopback host, which the
+ * provider reads outside production only: provider.ts, clientKeysFetch).
+ */
 export function checkJwksUri(uri: string): string {
   const parsed = URL.parse(uri);
   if (!parsed || (parsed.protocol !== 'https:' && parsed.protocol !== 'http:'))

@@ -14,6 +14,7 @@ import { CLIENT_SCOPES, type ClientMetadata } from './clients.rules.ts';
 import { clientProfileOf, FAPI2_SIGNING_ALGS, PROFILE_METADATA, withheldMoneyScopes } from './fapi2-profile.ts';
 import { accountFinder, findAccountRow } from './account.ts';
 import { isClientOrigin } from './client-origins.ts';
+import { isLoopbackHost } from '../core/loopback.ts';
 import { introspectJwtAccessTokens, mayIntrospect } from './jwt-introspection.ts';
 import { USERINFO_PATH } from './oauth-paths.ts';
 import { askConsentForOfflineAccess } from './offline-access.ts';
@@ -79,6 +80,18 @@ function compareHashedClientSecrets(now: Clock) {
     const { previous_client_secret: previous, previous_client_secret_expires_at: expiresAt } = this;
     if (!previous || expiresAt === undefined || now().getTime() >= expiresAt * 1000) return false;
     return verifyClientSecret(previous, actual);
+  };
+}
+
+/**
+ * How the provider fetches a client's jwks_uri. oidc-provider refuses special-use addresses (SSRF);
+ * outside production a jwks_uri on a loopback host is read, like a loopback redirect URI (RFC 8252
+ * §7.3), so that a client can be developed on one machine (src/auth/fapi2-profile.ts, checkJwksUri).
+ */
+function clientKeysFetch(config: Config): NonNullable<Configuration['fetch']> {
+  return function fetchClientKeys(url, options) {
+    const loopback = isLoopbackHost(new URL(url).hostname);
+    return fetch(url, config.env !== 'production' && loopback ? { ...options, dispatcher: undefined } : options);
   };
 }
 
@@ -189,6 +202,7 @@ export function createProvider({ config, db, signingKeys, cookieKeys, staticClie
     renderError: renderErrorPage,
     // Where the provider's own endpoints are published: PUBLIC_URL's origin, the mount's path.
     discovery: { userinfo_endpoint: new URL(USERINFO_PATH, config.publicUrl).href },
+    fetch: clientKeysFetch(config),
   };
   const provider = new Provider(config.issuer, configuration);
   // Koa reads the scheme from X-Forwarded-Proto, which the mount pins to PUBLIC_URL's scheme

@@ -5,6 +5,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
+import http from 'node:http';
 import * as client from 'openid-client';
 import { calculateJwkThumbprint, decodeJwt, decodeProtectedHeader, exportJWK, generateKeyPair, SignJWT, type CryptoKey } from 'jose';
 import { createConfidentialClient, createFapi2Client } from '../../src/auth/clients.store.ts';
@@ -13,6 +14,7 @@ import { createProduct } from '../helpers/factories.ts';
 import { discoverClient, FormBrowser, signInWithForms, startAuthServer, type AuthServer } from '../helpers/oauth.ts';
 
 const PORT = 29_920;
+const JWKS_PORT = 29_921;
 const REDIRECT_URI = 'https://fapi.example/callback';
 const EMAIL = 'fapi-customer@example.com';
 const PASSWORD = 'correct horse battery staple';
@@ -343,6 +345,27 @@ describe('FAPI 2.0 client: its keys', () => {
     assert.equal(decodeProtectedHeader(tokens.access_token).alg, 'PS256');
     assert.ok((decodeJwt(tokens.access_token).cnf as { jkt?: string }).jkt);
     assert.equal((await refusal(client.clientCredentialsGrant(config, { scope: 'orders:read' }))).error, 'invalid_grant');
+  });
+
+  test('keys by reference: a jwks_uri the server reads, on a loopback host here (https elsewhere)', async () => {
+    const key = await clientKeyPair('published-1');
+    const published = http.createServer((_request, response) => {
+      response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ keys: [key.publicJwk] }));
+    });
+    await new Promise<void>((resolve) => published.listen(JWKS_PORT, '127.0.0.1', resolve));
+    try {
+      const service = await createFapi2Client(server.db, {
+        name: 'FAPI service by reference',
+        grantTypes: ['client_credentials'],
+        scopes: ['orders:read'],
+        keys: { jwksUri: `http://127.0.0.1:${JWKS_PORT}/jwks.json` },
+      });
+      const config = await discoverClient(server, service.clientId, client.PrivateKeyJwt({ key: key.privateKey, kid: key.kid }));
+      const tokens = await client.clientCredentialsGrant(config, { scope: 'orders:read' }, { DPoP: await newDPoP(config) });
+      assert.equal(tokens.token_type, 'dpop');
+    } finally {
+      await new Promise((resolve) => published.close(resolve));
+    }
   });
 
   test('a client on the baseline profile is unchanged: a secret, Bearer tokens signed RS256, unbound', async () => {
