@@ -241,9 +241,9 @@ function securitySchemes(config: Config): SecuritySchemes {
     },
     [DPOP_SCHEME]: {
       type: 'http',
+      // OpenAPI 3.1 allows bearerFormat only for the bearer scheme; the description says it is a JWT.
       scheme: 'DPoP',
-      bearerFormat: 'JWT',
-      description: `A DPoP-bound access token (RFC 9449), from the flows of ${OAUTH_SCHEME} with a DPoP proof at the token endpoint: sent as \`Authorization: DPoP <token>\` with a \`DPoP\` header, a new proof for each request signed by the bound key (${DPOP_ALGORITHMS.join(', ')}) for its method, URL (as PUBLIC_URL spells it) and token. A bound token is refused as Bearer (docs/api.md, "Calling the API with DPoP"). The token must carry the scopes one of the operation's other requirements names.`,
+      description: `A DPoP-bound access token (RFC 9449), from the flows of ${OAUTH_SCHEME} with a DPoP proof at the token endpoint: sent as \`Authorization: DPoP <token>\` with a \`DPoP\` header, a new proof for each request signed by the bound key (${DPOP_ALGORITHMS.join(', ')}) for its method, URL (as PUBLIC_URL spells it) and token. A bound token is refused as Bearer (docs/api.md, "Calling the API with DPoP"). ${JWT_PRACTICES} The token must carry the scopes one of the operation's other requirements names.`,
     },
   };
 }
