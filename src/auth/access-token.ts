@@ -19,6 +19,8 @@ export interface AccessTokenClaims {
   apiVersion?: number;
   /** Lifetime in seconds. */
   expiresIn?: number;
+  /** RFC 9449 §6.1: the thumbprint of the DPoP key the token is bound to (cnf.jkt). */
+  jkt?: string;
   now?: Date;
 }
 
@@ -27,6 +29,7 @@ export async function signAccessToken(key: SigningKey, claims: AccessTokenClaims
   const payload: Record<string, unknown> = { client_id: claims.clientId, scope: claims.scope, jti: randomUUID() };
   if (claims.roles?.length) payload.roles = claims.roles;
   if (claims.apiVersion !== undefined) payload.api_version = claims.apiVersion;
+  if (claims.jkt !== undefined) payload.cnf = { jkt: claims.jkt };
   return new SignJWT(payload)
     .setProtectedHeader({ alg: key.alg, kid: key.kid, typ: 'at+jwt' })
     .setIssuer(claims.issuer)
@@ -48,7 +51,8 @@ export class UnknownSubjectError extends TokenRequestError {}
  * Empty scopes means every API scope the subject may hold; customers never get staff-only ones.
  * A registered client's token carries its pinned API version, as the authorization server's do;
  * user tokens (client orderpay-cli) and unregistered clients' carry none. A disabled user or
- * client gets none, as from the authorization server (the API would refuse it anyway).
+ * client gets none, as from the authorization server (the API would refuse it anyway). With jkt,
+ * the token is bound to that DPoP key, as the authorization server binds one sent with a proof.
  */
 export async function issueTokenFor(
   db: Queryable,
@@ -56,11 +60,12 @@ export async function issueTokenFor(
   subject: { email: string } | { clientId: string },
   scopes: string[] = [],
   expiresIn = 600,
+  jkt?: string,
 ): Promise<string> {
   const unknown = scopes.filter((s) => !(SCOPES as readonly string[]).includes(s));
   if (unknown.length) throw new TokenRequestError(`unknown scope ${unknown.join(', ')}; known: ${SCOPES.join(' ')}`);
   const key = await ensureActiveSigningKey(db);
-  const base = { ...settings, expiresIn };
+  const base = { ...settings, expiresIn, jkt };
   if ('clientId' in subject) {
     const client = await findClientApiVersion(db, subject.clientId);
     if (client?.disabled) throw new TokenRequestError(`client ${subject.clientId} is disabled (orderpay clients enable)`);

@@ -2,11 +2,12 @@
 // (RFC 6750) and which JWT access tokens (RFC 9068) are accepted.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { base64url, exportJWK, exportSPKI, generateKeyPair, importJWK, SignJWT, type JWK } from 'jose';
+import { base64url, decodeJwt, exportJWK, exportSPKI, generateKeyPair, importJWK, SignJWT, type JWK } from 'jose';
 import { issueTokenFor, signAccessToken } from '../../../src/auth/access-token.ts';
 import { createSigningKey, findActiveSigningKey, listPublishedKeys, type SigningKey } from '../../../src/auth/keys.store.ts';
 import { loadConfig } from '../../../src/config.ts';
 import { LATEST_API_VERSION, UNPINNED_API_VERSION } from '../../../src/core/api-versions.ts';
+import { BOUND_TOKEN_AS_BEARER } from '../../../src/http/token-binding.ts';
 import { createTokenVerifier, MAX_CLOCK_SKEW_SECONDS } from '../../../src/http/token-verifier.ts';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
 import { createUser } from '../../helpers/factories.ts';
@@ -261,6 +262,17 @@ describe('RFC 6750 / RFC 9068 bearer tokens', () => {
       const description = /error_description="([^"]*)"/.exec(response.headers['www-authenticate'] as string)![1]!;
       assert.match(description, /^[\x20\x21\x23-\x5b\x5d-\x7e]+$/);
       for (const part of token.split('.')) assert.ok(!response.body.includes(part) && !description.includes(part));
+    });
+
+    test('a token `issueTokenFor` binds to a DPoP key carries cnf.jkt (RFC 9449 §6.1) and is refused as Bearer (§7.2)', async () => {
+      const jkt = 'NzbLsXh8uDCcd-6MNwXF4W_7noWXFZAfHkxZsRGC9Xs';
+      const token = await issueTokenFor(t.db, t.config, { clientId: 'svc' }, ['orders:read'], 600, jkt);
+      assert.deepEqual(decodeJwt(token).cnf, { jkt });
+      const response = await listOrders(`Bearer ${token}`);
+      assert.equal(response.statusCode, 401);
+      const challenge = response.headers['www-authenticate'] as string;
+      assert.ok(challenge.startsWith('DPoP '), challenge);
+      assert.ok(challenge.includes(`error="invalid_token", error_description="${BOUND_TOKEN_AS_BEARER}"`), challenge);
     });
 
     test('the well-formed control token built by hand is accepted (so the variants below fail for their one difference)', async () => {
