@@ -1,11 +1,11 @@
 // The measurement: a warm-up of every column, then rounds in which each scenario's columns take
-// turns to go first; every run is bounded by its duration, costed in CPU from /proc, and checked
-// (payments against the tables, expected statuses against wrk's count), while the servers'
-// memory is sampled per scenario.
+// turns to go first; every run is bounded by its duration (or by its DPoP proofs), costed in CPU
+// from /proc, and checked (payments against the tables, expected statuses against wrk's count),
+// while the servers' memory is sampled per scenario.
 import { writeFileSync } from 'node:fs';
 import type { Db } from '../src/db/db.ts';
 import { cpuPerRequest, interference, sampleCpu, sampleMachineCpu } from './cpu.ts';
-import type { LoadGenerator } from './load.ts';
+import type { LoadGenerator, RequestMix } from './load.ts';
 import { finishPaymentRun, startPaymentRun } from './payments.ts';
 import type { Target } from './processes.ts';
 import { aggregate, type Aggregate, type Interference, type Measurement } from './report.ts';
@@ -73,8 +73,29 @@ export async function measure(
   const database = decodeURIComponent(new URL(options.databaseUrl).pathname.slice(1));
   const machineBefore = sampleMachineCpu();
   let benchmarkedSeconds = 0; // server and PostgreSQL CPU of every run, to tell other processes' share
+  const fastest = new Map<Column, number>(); // each column's best req/s so far: how many DPoP proofs a run needs
   const run = async (workload: Workload, column: Column, seconds: number, measured = true): Promise<Measurement> => {
-    const { target, requests } = column;
+    // Made before the run's CPU is sampled: their making is not the servers' work.
+    const made = typeof column.requests === 'function' ? await column.requests({ seconds, fastestRate: fastest.get(column) }) : undefined;
+    if (made) log(`(${keyOf(workload)}) ${column.name}: ${made.made}`);
+    try {
+      const result = await loadColumn(workload, column, made?.requests ?? (column.requests as RequestMix), seconds, measured);
+      if (result.proofsRanOut)
+        log(`(${keyOf(workload)}) ${column.name}: its proofs ran out before ${seconds} s; its figures are over the requests made`);
+      if (result.requests > 0) fastest.set(column, Math.max(fastest.get(column) ?? 0, result.requestsPerSecond));
+      return result;
+    } finally {
+      made?.discard();
+    }
+  };
+  const loadColumn = async (
+    workload: Workload,
+    column: Column,
+    requests: RequestMix,
+    seconds: number,
+    measured: boolean,
+  ): Promise<Measurement> => {
+    const { target } = column;
     const rowsBefore = isPaymentWorkload(workload) ? await startPaymentRun(db, workload) : undefined;
     const before = sampleCpu(target.server.pid, database);
     const lag = options.replicaLag && rowsBefore ? sampleReplicaLag(db) : undefined;

@@ -1,9 +1,10 @@
-// The orders scenarios (a)–(c), (av), (bv), (f) and (fr): request paths sampled from the data, so every
-// id exists and every filter matches real rows, and the check that both columns answer alike.
+// The orders scenarios (a)–(c), (av), (bv), (f), (fr) and (ap): request paths sampled from the data, so
+// every id exists and every filter matches real rows, and the check that both columns answer alike.
 // At 10M orders the id sample (ORDER BY random() over the table) takes a few seconds, once.
 import type { Db } from '../src/db/db.ts';
 import { conditionalWorkloads, type ConditionalWorkload } from './conditional.ts';
-import type { RequestMix } from './load.ts';
+import { dpopWorkload, type DpopWorkload } from './dpop.ts';
+import type { PathRequests } from './load.ts';
 import type { Side, Target } from './processes.ts';
 import type { Scenario } from './report.ts';
 
@@ -12,7 +13,7 @@ const MIN_TOTALS = [2_000, 5_000, 10_000, 20_000];
 
 export interface OrdersWorkload {
   scenario: Scenario;
-  requests: RequestMix & { method: 'GET' };
+  requests: PathRequests;
   /**
    * Set for the version scenarios: both columns are orderpay, the first under /v1 (rendered from
    * v2 through the version changes), the second under /v2; the paths are prefixed with each.
@@ -21,10 +22,10 @@ export interface OrdersWorkload {
 }
 
 /**
- * (a)–(c), (av), (bv), and (f) and (fr) on (a)'s ids. Paths sampled from the data, so every id exists and
- * every filter matches real rows.
+ * (a)–(c), (av), (bv), and (f), (fr) and (ap) on (a)'s ids. Paths sampled from the data, so every id
+ * exists and every filter matches real rows.
  */
-export async function sampleOrdersWorkloads(db: Db): Promise<(OrdersWorkload | ConditionalWorkload)[]> {
+export async function sampleOrdersWorkloads(db: Db): Promise<(OrdersWorkload | ConditionalWorkload | DpopWorkload)[]> {
   const ids = await db.query<{ id: number }>('SELECT id FROM orders WHERE deleted_at IS NULL ORDER BY random() LIMIT $1', [SAMPLE_SIZE]);
   const pairs = await db.query<{ customerId: number; status: string }>(
     'SELECT customer_id AS "customerId", status FROM customer_order_counts WHERE n > 0 ORDER BY random() LIMIT $1',
@@ -87,6 +88,7 @@ export async function sampleOrdersWorkloads(db: Db): Promise<(OrdersWorkload | C
       sides: versionSides,
     },
     ...conditionalWorkloads(byId),
+    dpopWorkload(byId),
   ];
 }
 

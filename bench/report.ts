@@ -13,6 +13,7 @@ import {
   renderDeepPagesSection,
   type DeepPageResult,
 } from './deep-pages.ts';
+import { renderDpopSection, type DpopResults } from './dpop-report.ts';
 import type { LoadResult } from './load.ts';
 import { alignColumns, int, mark, markdownTable, ms, pct } from './markdown.ts';
 import { renderEmbeddedMemorySection, type EmbeddedMemory } from './embedded-memory.ts';
@@ -344,7 +345,12 @@ fails when one fell by more than ${CHECK_TOLERANCE_PERCENT}%, and writes nothing
 }
 
 /** The page: the 1M run's results (reference), and the Scale section comparing them with the other sizes'. */
-export function renderBenchmarksDoc(reference: BenchResults, others: BenchResults[], profiles: ProfileRun[] = []): string {
+export function renderBenchmarksDoc(
+  reference: BenchResults,
+  others: BenchResults[],
+  profiles: ProfileRun[] = [],
+  dpop: DpopResults | undefined = undefined,
+): string {
   const { info, scenarios: results } = reference;
   const requests = results.map(({ scenario }) => {
     const [first, second] = scenario.labels ?? ['orderpay', 'baseline'];
@@ -545,5 +551,5 @@ the whole token compared on a hit: V8 hashes a string key in full, and each requ
 new ~800-character string (\`src/http/tail-keyed-map.ts\`; the API version pinned to a token is
 found the same way). It caches a pure function of the token, so a
 restart or a second instance simply verifies again.
-`;
+${renderDpopSection(dpop)}`;
 }

@@ -1,8 +1,11 @@
 // The results files, one per number of orders (bench/results/orders-<N>.json, committed), and the
 // page rendered from them: docs/benchmarks.md is the 1M run's, with the other sizes in its Scale
-// section. Each file holds all its page needs (the machine too), so any run can render the page.
+// section and (ap)'s figures, kept apart by the last run at 1M that measured it
+// (bench/results/dpop.json), in its DPoP section. Each file holds all its page needs (the machine
+// too), so any run can render the page.
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import type { DpopResults } from './dpop-report.ts';
 import { readProfileRuns } from './profile-report.ts';
 import { renderBenchmarksDoc, type BenchResults } from './report.ts';
 
@@ -23,6 +26,17 @@ export function writeResults(results: BenchResults): string {
 }
 
 const parseResults = (file: URL) => JSON.parse(readFileSync(file, 'utf8')) as BenchResults;
+
+const DPOP_FILE = new URL('dpop.json', RESULTS_DIR);
+
+/** Writes (ap)'s figures (replacing the previous ones); returns the file's path. */
+export function writeDpopResults(results: DpopResults): string {
+  mkdirSync(RESULTS_DIR, { recursive: true });
+  writeFileSync(DPOP_FILE, `${JSON.stringify(results, null, 2)}\n`);
+  return fileURLToPath(DPOP_FILE);
+}
+
+const readDpopResults = () => (existsSync(DPOP_FILE) ? (JSON.parse(readFileSync(DPOP_FILE, 'utf8')) as DpopResults) : undefined);
 
 /** The committed results at a size, if there are any. */
 export function readResults(orders: number): BenchResults | undefined {
@@ -52,6 +66,7 @@ export function renderDocFromResults(): boolean {
       reference,
       all.filter((results) => results !== reference),
       readProfileRuns(),
+      readDpopResults(),
     ),
   );
   return true;

@@ -10,7 +10,7 @@
 // Environment (defaults below): BENCH_ORDERS, BENCH_DATABASE_URL (orderpay_bench for 1M orders,
 // orderpay_bench_<size> for another size, e.g. orderpay_bench_10m, so sizes never reseed each
 // other), BENCH_ROUNDS, BENCH_SECONDS, BENCH_WARMUP_SECONDS, BENCH_CONNECTIONS, BENCH_SCENARIOS
-// (keys among a, b, c, av, bv, f, fr, g, d, e, dw, dx, i, e.g. "d,dw"; all by default; (h), the servers'
+// (keys among a, b, c, av, bv, f, fr, ap, g, d, e, dw, dx, i, e.g. "d,dw"; all by default; (h), the servers'
 // memory, is sampled during whichever run, so "h" selects nothing; (i) runs servers of its own, after the rest),
 // BENCH_POOLER (pgbouncer: both servers reach PostgreSQL through PgBouncer in transaction mode,
 // test/helpers/pgbouncer.ts; the figures are printed, never written), BENCH_REPLICA (standby: the
@@ -25,7 +25,9 @@
 // a run at another size, full or not (BENCH_ORDERS=10000000 BENCH_SCENARIOS=a,b,c,g is what the
 // page's Scale section compares), writes bench/results/orders-<N>.json. Either then renders
 // docs/benchmarks.md from the 1M file and the others' (when the 1M file exists). A partial run at
-// 1M prints its figures and writes nothing.
+// 1M prints its figures and writes nothing, but for (ap)'s (DPoP): any run at 1M that measured it
+// (BENCH_SCENARIOS=ap is one) keeps them in bench/results/dpop.json, the page's "What DPoP costs",
+// and no run puts them in an orders file.
 import { mkdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -38,6 +40,7 @@ import { openPostgres } from '../src/db/postgres.ts';
 import { CHECK_SETTINGS, CHECK_TOLERANCE_PERCENT, committedScenarios, reportCheck } from './check.ts';
 import { BENCH_STATEMENT_TIMEOUT_MS } from './deep-pages.ts';
 import { measureEmbeddedMemory, type EmbeddedMemory } from './embedded-memory.ts';
+import { DPOP_SCENARIO, isDpopWorkload, resetDpopProofs } from './dpop.ts';
 import { chooseLoadGenerator } from './load.ts';
 import { measure } from './measure.ts';
 import { resetPaymentTables } from './payments.ts';
@@ -51,7 +54,7 @@ import {
   type Target,
 } from './processes.ts';
 import { describeMachine, formatConsoleTable, type BenchResults } from './report.ts';
-import { readResults, REFERENCE_ORDERS, renderDocFromResults, writeResults } from './results.ts';
+import { readResults, REFERENCE_ORDERS, renderDocFromResults, writeDpopResults, writeResults } from './results.ts';
 import { countStandbys } from './replica-lag.ts';
 import { connectProfiler, type Profiler } from './profile.ts';
 import { keepProfileRun } from './profile-report.ts';
@@ -374,11 +377,21 @@ function publish(options: Options, results: BenchResults): void {
     }
     return;
   }
-  if (options.scenarios && options.orders === REFERENCE_ORDERS) {
-    log('BENCH_SCENARIOS ran only some scenarios at 1M orders: no results file, docs/benchmarks.md left as it was');
-    return;
-  }
-  log(`wrote ${writeResults(results)}`);
+  // (ap)'s figures are kept apart, at 1M orders only: (ap) alone is a short run, every scenario a long one.
+  const dpop = results.scenarios.find((r) => r.scenario.key === DPOP_SCENARIO);
+  const rest = { ...results, scenarios: results.scenarios.filter((r) => r !== dpop) };
+  const reference = options.orders === REFERENCE_ORDERS;
+  if (dpop && reference) log(`wrote ${writeDpopResults({ info: results.info, result: dpop })}`);
+  else if (dpop)
+    log(`(${DPOP_SCENARIO}) is printed, not written: its figures are kept at ${REFERENCE_ORDERS.toLocaleString('en-US')} orders only`);
+  const onlyDpop = dpop && rest.scenarios.length === 0 && rest.deepPages.length === 0 && !rest.slowProcessor;
+  if ((options.scenarios && reference) || onlyDpop) {
+    log(`BENCH_SCENARIOS ran only some scenarios: no bench/results/orders-${options.orders}.json`);
+    if (!(dpop && reference)) {
+      log('docs/benchmarks.md left as it was');
+      return;
+    }
+  } else log(`wrote ${writeResults(rest)}`);
   if (renderDocFromResults()) log('rendered docs/benchmarks.md');
   else log(`docs/benchmarks.md left as it was: it needs bench/results/orders-${REFERENCE_ORDERS}.json (npm run bench)`);
 }
@@ -433,12 +446,15 @@ async function runBench(options: Options): Promise<number> {
       ORDERPAY_PAYMENT_PROCESSOR: 'simulator',
     });
     // Four hours: every scenario at 10M orders takes over half an hour ((g)'s pages by number).
-    const token = await issueTokenFor(db, config, { email: BENCH_STAFF_EMAIL }, ['orders:read', 'payments:write'], 14_400);
+    const issueToken = (jkt?: string) =>
+      issueTokenFor(db, config, { email: BENCH_STAFF_EMAIL }, ['orders:read', 'payments:write'], 14_400, jkt);
+    const token = await issueToken();
     const pair = pairScenarios(options.scenarios);
     let workloads: Workload[] = pair?.size === 0 ? [] : await chooseWorkloads(db, pair);
     // Migrated above, before either server starts: the baseline writes the tables of 0004_payments
     // and 0008_events_webhooks. A run without payments leaves them alone.
     if (workloads.some(isPaymentWorkload)) await resetPaymentTables(db);
+    if (workloads.some(isDpopWorkload)) await resetDpopProofs(db);
     const inspectPorts: [number, number] | undefined = options.profileDir ? [await findFreePort(), await findFreePort()] : undefined;
     servers = await startServers(options, pooler.url, orderpayPort, await findStaffUserId(db), inspectPorts);
     if (inspectPorts) profilers = { orderpay: await connectProfiler(inspectPorts[0]), baseline: await connectProfiler(inspectPorts[1]) };
@@ -448,7 +464,7 @@ async function runBench(options: Options): Promise<number> {
       { server: orderpay, headers: { authorization: `Bearer ${token}` }, writesEvents: true },
       { server: baseline, headers: {}, writesEvents: false },
     ];
-    workloads = await prepareWorkloads(workloads, targets, options.orders);
+    workloads = await prepareWorkloads(workloads, targets, { orders: options.orders, dpop: { publicUrl: config.publicUrl, issueToken } });
     await verifyResponses(db, workloads, targets);
     log(`${generator.name}: ${options.connections} connections, ${options.rounds} rounds × ${options.seconds} s per column and scenario`);
     const replicaLag = options.replica !== undefined && (await countStandbys(db)) > 0;

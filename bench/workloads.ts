@@ -1,6 +1,6 @@
 // Every scenario as the bench runs it: chosen by key, prepared once the servers run ((f)'s and (fr)'s tags,
-// (g)'s cursors), checked, and laid out as columns, each a server under a request mix, that the
-// rounds load in turn.
+// (ap)'s key and bound token, (g)'s cursors), checked, and laid out as columns, each a server under a
+// request mix, that the rounds load in turn.
 import type { Db } from '../src/db/db.ts';
 import { conditionalRequests, isConditionalWorkload, prepareConditional, type ConditionalWorkload } from './conditional.ts';
 import {
@@ -16,17 +16,18 @@ import {
   type DeepPageResult,
   type DeepPageWorkload,
 } from './deep-pages.ts';
-import { withPrefix, type RequestMix } from './load.ts';
+import { dpopColumns, isDpopWorkload, prepareDpop, type DpopIssuer, type DpopWorkload } from './dpop.ts';
+import { withPrefix, type RequestMix, type RequestsPerRun } from './load.ts';
 import { sampleOrdersWorkloads, verifyOrdersResponses, type OrdersWorkload } from './orders.ts';
 import { paymentWorkloads, verifyPaymentResponses, type PaymentWorkload } from './payments.ts';
 import type { Target } from './processes.ts';
 import type { Aggregate, ScenarioResult } from './report.ts';
 
-export type Workload = OrdersWorkload | ConditionalWorkload | DeepPageWorkload | PaymentWorkload;
+export type Workload = OrdersWorkload | ConditionalWorkload | DpopWorkload | DeepPageWorkload | PaymentWorkload;
 
 export const isPaymentWorkload = (workload: Workload): workload is PaymentWorkload => 'paymentsPerRequest' in workload;
 const isOrdersWorkload = (workload: Workload): workload is OrdersWorkload =>
-  !isPaymentWorkload(workload) && !isConditionalWorkload(workload) && !isDeepPageWorkload(workload);
+  !isPaymentWorkload(workload) && !isConditionalWorkload(workload) && !isDpopWorkload(workload) && !isDeepPageWorkload(workload);
 
 export const keyOf = (workload: Workload) => (isDeepPageWorkload(workload) ? workload.key : workload.scenario.key);
 
@@ -35,8 +36,8 @@ export const labelOf = (workload: Workload) =>
   isDeepPageWorkload(workload) ? deepPageLabel(workload) : `(${workload.scenario.key}) ${workload.scenario.title}`;
 
 /**
- * The scenarios asked for, in order: the orders' a–c, av, bv, f and fr, the deep pages (g), then the
- * payments' d, e, dw and dx.
+ * The scenarios asked for, in order: the orders' a–c, av, bv, f, fr and ap, the deep pages (g), then
+ * the payments' d, e, dw and dx.
  */
 export async function chooseWorkloads(db: Db, scenarios: Set<string> | undefined): Promise<Workload[]> {
   const all: Workload[] = [...(await sampleOrdersWorkloads(db)), ...deepPageWorkloads(), ...paymentWorkloads()];
@@ -46,8 +47,15 @@ export async function chooseWorkloads(db: Db, scenarios: Set<string> | undefined
   return all.filter((w) => !scenarios || scenarios.has(keyOf(w)));
 }
 
-/** What needs the servers running: (f)'s and (fr)'s ETags (read once), (g)'s cursors. targets: orderpay, then the baseline. */
-export async function prepareWorkloads(workloads: Workload[], targets: Target[], orders: number): Promise<Workload[]> {
+/**
+ * What needs the servers running: (f)'s and (fr)'s ETags (read once), (ap)'s token bound to a new key,
+ * (g)'s cursors. targets: orderpay, then the baseline.
+ */
+export async function prepareWorkloads(
+  workloads: Workload[],
+  targets: Target[],
+  { orders, dpop }: { orders: number; dpop: DpopIssuer },
+): Promise<Workload[]> {
   const orderpay = targets[0]!;
   const prepared: Workload[] = [];
   // (f) and (fr) request the same paths: the tags read for one serve the other.
@@ -57,7 +65,8 @@ export async function prepareWorkloads(workloads: Workload[], targets: Target[],
       const etags = tagged?.paths === workload.paths ? tagged.etags : undefined;
       tagged = await prepareConditional({ ...workload, etags }, targets);
       prepared.push(tagged);
-    } else if (isDeepPageWorkload(workload)) prepared.push(await prepareDeepPage(workload, orderpay, orders));
+    } else if (isDpopWorkload(workload)) prepared.push(await prepareDpop(workload, orderpay, dpop));
+    else if (isDeepPageWorkload(workload)) prepared.push(await prepareDeepPage(workload, orderpay, orders));
     else prepared.push(workload);
   }
   return prepared;
@@ -92,7 +101,8 @@ export interface Column {
   /** How the log names it. */
   name: string;
   target: Target;
-  requests: RequestMix;
+  /** The same for every run, or made anew for each ((ap)'s DPoP proofs). */
+  requests: RequestMix | RequestsPerRun;
   /** When not the run's connections. */
   connections?: number;
   timeoutSeconds?: number;
@@ -110,6 +120,13 @@ export function columnsOf(workload: Workload, targets: Target[]): Column[] {
       { name: `${target.server.name} 304`, target, requests: tagged },
       { name: `${target.server.name} 200`, target, requests: untagged },
     ];
+  }
+  if (isDpopWorkload(workload)) {
+    return dpopColumns(workload, orderpay).map(({ target, requests }, i) => ({
+      name: `orderpay ${workload.scenario.labels![i]}`,
+      target,
+      requests,
+    }));
   }
   if (isDeepPageWorkload(workload)) {
     return deepPageColumns(workload).map(({ requests, minSeconds }, i) => ({
