@@ -78,9 +78,10 @@ describe("wrk's script for requests with DPoP proofs", () => {
     assert.match(script, /if status ~= 200 then unexpected = unexpected \+ 1 end/);
   });
 
+  // CI installs wrk (.ci/run): there, a missing one fails (chooseLoadGenerator throws) rather than skips.
   const hasWrk = spawnSync('wrk', ['--version']).error === undefined;
   test('sends every proof at most once and reports the rate over the time the load lasted', {
-    skip: !hasWrk && 'wrk is not installed',
+    skip: !hasWrk && process.env.CI !== 'true' && 'wrk is not installed (apt-get install wrk)',
   }, async () => {
     const seen = new Map<string, number>();
     let replays = 0;
@@ -95,7 +96,8 @@ describe("wrk's script for requests with DPoP proofs", () => {
     // Proofs the server can match to their line's path: `proof-<id>-<line>`.
     const dir = mkdtempSync(path.join(tmpdir(), 'bench-dpop-test-'));
     const file = path.join(dir, 'proofs-1.txt');
-    writeFileSync(file, Array.from({ length: 3_000 }, (_, i) => `/orders/${i % 7} proof-${i % 7}-${i}\n`).join(''));
+    // 1,000 proofs in 4 s: 250 requests a second suffice to send them all, even on a loaded machine.
+    writeFileSync(file, Array.from({ length: 1_000 }, (_, i) => `/orders/${i % 7} proof-${i % 7}-${i}\n`).join(''));
     try {
       const wrk = await chooseLoadGenerator(() => {});
       const result = await wrk.run({
@@ -103,7 +105,7 @@ describe("wrk's script for requests with DPoP proofs", () => {
         requests: { method: 'GET', proofFiles: [file], expectStatus: 200 },
         headers: { authorization: 'DPoP bound' },
         connections: 8,
-        seconds: 3,
+        seconds: 4,
       });
       assert.equal(replays, 0);
       assert.equal(result.proofsRanOut, true);
@@ -111,10 +113,10 @@ describe("wrk's script for requests with DPoP proofs", () => {
       assert.equal(result.unexpected, 0);
       // Every line at most once (wrk's check of the script before the run reads the first one and
       // sends nothing); all answered but those in flight when the thread stopped.
-      assert.ok(seen.size >= 2_999 && seen.size <= 3_000, `${seen.size} proofs`);
+      assert.ok(seen.size >= 999 && seen.size <= 1_000, `${seen.size} proofs`);
       assert.ok(result.requests >= seen.size - 8 && result.requests <= seen.size, `${result.requests} responses`);
-      // Over the time the load lasted, not wrk's 3 s.
-      assert.ok(result.requestsPerSecond > result.requests / 3, `${result.requestsPerSecond} req/s`);
+      // Over the time the load lasted, not wrk's 4 s.
+      assert.ok(result.requestsPerSecond > result.requests / 4, `${result.requestsPerSecond} req/s`);
     } finally {
       rmSync(dir, { recursive: true, force: true });
       server.close();
