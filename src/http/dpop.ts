@@ -5,13 +5,16 @@
 import { hash } from 'node:crypto';
 import {
   calculateJwkThumbprint,
+  type CryptoKey,
   decodeProtectedHeader,
   EmbeddedJWK,
   errors as joseErrors,
-  type JWK,
+  type FlattenedJWSInput,
+  type JWSHeaderParameters,
   jwtVerify,
   type JWTPayload,
 } from 'jose';
+import { TailKeyedMap } from './tail-keyed-map.ts';
 
 /** FAPI 2.0 §5.4.1: what a proof may be signed with; the authorization server's list too (src/auth/provider.ts). */
 export const DPOP_ALGORITHMS = ['ES256', 'PS256', 'EdDSA'] as const;
@@ -141,20 +144,46 @@ function joseRejection(error: unknown): unknown {
   return error;
 }
 
+/** A proof's public key as imported, and its RFC 7638 thumbprint (what cnf.jkt names). */
+interface ProofKey {
+  key: CryptoKey;
+  thumbprint: string;
+}
+
+/**
+ * The keys of proofs seen before, by the proof's protected header (typ, alg and the jwk itself): a
+ * client signs every proof with one key, so it is imported and its thumbprint computed once. A
+ * bounded memo of a pure function of the header: another process simply imports the key again.
+ */
+const proofKeys = new TailKeyedMap<ProofKey>(10_000);
+
+/** jose's key function for a proof: its embedded jwk (checked to be a public signing key), imported once. */
+async function proofKeyOf(header: JWSHeaderParameters, token: FlattenedJWSInput): Promise<ProofKey> {
+  const cached = proofKeys.get(token.protected!);
+  if (cached) return cached;
+  const key = (await EmbeddedJWK(header, token)) as CryptoKey;
+  const imported = { key, thumbprint: await calculateJwkThumbprint(header.jwk!) };
+  proofKeys.set(token.protected!, imported);
+  return imported;
+}
+
 /** Every check of one proof but its jti's novelty; DpopProofRejectedError naming the failed one. */
 export async function verifyDpopProof(proof: string, expected: ProofExpectations): Promise<CheckedProof> {
   checkProofHeader(proofHeader(proof));
   let payload: JWTPayload;
-  let jwk: JWK;
+  let thumbprint: string | undefined;
   try {
-    const verified = await jwtVerify(proof, EmbeddedJWK, { typ: 'dpop+jwt', algorithms: [...DPOP_ALGORITHMS] });
-    payload = verified.payload;
-    jwk = verified.protectedHeader.jwk!;
+    const keyOf = async (header: JWSHeaderParameters, token: FlattenedJWSInput) => {
+      const proofKey = await proofKeyOf(header, token);
+      thumbprint = proofKey.thumbprint;
+      return proofKey.key;
+    };
+    ({ payload } = await jwtVerify(proof, keyOf, { typ: 'dpop+jwt', algorithms: [...DPOP_ALGORITHMS] }));
   } catch (error) {
     throw joseRejection(error);
   }
   const checked = checkProofClaims(payload, expected);
-  if ((await calculateJwkThumbprint(jwk)) !== expected.jkt) {
+  if (thumbprint !== expected.jkt) {
     throw reject('the DPoP proof is signed by another key than the token is bound to (cnf.jkt)');
   }
   return checked;
