@@ -97,10 +97,10 @@ sent as \`Authorization: DPoP\` with a \`DPoP\` header holding a proof made for 
 columns the token is verified once and memoised
 ([above](#why-authentication-costs-little-per-request)); a proof cannot be, each being new. What the
 DPoP path adds to a request (src/http/token-binding.ts, src/http/dpop.ts): the proof's header read
-and checked, its ES256 signature verified with the public key the header carries (jose), its claims
-checked (\`htm\`, \`htu\` against \`PUBLIC_URL\`, \`iat\`, and \`ath\`: a SHA-256 of the token),
-that key's RFC 7638 thumbprint (another SHA-256) compared with \`cnf.jkt\`, and the proof's \`jti\`
-recorded: an \`INSERT … ON CONFLICT\` into the UNLOGGED \`dpop_proofs\` table, a statement per
+and checked, its ES256 signature verified (jose, WebCrypto) with the public key the header carries
+(imported, and its RFC 7638 thumbprint computed, once per key: a client signs every proof with
+the same one), its claims checked (\`htm\`, \`htu\` against \`PUBLIC_URL\`, \`iat\`, and \`ath\`: a
+SHA-256 of the token), the thumbprint compared with \`cnf.jkt\`, and the proof's \`jti\` recorded: an \`INSERT … ON CONFLICT\` into the UNLOGGED \`dpop_proofs\` table, a statement per
 request that the bearer lookup does not send (the order's own lookup shares its round trip with the
 others of its turn: [Where the time goes](#where-the-time-goes)).
 
