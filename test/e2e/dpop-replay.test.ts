@@ -11,6 +11,7 @@ import { calculateJwkThumbprint, exportJWK } from 'jose';
 import * as client from 'openid-client';
 import { createConfidentialClient } from '../../src/auth/clients.store.ts';
 import { recordDpopProof } from '../../src/db/dpop-proofs.ts';
+import { createDpopReplayStore } from '../../src/http/dpop-replay-stores.ts';
 import { backgroundJobs } from '../../src/jobs/jobs.ts';
 import { makeProof, signAccessToken } from '../helpers/dpop.ts';
 import { startAuthServer, startSecondInstance, type AuthServer } from '../helpers/oauth.ts';
@@ -103,6 +104,24 @@ describe('RFC 9449 §11.1: a jti used at one process is refused at the other (Po
     );
     // An expired row does not stand in the way of the same jti (it could not be accepted any more anyway).
     assert.equal(await recordDpopProof(db, 'purge-jkt', 'live', new Date(now.getTime() + 60_000), now), false);
+  });
+
+  test('the proofs of one turn go in one statement: each answered for itself, a repeat within the turn a replay', async () => {
+    const db = deployment.first.db;
+    const store = await createDpopReplayStore(db, { redisUrl: undefined, redisKeyPrefix: '', now: () => new Date(), log: console });
+    const iat = Math.floor(Date.now() / 1000);
+    assert.equal(await store.recordFirstUse('batch-jkt', 'seen-before', iat), true);
+    // Asked in one turn: new ones, one seen in an earlier turn, the same proof twice, the same jti under another key.
+    const answers = await Promise.all([
+      store.recordFirstUse('batch-jkt', 'a', iat),
+      store.recordFirstUse('batch-jkt', 'seen-before', iat),
+      store.recordFirstUse('batch-jkt', 'twice', iat),
+      store.recordFirstUse('batch-jkt', 'twice', iat),
+      store.recordFirstUse('other-jkt', 'a', iat),
+    ]);
+    assert.deepEqual(answers, [true, false, true, false, true]);
+    const { rows } = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM dpop_proofs WHERE jkt IN ('batch-jkt', 'other-jkt')`);
+    assert.equal(rows[0]!.n, 4);
   });
 
   test('at the token endpoint, oidc-provider refuses a proof used before, and one of two sent at once', async () => {
