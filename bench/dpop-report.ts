@@ -100,9 +100,9 @@ DPoP path adds to a request (src/http/token-binding.ts, src/http/dpop.ts): the p
 and checked, its ES256 signature verified (jose, WebCrypto) with the public key the header carries
 (imported, and its RFC 7638 thumbprint computed, once per key: a client signs every proof with
 the same one), its claims checked (\`htm\`, \`htu\` against \`PUBLIC_URL\`, \`iat\`, and \`ath\`: a
-SHA-256 of the token), the thumbprint compared with \`cnf.jkt\`, and the proof's \`jti\` recorded: an \`INSERT … ON CONFLICT\` into the UNLOGGED \`dpop_proofs\` table, a statement per
-request that the bearer lookup does not send (the order's own lookup shares its round trip with the
-others of its turn: [Where the time goes](#where-the-time-goes)).
+SHA-256 of the token), the thumbprint compared with \`cnf.jkt\`, and the proof's \`jti\` recorded: an \`INSERT … ON CONFLICT\` into the UNLOGGED \`dpop_proofs\` table that the bearer lookup
+does not send, one statement for the proofs of a turn of the event loop (as the order lookups of a
+turn share theirs: [Where the time goes](#where-the-time-goes)).
 
 The bench makes the proofs just before each run (bench/dpop.ts), one for each request the run may
 send, as openid-client makes them: ES256, a random 32-byte \`jti\` each, \`htm\` GET, \`htu\`
