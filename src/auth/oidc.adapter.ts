@@ -48,9 +48,9 @@ function toStoredPayload(model: string, payload: AdapterPayload): AdapterPayload
   return stored;
 }
 
-/** Adapter class for oidc-provider's `adapter` option; `now` is the clock expiry is judged by. */
 /**
- * `viewClient`: the metadata the provider works with, from the registered one (the scopes
+ * Adapter class for oidc-provider's `adapter` option; `now` is the clock expiry is judged by;
+ * `viewClient`, the metadata the provider works with from the registered one (the scopes
  * ORDERPAY_FAPI2_FOR_PAYMENTS withholds, src/auth/fapi2-profile.ts).
  */
 export function createOidcAdapter(
