@@ -209,6 +209,18 @@ describe('FAPI 2.0 client: refusals', () => {
     assert.equal(location.searchParams.get('iss'), server.issuer);
   });
 
+  test('the authorization endpoint answers no CORS, preflight or not (§5.2.3 item 3), where the JWKS does', async () => {
+    const origin = 'https://fapi.example';
+    const jwks = await fetch(`${server.issuer}/jwks`, { headers: { origin } });
+    assert.equal(jwks.headers.get('access-control-allow-origin'), '*', 'the contrast: an endpoint open to every origin');
+    const authorizeUrl = `${server.issuer}/authorize?client_id=${clientId}`;
+    const preflight = await fetch(authorizeUrl, { method: 'OPTIONS', headers: { origin, 'access-control-request-method': 'GET' } });
+    assert.equal(preflight.headers.get('access-control-allow-origin'), null);
+    const get = await fetch(authorizeUrl, { headers: { origin }, redirect: 'manual' });
+    assert.equal(get.headers.get('access-control-allow-origin'), null);
+    for (const response of [jwks, preflight, get]) await response.body?.cancel();
+  });
+
   test('a pushed request without redirect_uri → invalid_request (§5.3.2.2 item 6)', async () => {
     const outcome = await refusal(
       client.buildAuthorizationUrlWithPAR(fapi, {
