@@ -6,6 +6,7 @@ import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import middie from '@fastify/middie';
 import type { Config } from '../config.ts';
 import { databaseFailure } from '../db/sqlstate.ts';
+import { isDpopProofFromTheFuture, MAX_FUTURE_SECONDS } from './future-jwts.ts';
 import { isAllowedOrigin, isPreflight } from '../http/cors.ts';
 import type { Counters } from '../http/rate-limit/counters.ts';
 import { isUnansweredByProvider } from './provider.ts';
@@ -144,6 +145,22 @@ export async function mountProvider(app: FastifyInstance, { config, provider, co
   app.declareRoute(METADATA_PATH, ['GET', 'HEAD']);
 }
 
+/** The provider's endpoints that take a DPoP proof (RFC 9449 §5, §10.1). */
+const PROOF_TAKING_PATHS = /^\/(?:token|request)(?:\?|$)/;
+
+/** RFC 9449 §5: as the provider refuses a proof, 400 invalid_dpop_proof (FAPI 2.0 §5.3.2.1 item 13: future-jwts.ts). */
+function refuseFutureProof(res: ServerResponse): void {
+  res.statusCode = 400;
+  res.setHeader('content-type', 'application/json; charset=utf-8');
+  res.setHeader('cache-control', 'no-store');
+  res.end(
+    JSON.stringify({
+      error: 'invalid_dpop_proof',
+      error_description: `DPoP proof iat is more than ${MAX_FUTURE_SECONDS} s in the future`,
+    }),
+  );
+}
+
 /** The provider as middleware on the mount's scope (its host and scheme already pinned). */
 function mountMiddleware(scope: FastifyInstance, config: Config, provider: RotatingProvider): void {
   scope.use('/oauth', function serveAuthorizationServer(req, res, next) {
@@ -153,6 +170,10 @@ function mountMiddleware(scope: FastifyInstance, config: Config, provider: Rotat
     }
     // RFC 6749 §5.1: token responses carry Pragma: no-cache beside the provider's no-store.
     if (req.url?.startsWith('/token')) res.setHeader('pragma', 'no-cache');
+    if (req.method === 'POST' && PROOF_TAKING_PATHS.test(req.url ?? '') && isDpopProofFromTheFuture(req.headers.dpop, Date.now() / 1000)) {
+      refuseFutureProof(res);
+      return;
+    }
     provider
       .current()
       .then(() => provider.callback()(req, res))

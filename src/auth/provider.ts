@@ -14,6 +14,7 @@ import { CLIENT_SCOPES, type ClientMetadata } from './clients.rules.ts';
 import { clientProfileOf, FAPI2_SIGNING_ALGS, PROFILE_METADATA, withheldMoneyScopes } from './fapi2-profile.ts';
 import { accountFinder, findAccountRow } from './account.ts';
 import { isClientOrigin } from './client-origins.ts';
+import { isFromTheFuture, MAX_FUTURE_SECONDS } from './future-jwts.ts';
 import { isLoopbackHost } from '../core/loopback.ts';
 import { introspectJwtAccessTokens, mayIntrospect } from './jwt-introspection.ts';
 import { USERINFO_PATH } from './oauth-paths.ts';
@@ -185,6 +186,16 @@ export function createProvider({ config, db, signingKeys, cookieKeys, staticClie
     // FAPI 2.0 §5.3.2.1 item 13: JWTs (client assertions, DPoP proofs) issued up to 15 s in the
     // future are accepted, which covers the 10 s it requires and stays under its 60 s ceiling.
     clockTolerance: 15,
+    // FAPI 2.0 §5.3.2.1 item 8: a FAPI 2.0 client's assertion names the issuer as its aud, a string
+    // (oidc-provider's own check); item 13: no client's assertion is from more than 60 s ahead.
+    assertJwtClientAuthClaimsAndHeader: async (ctx, claims) => {
+      if (ctx.oidc.isFapi('2.0') && claims.aud !== ctx.oidc.issuer) {
+        throw new errors.InvalidClientAuth('audience (aud) must equal the issuer identifier url');
+      }
+      if (isFromTheFuture(claims, now().getTime() / 1000)) {
+        throw new errors.InvalidClientAuth(`the client assertion is from the future (iat or nbf more than ${MAX_FUTURE_SECONDS} s ahead)`);
+      }
+    },
     clientDefaults: {
       id_token_signed_response_alg: 'RS256',
       grant_types: ['authorization_code', 'refresh_token'],

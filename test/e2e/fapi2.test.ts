@@ -297,6 +297,44 @@ describe('FAPI 2.0 client: refusals', () => {
     }
   });
 
+  test('JWTs from the future: 10 s ahead accepted, over 60 s refused, a client assertion as a DPoP proof (§5.3.2.1 item 13)', async () => {
+    const now = Math.floor(Date.now() / 1000);
+    const assertion = (iat: number) =>
+      new SignJWT({ iss: clientId, sub: clientId, aud: server.issuer, jti: randomUUID(), iat, exp: iat + 60 })
+        .setProtectedHeader({ alg: 'ES256', kid: signingKey.kid })
+        .sign(signingKey.privateKey);
+    const dpopKey = await client.randomDPoPKeyPair('ES256');
+    const proof = async (iat: number) =>
+      new SignJWT({ jti: randomUUID(), htm: 'POST', htu: `${server.issuer}/request`, iat })
+        .setProtectedHeader({ alg: 'ES256', typ: 'dpop+jwt', jwk: await exportJWK(dpopKey.publicKey) })
+        .sign(dpopKey.privateKey);
+    const push = async (clientAssertion: string, dpop: string) => {
+      const response = await fetch(`${server.issuer}/request`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', dpop },
+        body: new URLSearchParams({
+          client_id: clientId,
+          client_assertion_type: 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer',
+          client_assertion: clientAssertion,
+          redirect_uri: REDIRECT_URI,
+          scope: SCOPE,
+          response_type: 'code',
+          code_challenge_method: 'S256',
+          code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM',
+        }),
+      });
+      return { status: response.status, body: (await response.json()) as { error?: string; error_description?: string } };
+    };
+    assert.equal((await push(await assertion(now + 10), await proof(now + 10))).status, 201, '10 s ahead');
+    const lateAssertion = await push(await assertion(now + 120), await proof(now));
+    assert.deepEqual([lateAssertion.status, lateAssertion.body.error], [401, 'invalid_client']);
+    const lateProof = await push(await assertion(now), await proof(now + 120));
+    assert.deepEqual(lateProof, {
+      status: 400,
+      body: { error: 'invalid_dpop_proof', error_description: 'DPoP proof iat is more than 60 s in the future' },
+    });
+  });
+
   test('the token endpoint without a DPoP proof → invalid_grant: this client gets bound tokens only (§5.3.2.1 item 4)', async () => {
     const { callback, checks } = await authorize();
     const outcome = await refusal(client.authorizationCodeGrant(fapi, callback, checks));
