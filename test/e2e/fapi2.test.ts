@@ -58,19 +58,22 @@ after(async () => {
 
 interface Authorization {
   callback: URL;
-  checks: { pkceCodeVerifier: string; expectedState: string };
+  checks: { pkceCodeVerifier: string; expectedState: string; expectedNonce: string };
 }
 
 /** PAR (with the DPoP key when given: the code is then bound to it, RFC 9449 §10) → sign-in → the callback. */
 async function authorize(options: { DPoP?: client.DPoPHandle; config?: client.Configuration } = {}): Promise<Authorization> {
   const pkceCodeVerifier = client.randomPKCECodeVerifier();
   const expectedState = client.randomState();
+  // §5.3.2.2 item 14: a nonce of 64 characters is taken (openid-client checks it in the ID token).
+  const expectedNonce = client.randomNonce().padEnd(64, 'n').slice(0, 64);
   const url = await client.buildAuthorizationUrlWithPAR(
     options.config ?? fapi,
     {
       redirect_uri: REDIRECT_URI,
       scope: SCOPE,
       state: expectedState,
+      nonce: expectedNonce,
       code_challenge: await client.calculatePKCECodeChallenge(pkceCodeVerifier),
       code_challenge_method: 'S256',
     },
@@ -79,7 +82,7 @@ async function authorize(options: { DPoP?: client.DPoPHandle; config?: client.Co
   // FAPI 2.0 §5.3.3.2 item 6: only client_id and request_uri go to the authorization endpoint.
   assert.deepEqual([...url.searchParams.keys()].sort(), ['client_id', 'request_uri']);
   const callback = await signInWithForms(server, url.href, EMAIL, PASSWORD, new FormBrowser());
-  return { callback, checks: { pkceCodeVerifier, expectedState } };
+  return { callback, checks: { pkceCodeVerifier, expectedState, expectedNonce } };
 }
 
 /** A DPoP key pair of the client's, and its RFC 7638 thumbprint: what cnf.jkt must name. */
@@ -148,6 +151,7 @@ describe('FAPI 2.0 client: the whole flow', () => {
     // FAPI 2.0 §5.4.1: PS256, not RS256, for what is issued to this client.
     assert.equal(decodeProtectedHeader(tokens.access_token).alg, 'PS256');
     assert.equal(decodeProtectedHeader(tokens.id_token!).alg, 'PS256');
+    assert.equal(decodeJwt(tokens.id_token!).nonce, checks.expectedNonce, 'the 64-character nonce');
     const bound = decodeJwt(tokens.access_token).cnf as { jkt: string };
     assert.equal(bound.jkt, await thumbprintOf(DPoP));
 
