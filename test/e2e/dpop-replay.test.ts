@@ -14,7 +14,7 @@ import { recordDpopProof } from '../../src/db/dpop-proofs.ts';
 import { createDpopReplayStore } from '../../src/http/dpop-replay-stores.ts';
 import { backgroundJobs } from '../../src/jobs/jobs.ts';
 import { makeProof, signAccessToken } from '../helpers/dpop.ts';
-import { startAuthServer, startSecondInstance, type AuthServer } from '../helpers/oauth.ts';
+import { discoverClient, startAuthServer, startSecondInstance, type AuthServer } from '../helpers/oauth.ts';
 import { dropRedisKeys, TEST_REDIS_URL, UNREACHABLE_REDIS_URL, uniqueRedisPrefix } from '../helpers/redis.ts';
 
 interface Deployment {
@@ -31,12 +31,11 @@ async function startDeployment(port: number, env: Record<string, string> = {}): 
   const first = await startAuthServer(port, env);
   const second = await startSecondInstance(first, port + 1);
   const registered = await createConfidentialClient(first.db, { name: 'Two-process service', scopes: ['orders:read'] });
-  const service = await client.discovery(
-    new URL(first.issuer),
+  const service = await discoverClient(
+    first,
     registered.clientId,
-    registered.clientSecret,
     client.ClientSecretBasic(registered.clientSecret),
-    { execute: [client.allowInsecureRequests] },
+    registered.clientSecret,
   );
   const keyPair = await client.randomDPoPKeyPair('ES256');
   const { access_token: token } = await client.clientCredentialsGrant(

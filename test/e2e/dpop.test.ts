@@ -10,7 +10,7 @@ import * as client from 'openid-client';
 import { createConfidentialClient } from '../../src/auth/clients.store.ts';
 import { DPOP_ALGORITHMS } from '../../src/http/dpop.ts';
 import { makeProof, signAccessToken, unsecuredProof } from '../helpers/dpop.ts';
-import { startAuthServer, type AuthServer } from '../helpers/oauth.ts';
+import { discoverClient, startAuthServer, type AuthServer } from '../helpers/oauth.ts';
 
 const PORT = 29_900;
 const ALGS = 'algs="ES256 PS256 EdDSA"';
@@ -24,13 +24,7 @@ before(async () => {
   server = await startAuthServer(PORT);
   const registered = await createConfidentialClient(server.db, { name: 'Bound service', scopes: ['orders:read', 'products:write'] });
   serviceId = registered.clientId;
-  service = await client.discovery(
-    new URL(server.issuer),
-    registered.clientId,
-    registered.clientSecret,
-    client.ClientSecretBasic(registered.clientSecret),
-    { execute: [client.allowInsecureRequests] },
-  );
+  service = await discoverClient(server, registered.clientId, client.ClientSecretBasic(registered.clientSecret), registered.clientSecret);
   keyPair = await client.randomDPoPKeyPair('ES256');
   const tokens = await client.clientCredentialsGrant(
     service,
