@@ -2,6 +2,7 @@
 // problem that stopped it loading, with a way to try again.
 import type { ReactNode } from 'react';
 import type { Loaded } from '../load.ts';
+import { DataTable } from './DataTable.tsx';
 import { FailureNotice } from './FailureNotice.tsx';
 import { type PageMeta, Pager } from './Pager.tsx';
 
@@ -25,21 +26,7 @@ export function CollectionTable<T>({ id, noun, caption, columns, loaded, row, on
           <h2 id={id}>
             {loaded.data.meta.total} {loaded.data.meta.total === 1 ? noun[0] : noun[1]}
           </h2>
-          <div className="overflow-auto">
-            <table>
-              <caption className="visually-hidden">{caption}</caption>
-              <thead>
-                <tr>
-                  {columns.map((column) => (
-                    <th scope="col" key={column}>
-                      {column}
-                    </th>
-                  ))}
-                </tr>
-              </thead>
-              <tbody>{loaded.data.data.map(row)}</tbody>
-            </table>
-          </div>
+          <DataTable caption={caption} columns={columns} rows={loaded.data.data.map(row)} />
           <Pager meta={loaded.data.meta} label={noun[1]} onPage={onPage} />
         </section>
       ) : loaded.loading ? (

@@ -2,6 +2,7 @@
 // (v3's actor: a user through an app, a client acting for itself, orderpay itself).
 import type { components } from '@orderpay/client';
 import { formatInstant } from '../format.ts';
+import { DataTable } from './DataTable.tsx';
 
 type Event = components['schemas']['Event'];
 
@@ -19,36 +20,21 @@ export function describeActor(actor: Event['actor']): string {
 
 export function EventsTable({ events, caption }: { events: Event[]; caption: string }) {
   return (
-    <div className="overflow-auto">
-      <table>
-        <caption>{caption}</caption>
-        <thead>
-          <tr>
-            <th scope="col">When</th>
-            <th scope="col">Event</th>
-            <th scope="col">Who</th>
-            <th scope="col">Id</th>
-          </tr>
-        </thead>
-        <tbody>
-          {events.length === 0 ? (
-            <tr>
-              <td colSpan={4}>No events (events are kept for a limited time).</td>
-            </tr>
-          ) : (
-            events.map((event) => (
-              <tr key={event.id}>
-                <td>{formatInstant(event.createdAt)}</td>
-                <td>{event.type}</td>
-                <td>{describeActor(event.actor)}</td>
-                <td>
-                  <code>{event.id}</code>
-                </td>
-              </tr>
-            ))
-          )}
-        </tbody>
-      </table>
-    </div>
+    <DataTable
+      caption={caption}
+      showCaption
+      columns={['When', 'Event', 'Who', 'Id']}
+      empty="No events (events are kept for a limited time)."
+      rows={events.map((event) => (
+        <tr key={event.id}>
+          <td>{formatInstant(event.createdAt)}</td>
+          <td>{event.type}</td>
+          <td>{describeActor(event.actor)}</td>
+          <td>
+            <code>{event.id}</code>
+          </td>
+        </tr>
+      ))}
+    />
   );
 }

@@ -6,6 +6,7 @@ import { type components, unwrap } from '@orderpay/client';
 import { type FormEvent, useState } from 'react';
 import { Link, useNavigate, useParams } from 'react-router';
 import { describeFailure, type Failure } from '../api/failure.ts';
+import { DataTable } from '../components/DataTable.tsx';
 import { EventsTable } from '../components/EventsTable.tsx';
 import { FailureNotice } from '../components/FailureNotice.tsx';
 import { useConsole } from '../context.ts';
@@ -62,37 +63,25 @@ function OrderHistory({ orderId }: { orderId: number }) {
         {payments.failure ? <FailureNotice failure={payments.failure} onRetry={payments.reload} /> : null}
         {payments.data?.length === 0 ? <p>No payments.</p> : null}
         {payments.data?.length ? (
-          <div className="overflow-auto">
-            <table>
-              <caption className="visually-hidden">Payments of the order, each with its refunds</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Payment</th>
-                  <th scope="col">Status</th>
-                  <th scope="col">Amount</th>
-                  <th scope="col">Refunded</th>
-                  <th scope="col">Refunds</th>
-                </tr>
-              </thead>
-              <tbody>
-                {payments.data.map(({ payment, refunds }) => (
-                  <tr key={payment.id}>
-                    <td>
-                      <Link to={`/payments/${payment.id}`}>Payment {payment.id}</Link>
-                    </td>
-                    <td>{payment.status}</td>
-                    <td className="number">{formatMoney(payment.amount)}</td>
-                    <td className="number">{formatMoney(payment.amountRefunded)}</td>
-                    <td>
-                      {refunds.length
-                        ? refunds.map((refund) => `Refund ${refund.id}: ${formatMoney(refund.amount)} ${refund.status}`).join('; ')
-                        : 'None'}
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <DataTable
+            caption="Payments of the order, each with its refunds"
+            columns={['Payment', 'Status', 'Amount', 'Refunded', 'Refunds']}
+            rows={payments.data.map(({ payment, refunds }) => (
+              <tr key={payment.id}>
+                <td>
+                  <Link to={`/payments/${payment.id}`}>Payment {payment.id}</Link>
+                </td>
+                <td>{payment.status}</td>
+                <td className="number">{formatMoney(payment.amount)}</td>
+                <td className="number">{formatMoney(payment.amountRefunded)}</td>
+                <td>
+                  {refunds.length
+                    ? refunds.map((refund) => `Refund ${refund.id}: ${formatMoney(refund.amount)} ${refund.status}`).join('; ')
+                    : 'None'}
+                </td>
+              </tr>
+            ))}
+          />
         ) : null}
       </section>
       <section aria-labelledby="order-events">
@@ -210,29 +199,18 @@ export function OrderPage() {
 
       <section aria-labelledby="order-items">
         <h2 id="order-items">Items</h2>
-        <div className="overflow-auto">
-          <table>
-            <caption className="visually-hidden">Items of the order</caption>
-            <thead>
-              <tr>
-                <th scope="col">Product</th>
-                <th scope="col">Quantity</th>
-                <th scope="col">Unit price</th>
-                <th scope="col">Line total</th>
-              </tr>
-            </thead>
-            <tbody>
-              {order.items.map((item) => (
-                <tr key={item.id}>
-                  <td>Product {item.productId}</td>
-                  <td className="number">{item.qty}</td>
-                  <td className="number">{formatMoney(item.unitPrice)}</td>
-                  <td className="number">{formatMoney(item.lineTotal)}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <DataTable
+          caption="Items of the order"
+          columns={['Product', 'Quantity', 'Unit price', 'Line total']}
+          rows={order.items.map((item) => (
+            <tr key={item.id}>
+              <td>Product {item.productId}</td>
+              <td className="number">{item.qty}</td>
+              <td className="number">{formatMoney(item.unitPrice)}</td>
+              <td className="number">{formatMoney(item.lineTotal)}</td>
+            </tr>
+          ))}
+        />
       </section>
 
       <section aria-labelledby="order-change">
@@ -248,25 +226,18 @@ export function OrderPage() {
           <div className="conflict">
             <h3>Someone changed this order after you opened it</h3>
             <p>Nothing was saved. This is what changed; reload to see the order as it is now, then make your change again.</p>
-            <table>
-              <caption className="visually-hidden">What changed since the order was read</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Field</th>
-                  <th scope="col">When you opened it</th>
-                  <th scope="col">Now</th>
+            <DataTable
+              caption="What changed since the order was read"
+              columns={['Field', 'When you opened it', 'Now']}
+              scroll={false}
+              rows={describeChanges(conflict.read, conflict.current).map((row) => (
+                <tr key={row.field}>
+                  <th scope="row">{row.field}</th>
+                  <td>{row.read}</td>
+                  <td>{row.current}</td>
                 </tr>
-              </thead>
-              <tbody>
-                {describeChanges(conflict.read, conflict.current).map((row) => (
-                  <tr key={row.field}>
-                    <th scope="row">{row.field}</th>
-                    <td>{row.read}</td>
-                    <td>{row.current}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
+              ))}
+            />
             <button type="button" onClick={reloadCurrent}>
               Reload the order
             </button>

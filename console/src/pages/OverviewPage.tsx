@@ -5,6 +5,7 @@ import { unwrap } from '@orderpay/client';
 import { type FormEvent, type ReactNode, useState } from 'react';
 import { Link, useSearchParams } from 'react-router';
 import { type DayRange, readDailyOrderTotals, readDailyPaymentOutcomes, readDailyWebhookDeliveries } from '../api/aggregates.ts';
+import { DataTable } from '../components/DataTable.tsx';
 import { Chart, type Series } from '../components/Chart.tsx';
 import { FailureNotice } from '../components/FailureNotice.tsx';
 import { useConsole } from '../context.ts';
@@ -165,25 +166,19 @@ export function OverviewPage() {
                 />
                 <h3>Decline codes</h3>
                 {codes.length ? (
-                  <table>
-                    <caption className="visually-hidden">Declined payments by decline code</caption>
-                    <thead>
-                      <tr>
-                        <th scope="col">Decline code</th>
-                        <th scope="col">Payments</th>
+                  <DataTable
+                    caption="Declined payments by decline code"
+                    columns={['Decline code', 'Payments']}
+                    scroll={false}
+                    rows={codes.map(([code, count]) => (
+                      <tr key={code}>
+                        <td>
+                          <code>{code}</code>
+                        </td>
+                        <td className="number">{count}</td>
                       </tr>
-                    </thead>
-                    <tbody>
-                      {codes.map(([code, count]) => (
-                        <tr key={code}>
-                          <td>
-                            <code>{code}</code>
-                          </td>
-                          <td className="number">{count}</td>
-                        </tr>
-                      ))}
-                    </tbody>
-                  </table>
+                    ))}
+                  />
                 ) : (
                   <p>No declined payments in these days.</p>
                 )}
@@ -234,29 +229,21 @@ export function OverviewPage() {
         <Panel id="overview-backlog" title="Webhook backlog now" loaded={endpoints}>
           {(list) =>
             list.length ? (
-              <table>
-                <caption className="visually-hidden">Deliveries waiting per endpoint</caption>
-                <thead>
-                  <tr>
-                    <th scope="col">Endpoint</th>
-                    <th scope="col">Pending</th>
-                    <th scope="col">Oldest due</th>
-                    <th scope="col">Failing since</th>
+              <DataTable
+                caption="Deliveries waiting per endpoint"
+                columns={['Endpoint', 'Pending', 'Oldest due', 'Failing since']}
+                scroll={false}
+                rows={list.map((endpoint) => (
+                  <tr key={endpoint.id}>
+                    <td>
+                      <Link to={`/webhooks/${endpoint.id}`}>Endpoint {endpoint.id}</Link>
+                    </td>
+                    <td className="number">{endpoint.backlog?.pending ?? 0}</td>
+                    <td>{formatInstant(endpoint.backlog?.oldestDueAt)}</td>
+                    <td>{formatInstant(endpoint.failingSince)}</td>
                   </tr>
-                </thead>
-                <tbody>
-                  {list.map((endpoint) => (
-                    <tr key={endpoint.id}>
-                      <td>
-                        <Link to={`/webhooks/${endpoint.id}`}>Endpoint {endpoint.id}</Link>
-                      </td>
-                      <td className="number">{endpoint.backlog?.pending ?? 0}</td>
-                      <td>{formatInstant(endpoint.backlog?.oldestDueAt)}</td>
-                      <td>{formatInstant(endpoint.failingSince)}</td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
+                ))}
+              />
             ) : (
               <p>No webhook endpoints.</p>
             )

@@ -6,6 +6,7 @@ import { type components, unwrap } from '@orderpay/client';
 import { type FormEvent, useState } from 'react';
 import { Link, useParams } from 'react-router';
 import { describeFailure, type Failure } from '../api/failure.ts';
+import { DataTable } from '../components/DataTable.tsx';
 import { EventsTable } from '../components/EventsTable.tsx';
 import { FailureNotice } from '../components/FailureNotice.tsx';
 import { useConsole } from '../context.ts';
@@ -190,37 +191,20 @@ export function PaymentPage() {
 
       <section aria-labelledby="payment-refunds">
         <h2 id="payment-refunds">Refunds</h2>
-        <div className="overflow-auto">
-          <table>
-            <caption className="visually-hidden">Refunds of the payment, oldest first</caption>
-            <thead>
-              <tr>
-                <th scope="col">Refund</th>
-                <th scope="col">Status</th>
-                <th scope="col">Amount</th>
-                <th scope="col">Created</th>
-                <th scope="col">Failure</th>
-              </tr>
-            </thead>
-            <tbody>
-              {refunds.length === 0 ? (
-                <tr>
-                  <td colSpan={5}>No refunds.</td>
-                </tr>
-              ) : (
-                refunds.map((refund) => (
-                  <tr key={refund.id}>
-                    <td>Refund {refund.id}</td>
-                    <td>{refund.status}</td>
-                    <td className="number">{formatMoney(refund.amount)}</td>
-                    <td>{formatInstant(refund.createdAt)}</td>
-                    <td>{refund.failureReason ?? '—'}</td>
-                  </tr>
-                ))
-              )}
-            </tbody>
-          </table>
-        </div>
+        <DataTable
+          caption="Refunds of the payment, oldest first"
+          columns={['Refund', 'Status', 'Amount', 'Created', 'Failure']}
+          empty="No refunds."
+          rows={refunds.map((refund) => (
+            <tr key={refund.id}>
+              <td>Refund {refund.id}</td>
+              <td>{refund.status}</td>
+              <td className="number">{formatMoney(refund.amount)}</td>
+              <td>{formatInstant(refund.createdAt)}</td>
+              <td>{refund.failureReason ?? '—'}</td>
+            </tr>
+          ))}
+        />
       </section>
 
       <section aria-labelledby="payment-refund">

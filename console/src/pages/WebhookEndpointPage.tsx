@@ -6,6 +6,7 @@ import { type components, unwrap } from '@orderpay/client';
 import { useEffect, useState } from 'react';
 import { Link, useParams } from 'react-router';
 import { describeFailure, type Failure } from '../api/failure.ts';
+import { DataTable } from '../components/DataTable.tsx';
 import { FailureNotice } from '../components/FailureNotice.tsx';
 import { useConsole } from '../context.ts';
 import { formatInstant } from '../format.ts';
@@ -20,34 +21,27 @@ function Attempts({ delivery }: { delivery: Delivery }) {
   if (delivery.attempts.length === 0)
     return <p className="muted">No attempt yet{delivery.nextAttemptAt ? `; due ${formatInstant(delivery.nextAttemptAt)}` : ''}.</p>;
   return (
-    <table className="attempts">
-      <caption className="visually-hidden">Attempts of delivery {delivery.id}, oldest first</caption>
-      <thead>
-        <tr>
-          <th scope="col">Attempted</th>
-          <th scope="col">Status</th>
-          <th scope="col">Took</th>
-          <th scope="col">Response or error</th>
+    <DataTable
+      caption={`Attempts of delivery ${delivery.id}, oldest first`}
+      columns={['Attempted', 'Status', 'Took', 'Response or error']}
+      className="attempts"
+      scroll={false}
+      rows={delivery.attempts.map((attempt) => (
+        <tr key={attempt.attemptedAt}>
+          <td>{formatInstant(attempt.attemptedAt)}</td>
+          <td>{attempt.statusCode ?? 'No answer'}</td>
+          <td className="number">{attempt.durationMs} ms</td>
+          <td>
+            {attempt.error ? <p>{attempt.error}</p> : null}
+            {attempt.responseBody ? (
+              <pre>
+                <code>{attempt.responseBody}</code>
+              </pre>
+            ) : null}
+          </td>
         </tr>
-      </thead>
-      <tbody>
-        {delivery.attempts.map((attempt) => (
-          <tr key={attempt.attemptedAt}>
-            <td>{formatInstant(attempt.attemptedAt)}</td>
-            <td>{attempt.statusCode ?? 'No answer'}</td>
-            <td className="number">{attempt.durationMs} ms</td>
-            <td>
-              {attempt.error ? <p>{attempt.error}</p> : null}
-              {attempt.responseBody ? (
-                <pre>
-                  <code>{attempt.responseBody}</code>
-                </pre>
-              ) : null}
-            </td>
-          </tr>
-        ))}
-      </tbody>
-    </table>
+      ))}
+    />
   );
 }
 

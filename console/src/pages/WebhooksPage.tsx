@@ -2,6 +2,7 @@
 // backlog, as GET /webhook-endpoints reads them live.
 import { unwrap } from '@orderpay/client';
 import { Link } from 'react-router';
+import { DataTable } from '../components/DataTable.tsx';
 import { FailureNotice } from '../components/FailureNotice.tsx';
 import { useConsole } from '../context.ts';
 import { formatInstant } from '../format.ts';
@@ -23,40 +24,26 @@ export function WebhooksPage() {
           <h2 id="endpoints-found">
             {endpoints.data.meta.total} {endpoints.data.meta.total === 1 ? 'endpoint' : 'endpoints'}
           </h2>
-          <div className="overflow-auto">
-            <table>
-              <caption className="visually-hidden">Webhook endpoints with their health</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Endpoint</th>
-                  <th scope="col">URL</th>
-                  <th scope="col">State</th>
-                  <th scope="col">Failing since</th>
-                  <th scope="col">Last success</th>
-                  <th scope="col">Backlog</th>
-                  <th scope="col">Oldest due</th>
-                </tr>
-              </thead>
-              <tbody>
-                {endpoints.data.data.map((endpoint) => (
-                  <tr key={endpoint.id}>
-                    <td>
-                      <Link to={`/webhooks/${endpoint.id}`}>Endpoint {endpoint.id}</Link>
-                      {endpoint.description ? <div className="muted">{endpoint.description}</div> : null}
-                    </td>
-                    <td>
-                      <code>{endpoint.url}</code>
-                    </td>
-                    <td>{endpoint.disabled ? `Disabled (${endpoint.disabledReason ?? 'requested'})` : 'Enabled'}</td>
-                    <td>{formatInstant(endpoint.failingSince)}</td>
-                    <td>{formatInstant(endpoint.lastSucceededAt)}</td>
-                    <td className="number">{endpoint.backlog?.pending ?? 0}</td>
-                    <td>{formatInstant(endpoint.backlog?.oldestDueAt)}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <DataTable
+            caption="Webhook endpoints with their health"
+            columns={['Endpoint', 'URL', 'State', 'Failing since', 'Last success', 'Backlog', 'Oldest due']}
+            rows={endpoints.data.data.map((endpoint) => (
+              <tr key={endpoint.id}>
+                <td>
+                  <Link to={`/webhooks/${endpoint.id}`}>Endpoint {endpoint.id}</Link>
+                  {endpoint.description ? <div className="muted">{endpoint.description}</div> : null}
+                </td>
+                <td>
+                  <code>{endpoint.url}</code>
+                </td>
+                <td>{endpoint.disabled ? `Disabled (${endpoint.disabledReason ?? 'requested'})` : 'Enabled'}</td>
+                <td>{formatInstant(endpoint.failingSince)}</td>
+                <td>{formatInstant(endpoint.lastSucceededAt)}</td>
+                <td className="number">{endpoint.backlog?.pending ?? 0}</td>
+                <td>{formatInstant(endpoint.backlog?.oldestDueAt)}</td>
+              </tr>
+            ))}
+          />
         </section>
       ) : endpoints.loading ? (
         <p aria-busy="true">Loading endpoints…</p>
