@@ -37,3 +37,17 @@ export function FailureNotice({ failure, onRetry }: { failure: Failure; onRetry?
     </div>
   );
 }
+
+/** What an action came to, where it was asked for: what it did, or the problem that stopped it. */
+export function ActionOutcome({ notice, failure }: { notice: string | undefined; failure: Failure | undefined }) {
+  return (
+    <>
+      {notice ? (
+        <p role="status" className="success">
+          {notice}
+        </p>
+      ) : null}
+      {failure ? <FailureNotice failure={failure} /> : null}
+    </>
+  );
+}

@@ -8,7 +8,8 @@ import { Link, useNavigate, useParams } from 'react-router';
 import { describeFailure, type Failure } from '../api/failure.ts';
 import { DataTable } from '../components/DataTable.tsx';
 import { EventsTable } from '../components/EventsTable.tsx';
-import { FailureNotice } from '../components/FailureNotice.tsx';
+import { ActionOutcome, FailureNotice } from '../components/FailureNotice.tsx';
+import { Options } from '../components/Options.tsx';
 import { useConsole } from '../context.ts';
 import { formatInstant, formatMoney } from '../format.ts';
 import { useLoad } from '../load.ts';
@@ -216,12 +217,7 @@ export function OrderPage() {
       <section aria-labelledby="order-change">
         <h2 id="order-change">Change</h2>
         {!mayWrite ? <p>Changing orders needs the orders:write scope, which this session was not granted.</p> : null}
-        {message ? (
-          <p role="status" className="success">
-            {message}
-          </p>
-        ) : null}
-        {failure ? <FailureNotice failure={failure} /> : null}
+        <ActionOutcome notice={message} failure={failure} />
         {conflict ? (
           <div className="conflict">
             <h3>Someone changed this order after you opened it</h3>
@@ -252,11 +248,7 @@ export function OrderPage() {
                 onChange={(event) => setStatus(event.target.value as OrderStatus)}
                 disabled={saving || conflict !== undefined}
               >
-                {ORDER_STATUSES.map((s) => (
-                  <option key={s} value={s}>
-                    {s}
-                  </option>
-                ))}
+                <Options values={ORDER_STATUSES} />
               </select>
             </label>
             <div className="actions">

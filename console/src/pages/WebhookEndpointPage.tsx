@@ -7,7 +7,7 @@ import { useEffect, useState } from 'react';
 import { Link, useParams } from 'react-router';
 import { describeFailure, type Failure } from '../api/failure.ts';
 import { DataTable } from '../components/DataTable.tsx';
-import { FailureNotice } from '../components/FailureNotice.tsx';
+import { ActionOutcome, FailureNotice } from '../components/FailureNotice.tsx';
 import { useConsole } from '../context.ts';
 import { formatInstant } from '../format.ts';
 import { useLoad } from '../load.ts';
@@ -109,12 +109,7 @@ function DeliveryLog({ endpointId, writable, refreshKey }: { endpointId: number;
           Refresh
         </button>
       </div>
-      {notice ? (
-        <p role="status" className="success">
-          {notice}
-        </p>
-      ) : null}
-      {failure ? <FailureNotice failure={failure} /> : null}
+      <ActionOutcome notice={notice} failure={failure} />
       {log.failure ? <FailureNotice failure={log.failure} onRetry={reload} /> : null}
       {log.data ? (
         <>
@@ -289,12 +284,7 @@ export function WebhookEndpointPage() {
               {endpoint.disabled ? 'Enable' : 'Disable'}
             </button>
           </div>
-          {notice ? (
-            <p role="status" className="success">
-              {notice}
-            </p>
-          ) : null}
-          {failure ? <FailureNotice failure={failure} /> : null}
+          <ActionOutcome notice={notice} failure={failure} />
           {secret ? (
             <div className="secret" role="alert">
               <p>
