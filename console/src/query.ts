@@ -1,7 +1,8 @@
 // A collection page's state in the URL's query (so that a view can be linked): reading its
 // numbers, moving to another page by cursor with the filters and sort kept, and the filter form
 // that follows the query (the back button's too).
-import { useState } from 'react';
+import { useEffect, useState } from 'react';
+import { useSearchParams } from 'react-router';
 import { formatSort, type SortKey } from './sort.ts';
 
 /** A positive whole number from the query, or undefined. */
@@ -37,15 +38,26 @@ export function filterQuery(fields: Record<string, string | boolean>): URLSearch
 }
 
 /**
- * A filter form's fields, read from the query and read again whenever the query changes (the back
- * and forward buttons, a link), so the controls always show the view the page lists; in between,
- * what the person types. The form is adjusted while rendering, not in an effect, so no frame shows
- * the old fields beside the new query.
+ * The page's query, and a filter form's fields read from it whenever it changes (the back and
+ * forward buttons, a link), so the controls always show the view the page lists; in between, what
+ * the person types, kept with the query it was typed under. The fields are derived while
+ * rendering, so no frame shows the old fields beside the new query. An edit goes when the page
+ * moves to another query itself (setQuery), or once another query is committed: a navigation is
+ * rendered as a transition, which a quick back button can supersede before it commits, and an edit
+ * kept would then come back with the query it was typed under.
  */
-export function useQueryForm<T>(search: URLSearchParams, read: (search: URLSearchParams) => T): [T, (form: T) => void] {
+export function useQueryForm<T>(read: (search: URLSearchParams) => T) {
+  const [search, setSearch] = useSearchParams();
   const query = search.toString();
-  const [state, setState] = useState(() => ({ query, form: read(search) }));
-  const current = state.query === query ? state : { query, form: read(search) };
-  if (current !== state) setState(current);
-  return [current.form, (form) => setState({ query, form })];
+  const [edit, setEdit] = useState<{ query: string; form: T }>();
+  useEffect(() => setEdit((kept) => (kept && kept.query !== query ? undefined : kept)), [query]);
+  return {
+    search,
+    form: edit && edit.query === query ? edit.form : read(search),
+    setForm: (form: T) => setEdit({ query, form }),
+    setQuery(next: URLSearchParams) {
+      setEdit(undefined);
+      setSearch(next);
+    },
+  };
 }

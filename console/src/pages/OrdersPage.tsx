@@ -2,10 +2,11 @@
 // multi-key sort as controls, paged by cursor, with the exact total. Everything is in the URL's
 // query, so a view can be linked and the browser's back button goes back a page (the controls too).
 import type { FormEvent } from 'react';
-import { Link, useSearchParams } from 'react-router';
+import { Link } from 'react-router';
 import { unwrap } from '@orderpay/client';
 import { CollectionTable } from '../components/CollectionTable.tsx';
 import { SortControls } from '../components/SortControls.tsx';
+import { Options } from '../components/Options.tsx';
 import { useConsole } from '../context.ts';
 import { formatInstant, formatMoney } from '../format.ts';
 import { useLoad } from '../load.ts';
@@ -40,14 +41,13 @@ function readOrderForm(search: URLSearchParams) {
 
 export function OrdersPage() {
   const { api } = useConsole();
-  const [search, setSearch] = useSearchParams();
+  const { search, form, setForm, setQuery } = useQueryForm(readOrderForm);
   const query = collectionQuery(readOrderQuery(search), search);
-  const [form, setForm] = useQueryForm(search, readOrderForm);
   const orders = useLoad(() => api.GET('/orders', { params: { query } }).then(unwrap), [search.toString()]);
 
   function apply(event: FormEvent) {
     event.preventDefault();
-    setSearch(
+    setQuery(
       filterQuery({
         status: form.status,
         customerId: form.customerId,
@@ -67,11 +67,7 @@ export function OrdersPage() {
             Status
             <select value={form.status} onChange={(event) => setForm({ ...form, status: event.target.value })}>
               <option value="">Any status</option>
-              {ORDER_STATUSES.map((status) => (
-                <option key={status} value={status}>
-                  {status}
-                </option>
-              ))}
+              <Options values={ORDER_STATUSES} />
             </select>
           </label>
           <label>
@@ -97,11 +93,7 @@ export function OrdersPage() {
           <label>
             Per page
             <select value={form.pageSize} onChange={(event) => setForm({ ...form, pageSize: event.target.value })}>
-              {['10', '20', '50', '100'].map((size) => (
-                <option key={size} value={size}>
-                  {size}
-                </option>
-              ))}
+              <Options values={['10', '20', '50', '100']} />
             </select>
           </label>
         </fieldset>
@@ -114,7 +106,7 @@ export function OrdersPage() {
         caption="Orders matching the filters"
         columns={['Order', 'Status', 'Customer', 'Total', 'Created']}
         loaded={orders}
-        onPage={(cursor) => setSearch(withCursor(search, cursor))}
+        onPage={(cursor) => setQuery(withCursor(search, cursor))}
         row={(order) => (
           <tr key={order.id}>
             <td>

@@ -2,9 +2,10 @@
 // paged by cursor, with the exact total; all in the URL's query, which the controls follow.
 import { type components, unwrap } from '@orderpay/client';
 import type { FormEvent } from 'react';
-import { Link, useSearchParams } from 'react-router';
+import { Link } from 'react-router';
 import { CollectionTable } from '../components/CollectionTable.tsx';
 import { SortControls } from '../components/SortControls.tsx';
+import { Options } from '../components/Options.tsx';
 import { useConsole } from '../context.ts';
 import { formatInstant, formatMoney } from '../format.ts';
 import { useLoad } from '../load.ts';
@@ -45,14 +46,13 @@ function readPaymentForm(search: URLSearchParams) {
 
 export function PaymentsPage() {
   const { api } = useConsole();
-  const [search, setSearch] = useSearchParams();
+  const { search, form, setForm, setQuery } = useQueryForm(readPaymentForm);
   const query = collectionQuery(readPaymentQuery(search), search);
-  const [form, setForm] = useQueryForm(search, readPaymentForm);
   const payments = useLoad(() => api.GET('/payments', { params: { query } }).then(unwrap), [search.toString()]);
 
   function apply(event: FormEvent) {
     event.preventDefault();
-    setSearch(
+    setQuery(
       filterQuery({
         status: form.status,
         orderId: form.orderId,
@@ -71,11 +71,7 @@ export function PaymentsPage() {
             Status
             <select value={form.status} onChange={(event) => setForm({ ...form, status: event.target.value })}>
               <option value="">Any status</option>
-              {PAYMENT_STATUSES.map((status) => (
-                <option key={status} value={status}>
-                  {status}
-                </option>
-              ))}
+              <Options values={PAYMENT_STATUSES} />
             </select>
           </label>
           <label>
@@ -106,7 +102,7 @@ export function PaymentsPage() {
         caption="Payments matching the filters"
         columns={['Payment', 'Status', 'Amount', 'Refunded', 'Order', 'Created']}
         loaded={payments}
-        onPage={(cursor) => setSearch(withCursor(search, cursor))}
+        onPage={(cursor) => setQuery(withCursor(search, cursor))}
         row={(payment) => (
           <tr key={payment.id}>
             <td>
